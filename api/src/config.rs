@@ -1,0 +1,114 @@
+//! Configuration from environment variables, each with a default that runs the service locally
+//! (see `.env.example` at the workspace root for the documented list).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Everything the service reads from its environment.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `FM_BIND_ADDR`: where the HTTP server listens. Default `127.0.0.1:8080`.
+    pub bind_addr: SocketAddr,
+    /// `DATABASE_URL`. Default `postgres://postgres@127.0.0.1:5432/funding_market`.
+    pub database_url: String,
+    /// `FM_DB_MAX_CONNECTIONS`: Postgres pool size. Default 16.
+    pub db_max_connections: u32,
+    /// `FM_RUN_MIGRATIONS`: apply `migrations/` at start. Default `true`.
+    pub run_migrations: bool,
+    /// `REDIS_URL`. Default `redis://127.0.0.1:6379`.
+    pub redis_url: String,
+    /// `FM_REQUEST_TIMEOUT_MS`: a request still running after this answers 500. Default 10000.
+    pub request_timeout: Duration,
+    /// `FM_HEALTH_TIMEOUT_MS`: how long `/health` waits for each component. Default 2000.
+    pub health_timeout: Duration,
+    /// `FM_LOG_FORMAT`: `json` (structured, default) or `pretty`. Filter with `RUST_LOG`.
+    pub log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    Json,
+    Pretty,
+}
+
+/// A variable that is set but cannot be used, named so the operator can fix it.
+#[derive(Debug, thiserror::Error)]
+#[error("environment variable {name}={value:?} is invalid: {reason}")]
+pub struct ConfigError {
+    pub name: &'static str,
+    pub value: String,
+    pub reason: String,
+}
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads configuration through `lookup` (the environment, or a map in tests).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let get = |name: &'static str, default: &str| lookup(name).unwrap_or_else(|| default.to_owned());
+        Ok(Config {
+            bind_addr: parse("FM_BIND_ADDR", get("FM_BIND_ADDR", "127.0.0.1:8080"))?,
+            database_url: get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/funding_market"),
+            db_max_connections: parse("FM_DB_MAX_CONNECTIONS", get("FM_DB_MAX_CONNECTIONS", "16"))?,
+            run_migrations: parse("FM_RUN_MIGRATIONS", get("FM_RUN_MIGRATIONS", "true"))?,
+            redis_url: get("REDIS_URL", "redis://127.0.0.1:6379"),
+            request_timeout: millis("FM_REQUEST_TIMEOUT_MS", get("FM_REQUEST_TIMEOUT_MS", "10000"))?,
+            health_timeout: millis("FM_HEALTH_TIMEOUT_MS", get("FM_HEALTH_TIMEOUT_MS", "2000"))?,
+            log_format: match get("FM_LOG_FORMAT", "json").as_str() {
+                "json" => LogFormat::Json,
+                "pretty" => LogFormat::Pretty,
+                other => return Err(invalid("FM_LOG_FORMAT", other, "expected json or pretty")),
+            },
+        })
+    }
+}
+
+fn parse<T: std::str::FromStr>(name: &'static str, value: String) -> Result<T, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    value.parse().map_err(|e: T::Err| invalid(name, &value, &e.to_string()))
+}
+
+fn millis(name: &'static str, value: String) -> Result<Duration, ConfigError> {
+    match parse::<u64>(name, value.clone())? {
+        0 => Err(invalid(name, &value, "must be positive")),
+        ms => Ok(Duration::from_millis(ms)),
+    }
+}
+
+fn invalid(name: &'static str, value: &str, reason: &str) -> ConfigError {
+    ConfigError { name, value: value.to_owned(), reason: reason.to_owned() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn with(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Config::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_run_locally() {
+        let c = with(&[]).unwrap();
+        assert_eq!(c.bind_addr.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.redis_url, "redis://127.0.0.1:6379");
+        assert_eq!(c.request_timeout, Duration::from_secs(10));
+        assert!(c.run_migrations);
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        let e = with(&[("FM_DB_MAX_CONNECTIONS", "many")]).unwrap_err();
+        assert_eq!(e.name, "FM_DB_MAX_CONNECTIONS");
+        assert!(with(&[("FM_REQUEST_TIMEOUT_MS", "0")]).is_err());
+        assert!(with(&[("FM_LOG_FORMAT", "xml")]).is_err());
+        assert!(with(&[("FM_BIND_ADDR", "localhost")]).is_err());
+    }
+}

@@ -1,0 +1,34 @@
+//! The Postgres pool and the schema migrations in `migrations/` (the only schema).
+
+use std::time::Duration;
+
+use sqlx::migrate::{MigrateDatabase, Migrator};
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::Postgres;
+
+/// The workspace's migrations, embedded at compile time.
+pub static MIGRATOR: Migrator = sqlx::migrate!("../migrations");
+
+/// A pool that connects lazily; `acquire_timeout` bounds how long a request waits for a
+/// connection, so a dead Postgres yields an error quickly instead of a hung request.
+pub fn pool(url: &str, max_connections: u32, acquire_timeout: Duration) -> Result<PgPool, sqlx::Error> {
+    PgPoolOptions::new()
+        .max_connections(max_connections)
+        .acquire_timeout(acquire_timeout)
+        .connect_lazy(url)
+}
+
+/// Creates the database named in `url` if it does not exist yet, then applies the migrations.
+pub async fn prepare(url: &str, pool: &PgPool) -> Result<(), sqlx::Error> {
+    if !Postgres::database_exists(url).await? {
+        tracing::info!("creating the database");
+        Postgres::create_database(url).await?;
+    }
+    MIGRATOR.run(pool).await?;
+    Ok(())
+}
+
+/// A real round trip to Postgres.
+pub async fn ping(pool: &PgPool) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT 1").execute(pool).await.map(|_| ())
+}

@@ -1,0 +1,68 @@
+//! The response envelope of the contract: every body is `{data, meta, error}`.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// Pagination and similar facts about `data`; `{}` when nothing applies.
+#[derive(Debug, Default, Serialize)]
+pub struct Meta {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+}
+
+/// The error member of the envelope.
+#[derive(Debug, Serialize)]
+pub struct ErrorBody {
+    pub code: &'static str,
+    pub message: String,
+    pub status: u16,
+}
+
+#[derive(Debug, Serialize)]
+struct Envelope<T> {
+    data: Option<T>,
+    meta: Meta,
+    error: Option<ErrorBody>,
+}
+
+/// Marks a response whose body is already an envelope, so the last-resort middleware leaves
+/// it alone (see `middleware::envelope_stray_errors`).
+#[derive(Clone, Copy, Debug)]
+pub struct Enveloped;
+
+/// A successful response: `data` set, `error` null.
+pub struct Ok<T>(pub StatusCode, pub T, pub Meta);
+
+impl<T: Serialize> Ok<T> {
+    pub fn new(data: T) -> Self {
+        Ok(StatusCode::OK, data, Meta::default())
+    }
+}
+
+impl<T: Serialize> IntoResponse for Ok<T> {
+    fn into_response(self) -> Response {
+        let Ok(status, data, meta) = self;
+        with_marker((status, Json(Envelope { data: Some(data), meta, error: None })).into_response())
+    }
+}
+
+/// An error response: `data` null, `error` set.
+pub fn error_response(status: StatusCode, code: &'static str, message: String) -> Response {
+    let body = Envelope::<()> {
+        data: None,
+        meta: Meta::default(),
+        error: Some(ErrorBody { code, message, status: status.as_u16() }),
+    };
+    with_marker((status, Json(body)).into_response())
+}
+
+fn with_marker(mut response: Response) -> Response {
+    response.extensions_mut().insert(Enveloped);
+    response
+}

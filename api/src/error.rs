@@ -1,0 +1,104 @@
+//! The API's error type: one variant per contract error code, each with its HTTP status.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::envelope::error_response;
+
+/// Everything a handler can fail with. Client errors carry a message that says what was wrong;
+/// `Internal` carries the cause for the log only, never for the client.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400: bad parameters, body, method or header.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// 401: missing or invalid authentication.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// 404: no such resource or route.
+    #[error("{0}")]
+    NotFound(String),
+    /// 422: the market is not open for trading.
+    #[error("{0}")]
+    MarketClosed(String),
+    /// 422: not enough USDC.
+    #[error("{0}")]
+    InsufficientBalance(String),
+    /// 422: an anti-replay nonce was reused or its timestamp is outside the window (DESIGN §7).
+    #[error("{0}")]
+    ReplayDetected(String),
+    /// 422: the market has no program-derived address on chain yet (DESIGN §7).
+    #[error("{0}")]
+    PdaNotFound(String),
+    /// 429: over a rate limit; retry after this many seconds.
+    #[error("rate limit exceeded, retry in {retry_after_secs} s")]
+    RateLimited { retry_after_secs: u64 },
+    /// 500: a fault of ours; the cause is logged, the client sees a generic message.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::InvalidInput(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MarketClosed(_)
+            | ApiError::InsufficientBalance(_)
+            | ApiError::ReplayDetected(_)
+            | ApiError::PdaNotFound(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The contract's error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::InvalidInput(_) => "INVALID_INPUT",
+            ApiError::Unauthorized(_) => "UNAUTHORIZED",
+            ApiError::NotFound(_) => "NOT_FOUND",
+            ApiError::MarketClosed(_) => "MARKET_CLOSED",
+            ApiError::InsufficientBalance(_) => "INSUFFICIENT_BALANCE",
+            ApiError::ReplayDetected(_) => "REPLAY_DETECTED",
+            ApiError::PdaNotFound(_) => "PDA_NOT_FOUND",
+            ApiError::RateLimited { .. } => "RATE_LIMITED",
+            ApiError::Internal(_) => "INTERNAL_ERROR",
+        }
+    }
+
+    /// Wraps any error as `Internal`, keeping its text for the log.
+    pub fn internal(cause: impl std::fmt::Display) -> ApiError {
+        ApiError::Internal(cause.to_string())
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> Self {
+        ApiError::internal(format_args!("postgres: {e}"))
+    }
+}
+
+impl From<redis::RedisError> for ApiError {
+    fn from(e: redis::RedisError) -> Self {
+        ApiError::internal(format_args!("redis: {e}"))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let message = match &self {
+            ApiError::Internal(cause) => {
+                tracing::error!(%cause, "internal error");
+                "internal server error".to_owned()
+            }
+            other => other.to_string(),
+        };
+        let mut response = error_response(self.status(), self.code(), message);
+        if let ApiError::RateLimited { retry_after_secs } = self {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+        }
+        response
+    }
+}

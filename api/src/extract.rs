@@ -1,0 +1,53 @@
+//! axum's extractors with their rejections turned into `INVALID_INPUT` envelopes, so a
+//! malformed body, query string or path parameter gets the contract's error, never axum's
+//! plain-text one.
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::http::request::Parts;
+use axum::Json;
+use serde::de::DeserializeOwned;
+
+use crate::ApiError;
+
+/// A JSON body (`Content-Type: application/json`).
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        Json::<T>::from_request(req, state)
+            .await
+            .map(|Json(v)| ApiJson(v))
+            .map_err(|rejection: JsonRejection| ApiError::InvalidInput(rejection.body_text()))
+    }
+}
+
+/// A query string.
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(v)| ApiQuery(v))
+            .map_err(|rejection: QueryRejection| ApiError::InvalidInput(rejection.body_text()))
+    }
+}
+
+/// Path parameters.
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(v)| ApiPath(v))
+            .map_err(|rejection: PathRejection| ApiError::InvalidInput(rejection.body_text()))
+    }
+}

@@ -1,0 +1,23 @@
+//! The funding-rate prediction markets API: axum `/v1` routes, their middleware, and the
+//! handles to Postgres and Redis they run on.
+//!
+//! Layout: `config` (environment), `envelope` + `error` (the `{data, meta, error}` contract),
+//! `extract` (extractors whose rejections are envelope errors), `middleware` (request ids,
+//! tracing, timeouts, panics), `db` and `cache` (Postgres pool and migrations, Redis
+//! connection), `routes` (one module per resource), `startup` (wiring and serving).
+
+pub mod cache;
+pub mod config;
+pub mod db;
+pub mod envelope;
+pub mod error;
+pub mod extract;
+pub mod middleware;
+pub mod routes;
+pub mod startup;
+pub mod state;
+pub mod telemetry;
+
+pub use config::Config;
+pub use error::ApiError;
+pub use state::AppState;

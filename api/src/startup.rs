@@ -1,0 +1,92 @@
+//! Wiring: state from configuration, the router with its middleware, and the server with
+//! graceful shutdown.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use tokio::net::TcpListener;
+
+use crate::cache::Redis;
+use crate::{AppState, Config, db, middleware, routes};
+
+/// The whole HTTP application for `state`.
+pub fn app(state: AppState) -> Router {
+    let timeout = state.config.request_timeout;
+    middleware::apply(routes::router(state), timeout)
+}
+
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error("postgres: {0}")]
+    Postgres(#[from] sqlx::Error),
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+}
+
+/// A bound, ready-to-serve service.
+pub struct Application {
+    listener: TcpListener,
+    router: Router,
+}
+
+impl Application {
+    /// Connects to Postgres (waiting for it up to 30 s, creating the database and applying
+    /// migrations when configured), prepares Redis and binds the listener.
+    pub async fn build(config: Config) -> Result<Application, StartupError> {
+        let db = db::pool(&config.database_url, config.db_max_connections, Duration::from_secs(3))?;
+        if config.run_migrations {
+            let mut attempt = 0;
+            while let Err(e) = db::prepare(&config.database_url, &db).await {
+                attempt += 1;
+                if attempt == 30 {
+                    return Err(e.into());
+                }
+                tracing::warn!(error = %e, attempt, "postgres not ready, retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+        let redis = Redis::new(&config.redis_url, config.health_timeout)?;
+        let listener = TcpListener::bind(config.bind_addr)
+            .await
+            .map_err(|source| StartupError::Bind { addr: config.bind_addr, source })?;
+        let state = AppState { config: Arc::new(config), db, redis };
+        Ok(Application { listener, router: app(state) })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().expect("a bound listener has an address")
+    }
+
+    /// Serves until `shutdown` completes, then finishes in-flight requests and returns.
+    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+        tracing::info!(addr = %self.local_addr(), "listening");
+        axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
+    tracing::info!("shutdown signal received, draining requests");
+}

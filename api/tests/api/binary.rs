@@ -1,0 +1,68 @@
+//! The real `funding-api` binary: it creates its database, applies the migrations, serves
+//! `/health`, and drains and exits 0 on SIGTERM.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sqlx::{Connection, PgConnection};
+
+use crate::helpers::*;
+
+fn admin_url() -> String {
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+fn with_database(url: &str, name: &str) -> String {
+    let (base, _) = url.rsplit_once('/').unwrap();
+    format!("{base}/{name}")
+}
+
+#[tokio::test]
+async fn starts_creates_its_database_and_stops_on_sigterm() {
+    let name = format!("fm_binary_{}", uuid::Uuid::new_v4().simple());
+    let database_url = with_database(&admin_url(), &name);
+    let port = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_funding-api"))
+        .env("FM_BIND_ADDR", format!("127.0.0.1:{port}"))
+        .env("DATABASE_URL", &database_url)
+        .env("REDIS_URL", redis_url())
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    let mut status = 0;
+    while started.elapsed() < Duration::from_secs(30) {
+        if let Ok(r) = client.get(format!("http://127.0.0.1:{port}/health")).send().await {
+            status = r.status().as_u16();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 200, "the service did not come up healthy");
+
+    let mut db = PgConnection::connect(&database_url).await.unwrap();
+    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
+        .fetch_one(&mut db)
+        .await
+        .unwrap();
+    assert_eq!(applied as usize, api::db::MIGRATOR.iter().count());
+    db.close().await.unwrap();
+
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let exit = loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "did not stop within 10 s of SIGTERM");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(exit.success(), "exit status {exit}");
+
+    let mut admin = PgConnection::connect(&admin_url()).await.unwrap();
+    sqlx::query(&format!("DROP DATABASE {name}")).execute(&mut admin).await.unwrap();
+}

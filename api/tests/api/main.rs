@@ -1,0 +1,6 @@
+//! The API's integration tests: one binary (one link step), one module per concern.
+
+mod binary;
+mod envelope;
+mod health;
+mod helpers;

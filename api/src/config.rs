@@ -9,7 +9,7 @@ use std::time::Duration;
 pub struct Config {
     /// `FM_BIND_ADDR`: where the HTTP server listens. Default `127.0.0.1:8080`.
     pub bind_addr: SocketAddr,
-    /// `DATABASE_URL`. Default `postgres://postgres@127.0.0.1:5432/funding_market`.
+    /// `DATABASE_URL`. Default `postgres://postgres:postgres@127.0.0.1:5432/funding_market`.
     pub database_url: String,
     /// `FM_DB_MAX_CONNECTIONS`: Postgres pool size. Default 16.
     pub db_max_connections: u32,
@@ -51,7 +51,7 @@ impl Config {
         let get = |name: &'static str, default: &str| lookup(name).unwrap_or_else(|| default.to_owned());
         Ok(Config {
             bind_addr: parse("FM_BIND_ADDR", get("FM_BIND_ADDR", "127.0.0.1:8080"))?,
-            database_url: get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/funding_market"),
+            database_url: get("DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/funding_market"),
             db_max_connections: parse("FM_DB_MAX_CONNECTIONS", get("FM_DB_MAX_CONNECTIONS", "16"))?,
             run_migrations: parse("FM_RUN_MIGRATIONS", get("FM_RUN_MIGRATIONS", "true"))?,
             redis_url: get("REDIS_URL", "redis://127.0.0.1:6379"),

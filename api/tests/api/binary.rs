@@ -9,7 +9,7 @@ use sqlx::{Connection, PgConnection};
 use crate::helpers::*;
 
 fn admin_url() -> String {
-    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into())
 }
 
 fn with_database(url: &str, name: &str) -> String {

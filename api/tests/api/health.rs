@@ -38,7 +38,7 @@ async fn unavailable_when_redis_is_unreachable(db: PgPool) {
 
 #[tokio::test]
 async fn unavailable_when_postgres_is_unreachable() {
-    let dead = format!("postgres://postgres@127.0.0.1:{}/none", free_port());
+    let dead = format!("postgres://postgres:postgres@127.0.0.1:{}/none", free_port());
     let db = api::db::pool(&dead, 2, Duration::from_millis(500)).unwrap();
     let app = spawn(state(db, &redis_url())).await;
     let (status, body) = health(&app).await;

@@ -31,14 +31,6 @@ fn state() -> impl Strategy<Value = Lmsr> {
     )
 }
 
-/// Trade amounts log-uniform from 1 micro-USDC up to 1000·b (the reference's exp stays sane).
-fn amount_for(b: u64) -> impl Strategy<Value = u64> {
-    (0.0f64..1.0).prop_map(move |x| {
-        let hi = (b as f64 * 1000.0).ln();
-        (x * hi).exp().max(1.0) as u64
-    })
-}
-
 fn side() -> impl Strategy<Value = Side> {
     prop_oneof![Just(Side::Yes), Just(Side::No)]
 }

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The whole test suite: sets the machine up, then every crate's tests against real Postgres
+# (each #[sqlx::test] gets a fresh database) and Redis.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1:5432/postgres}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+export RUST_LOG="${RUST_LOG:-warn}"
+cargo test --workspace --locked "$@"

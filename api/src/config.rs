@@ -1,7 +1,7 @@
 //! Configuration from environment variables, each with a default that runs the service locally
 //! (see `.env.example` at the workspace root for the documented list).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 /// Everything the service reads from its environment.
@@ -17,12 +17,37 @@ pub struct Config {
     pub run_migrations: bool,
     /// `REDIS_URL`. Default `redis://127.0.0.1:6379`.
     pub redis_url: String,
+    /// `FM_REDIS_NAMESPACE`: prefix of every Redis key, so deployments can share a Redis.
+    /// Default `fm`.
+    pub redis_namespace: String,
     /// `FM_REQUEST_TIMEOUT_MS`: a request still running after this answers 500. Default 10000.
     pub request_timeout: Duration,
     /// `FM_HEALTH_TIMEOUT_MS`: how long `/health` waits for each component. Default 2000.
     pub health_timeout: Duration,
     /// `FM_LOG_FORMAT`: `json` (structured, default) or `pretty`. Filter with `RUST_LOG`.
     pub log_format: LogFormat,
+    /// `FM_JWT_SECRET`: HS256 key for access tokens, at least 32 bytes. Unset: a random key per
+    /// process (tokens then do not survive a restart; fine locally, set it in production).
+    pub jwt_secret: Vec<u8>,
+    /// `FM_TOKEN_TTL_SECS`: access-token lifetime. Default 86400 (24 h).
+    pub token_ttl: Duration,
+    /// `FM_SIWS_DOMAIN`: the domain in the Sign-In With Solana message. Default `localhost:8080`.
+    pub siws_domain: String,
+    /// `FM_SIWS_URI`: the URI in the message. Default `http://localhost:8080`.
+    pub siws_uri: String,
+    /// `FM_SIWS_CHAIN_ID`: the chain id in the message. Default `localnet`.
+    pub siws_chain_id: String,
+    /// `FM_CHALLENGE_TTL_SECS`: how long a sign-in nonce can be redeemed. Default 300.
+    pub challenge_ttl: Duration,
+    /// `FM_RATE_PUBLIC_PER_MIN`: requests per minute per IP without credentials. Default 60.
+    pub rate_public_per_min: u32,
+    /// `FM_RATE_AUTH_PER_MIN`: per minute per API key (per user for tokens). Default 300.
+    pub rate_auth_per_min: u32,
+    /// `FM_RATE_TRADE_PER_SEC`: trading requests per second per user. Default 10.
+    pub rate_trade_per_sec: u32,
+    /// `FM_TRUSTED_PROXIES`: comma-separated proxy IPs whose `X-Forwarded-For` is believed.
+    /// Default none: the client IP is the socket's peer.
+    pub trusted_proxies: Vec<IpAddr>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +80,7 @@ impl Config {
             db_max_connections: parse("FM_DB_MAX_CONNECTIONS", get("FM_DB_MAX_CONNECTIONS", "16"))?,
             run_migrations: parse("FM_RUN_MIGRATIONS", get("FM_RUN_MIGRATIONS", "true"))?,
             redis_url: get("REDIS_URL", "redis://127.0.0.1:6379"),
+            redis_namespace: get("FM_REDIS_NAMESPACE", "fm"),
             request_timeout: millis("FM_REQUEST_TIMEOUT_MS", get("FM_REQUEST_TIMEOUT_MS", "10000"))?,
             health_timeout: millis("FM_HEALTH_TIMEOUT_MS", get("FM_HEALTH_TIMEOUT_MS", "2000"))?,
             log_format: match get("FM_LOG_FORMAT", "json").as_str() {
@@ -62,6 +88,25 @@ impl Config {
                 "pretty" => LogFormat::Pretty,
                 other => return Err(invalid("FM_LOG_FORMAT", other, "expected json or pretty")),
             },
+            jwt_secret: match lookup("FM_JWT_SECRET") {
+                Some(secret) if secret.len() >= 32 => secret.into_bytes(),
+                Some(secret) => return Err(invalid("FM_JWT_SECRET", &"*".repeat(secret.len()), "at least 32 bytes")),
+                None => rand::random::<[u8; 32]>().to_vec(),
+            },
+            token_ttl: secs("FM_TOKEN_TTL_SECS", get("FM_TOKEN_TTL_SECS", "86400"))?,
+            siws_domain: get("FM_SIWS_DOMAIN", "localhost:8080"),
+            siws_uri: get("FM_SIWS_URI", "http://localhost:8080"),
+            siws_chain_id: get("FM_SIWS_CHAIN_ID", "localnet"),
+            challenge_ttl: secs("FM_CHALLENGE_TTL_SECS", get("FM_CHALLENGE_TTL_SECS", "300"))?,
+            rate_public_per_min: positive("FM_RATE_PUBLIC_PER_MIN", get("FM_RATE_PUBLIC_PER_MIN", "60"))?,
+            rate_auth_per_min: positive("FM_RATE_AUTH_PER_MIN", get("FM_RATE_AUTH_PER_MIN", "300"))?,
+            rate_trade_per_sec: positive("FM_RATE_TRADE_PER_SEC", get("FM_RATE_TRADE_PER_SEC", "10"))?,
+            trusted_proxies: get("FM_TRUSTED_PROXIES", "")
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|ip| parse("FM_TRUSTED_PROXIES", ip.to_owned()))
+                .collect::<Result<_, _>>()?,
         })
     }
 }
@@ -78,6 +123,21 @@ fn millis(name: &'static str, value: String) -> Result<Duration, ConfigError> {
         0 => Err(invalid(name, &value, "must be positive")),
         ms => Ok(Duration::from_millis(ms)),
     }
+}
+
+fn secs(name: &'static str, value: String) -> Result<Duration, ConfigError> {
+    Ok(Duration::from_secs(positive::<u64>(name, value)?))
+}
+
+fn positive<T: std::str::FromStr + PartialOrd + Default>(name: &'static str, value: String) -> Result<T, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    let parsed: T = parse(name, value.clone())?;
+    if parsed <= T::default() {
+        return Err(invalid(name, &value, "must be positive"));
+    }
+    Ok(parsed)
 }
 
 fn invalid(name: &'static str, value: &str, reason: &str) -> ConfigError {
@@ -110,5 +170,10 @@ mod tests {
         assert!(with(&[("FM_REQUEST_TIMEOUT_MS", "0")]).is_err());
         assert!(with(&[("FM_LOG_FORMAT", "xml")]).is_err());
         assert!(with(&[("FM_BIND_ADDR", "localhost")]).is_err());
+        assert!(with(&[("FM_JWT_SECRET", "short")]).is_err());
+        assert!(with(&[("FM_RATE_PUBLIC_PER_MIN", "0")]).is_err());
+        assert!(with(&[("FM_TRUSTED_PROXIES", "10.0.0.1, nope")]).is_err());
+        let c = with(&[("FM_TRUSTED_PROXIES", "10.0.0.1, ::1")]).unwrap();
+        assert_eq!(c.trusted_proxies.len(), 2);
     }
 }

@@ -37,17 +37,17 @@ struct Envelope<T> {
 pub struct Enveloped;
 
 /// A successful response: `data` set, `error` null.
-pub struct Ok<T>(pub StatusCode, pub T, pub Meta);
+pub struct Data<T>(pub StatusCode, pub T, pub Meta);
 
-impl<T: Serialize> Ok<T> {
+impl<T: Serialize> Data<T> {
     pub fn new(data: T) -> Self {
-        Ok(StatusCode::OK, data, Meta::default())
+        Data(StatusCode::OK, data, Meta::default())
     }
 }
 
-impl<T: Serialize> IntoResponse for Ok<T> {
+impl<T: Serialize> IntoResponse for Data<T> {
     fn into_response(self) -> Response {
-        let Ok(status, data, meta) = self;
+        let Data(status, data, meta) = self;
         with_marker((status, Json(Envelope { data: Some(data), meta, error: None })).into_response())
     }
 }

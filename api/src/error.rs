@@ -7,7 +7,7 @@ use crate::envelope::error_response;
 
 /// Everything a handler can fail with. Client errors carry a message that says what was wrong;
 /// `Internal` carries the cause for the log only, never for the client.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum ApiError {
     /// 400: bad parameters, body, method or header.
     #[error("{0}")]

@@ -51,3 +51,23 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath
             .map_err(|rejection: PathRejection| ApiError::InvalidInput(rejection.body_text()))
     }
 }
+
+/// A JSON body that may also be absent (no body at all means `T::default()`), for endpoints
+/// whose contract sends no body but which accept optional fields.
+pub struct ApiJsonOrEmpty<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for ApiJsonOrEmpty<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|rejection| ApiError::InvalidInput(rejection.body_text()))?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(ApiJsonOrEmpty(T::default()));
+        }
+        serde_json::from_slice(&bytes)
+            .map(ApiJsonOrEmpty)
+            .map_err(|e| ApiError::InvalidInput(format!("invalid JSON body: {e}")))
+    }
+}

@@ -4,8 +4,10 @@
 //! Layout: `config` (environment), `envelope` + `error` (the `{data, meta, error}` contract),
 //! `extract` (extractors whose rejections are envelope errors), `middleware` (request ids,
 //! tracing, timeouts, panics), `db` and `cache` (Postgres pool and migrations, Redis
-//! connection), `routes` (one module per resource), `startup` (wiring and serving).
+//! connection), `auth` (sign-in, tokens, API keys, anti-replay), `ratelimit`, `users`,
+//! `routes` (one module per resource), `startup` (wiring and serving).
 
+pub mod auth;
 pub mod cache;
 pub mod config;
 pub mod db;
@@ -13,10 +15,12 @@ pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod middleware;
+pub mod ratelimit;
 pub mod routes;
 pub mod startup;
 pub mod state;
 pub mod telemetry;
+pub mod users;
 
 pub use config::Config;
 pub use error::ApiError;

@@ -2,7 +2,6 @@
 //! graceful shutdown.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -54,7 +53,7 @@ impl Application {
         let listener = TcpListener::bind(config.bind_addr)
             .await
             .map_err(|source| StartupError::Bind { addr: config.bind_addr, source })?;
-        let state = AppState { config: Arc::new(config), db, redis };
+        let state = AppState::new(config, db, redis);
         Ok(Application { listener, router: app(state) })
     }
 

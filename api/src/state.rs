@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use sqlx::PgPool;
 
+use crate::auth::jwt::TokenIssuer;
 use crate::cache::Redis;
 use crate::config::Config;
 
@@ -12,4 +13,12 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub db: PgPool,
     pub redis: Redis,
+    pub tokens: Arc<TokenIssuer>,
+}
+
+impl AppState {
+    pub fn new(config: Config, db: PgPool, redis: Redis) -> AppState {
+        let tokens = Arc::new(TokenIssuer::new(&config.jwt_secret, config.token_ttl));
+        AppState { config: Arc::new(config), db, redis, tokens }
+    }
 }

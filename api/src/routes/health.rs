@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use chrono::{SecondsFormat, Utc};
 use serde::Serialize;
 
-use crate::envelope::{Meta, Ok};
+use crate::envelope::{Data, Meta};
 use crate::{AppState, db};
 
 #[derive(Serialize)]
@@ -26,7 +26,7 @@ struct Components {
 
 /// The report is the `data` of a normal envelope even when a component is down: the
 /// components are what the caller needs, and the 503 status says the service is not ready.
-pub async fn health(State(state): State<AppState>) -> Ok<Health> {
+pub async fn health(State(state): State<AppState>) -> Data<Health> {
     let limit = state.config.health_timeout;
     let (postgres, redis) = tokio::join!(
         check("postgres", limit, db::ping(&state.db)),
@@ -39,7 +39,7 @@ pub async fn health(State(state): State<AppState>) -> Ok<Health> {
         components: Components { postgres, redis },
     };
     let status = if healthy { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-    Ok(status, report, Meta::default())
+    Data(status, report, Meta::default())
 }
 
 async fn check<E: std::fmt::Display>(
@@ -48,8 +48,8 @@ async fn check<E: std::fmt::Display>(
     probe: impl Future<Output = Result<(), E>>,
 ) -> &'static str {
     match tokio::time::timeout(limit, probe).await {
-        Result::Ok(Result::Ok(())) => "ok",
-        Result::Ok(Err(e)) => {
+        Ok(Ok(())) => "ok",
+        Ok(Err(e)) => {
             tracing::warn!(component, error = %e, "health check failed");
             "down"
         }

@@ -1,16 +1,28 @@
-//! The route table: `/health` at the root, everything else under `/v1`.
+//! The route table: `/health` at the root, everything else under `/v1`, all behind the
+//! authentication and rate-limit middleware (which exempts `/health`).
 
+mod api_keys;
+mod auth;
 mod health;
+mod users;
 
 use axum::Router;
-use axum::routing::get;
+use axum::middleware::from_fn_with_state;
+use axum::routing::{delete, get, post};
 
 use crate::AppState;
+use crate::ratelimit::authenticate_and_limit;
 
 pub fn router(state: AppState) -> Router {
-    let v1 = Router::new();
+    let v1 = Router::new()
+        .route("/auth/challenge", post(auth::challenge))
+        .route("/auth/verify", post(auth::verify))
+        .route("/api-keys", post(api_keys::create).get(api_keys::list))
+        .route("/api-keys/{id}", delete(api_keys::revoke))
+        .route("/users/me", get(users::me));
     Router::new()
         .route("/health", get(health::health))
         .nest("/v1", v1)
+        .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
         .with_state(state)
 }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use api::ApiError;
-use api::envelope::Ok;
+use api::envelope::Data;
 use api::extract::{ApiJson, ApiPath, ApiQuery};
 use axum::Router;
 use axum::routing::{get, post};
@@ -69,13 +69,13 @@ struct Page {
 
 fn probes(timeout: Duration) -> Router {
     let routes = Router::new()
-        .route("/json", post(|ApiJson(o): ApiJson<Order>| async move { Ok::new(format!("{} {}", o.side, o.usdc_amount)) }))
-        .route("/query", get(|ApiQuery(p): ApiQuery<Page>| async move { Ok::new(p.limit) }))
-        .route("/path/{id}", get(|ApiPath(id): ApiPath<uuid::Uuid>| async move { Ok::new(id) }))
-        .route("/panic", get(|| async { if true { panic!("secret panic detail") } else { Ok::new(()) } }))
-        .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await; Ok::new(()) }))
-        .route("/internal", get(|| async { Err::<Ok<()>, _>(ApiError::internal("password=hunter2 at db01")) }))
-        .route("/limited", get(|| async { Err::<Ok<()>, _>(ApiError::RateLimited { retry_after_secs: 7 }) }));
+        .route("/json", post(|ApiJson(o): ApiJson<Order>| async move { Data::new(format!("{} {}", o.side, o.usdc_amount)) }))
+        .route("/query", get(|ApiQuery(p): ApiQuery<Page>| async move { Data::new(p.limit) }))
+        .route("/path/{id}", get(|ApiPath(id): ApiPath<uuid::Uuid>| async move { Data::new(id) }))
+        .route("/panic", get(|| async { if true { panic!("secret panic detail") } else { Data::new(()) } }))
+        .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await; Data::new(()) }))
+        .route("/internal", get(|| async { Err::<Data<()>, _>(ApiError::internal("password=hunter2 at db01")) }))
+        .route("/limited", get(|| async { Err::<Data<()>, _>(ApiError::RateLimited { retry_after_secs: 7 }) }));
     api::middleware::apply(routes, timeout)
 }
 

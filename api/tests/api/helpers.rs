@@ -2,7 +2,6 @@
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::Duration;
 
 use api::cache::Redis;
@@ -25,17 +24,25 @@ pub fn redis_url() -> String {
     std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
 }
 
-/// The defaults, with short timeouts so failure cases answer fast.
+/// The defaults, with short timeouts so failure cases answer fast, limits high enough not to
+/// interfere, and a Redis namespace of its own so parallel tests never share a key.
 pub fn config() -> Config {
     let mut config = Config::from_lookup(|_| None).unwrap();
     config.health_timeout = Duration::from_millis(800);
+    config.rate_public_per_min = 10_000;
+    config.rate_auth_per_min = 10_000;
+    config.rate_trade_per_sec = 10_000;
+    config.redis_namespace = format!("fmtest-{}", uuid::Uuid::new_v4().simple());
     config
 }
 
 pub fn state(db: PgPool, redis_url: &str) -> AppState {
-    let config = config();
+    state_with(config(), db, redis_url)
+}
+
+pub fn state_with(config: Config, db: PgPool, redis_url: &str) -> AppState {
     let redis = Redis::new(redis_url, config.health_timeout).unwrap();
-    AppState { config: Arc::new(config), db, redis }
+    AppState::new(config, db, redis)
 }
 
 /// Serves `router` on 127.0.0.1 at a free port.

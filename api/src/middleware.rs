@@ -75,12 +75,11 @@ async fn envelope_stray_errors(req: Request, next: Next) -> Response {
     if !(status.is_client_error() || status.is_server_error()) || response.extensions().get::<Enveloped>().is_some() {
         return response;
     }
-    let allow = response.headers().get(header::ALLOW).cloned();
-    let mut enveloped = match status {
+    let allow = response.headers().get(header::ALLOW).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    let enveloped = match status {
         StatusCode::NOT_FOUND => error_response(status, "NOT_FOUND", format!("no route for {method} {path}")),
         StatusCode::METHOD_NOT_ALLOWED => {
-            let allowed = allow.as_ref().and_then(|v| v.to_str().ok()).unwrap_or("");
-            let message = format!("method {method} is not allowed on {path} (allowed: {allowed})");
+            let message = format!("method {method} is not allowed on {path} (allowed: {allow})");
             error_response(StatusCode::BAD_REQUEST, "INVALID_INPUT", message)
         }
         StatusCode::PAYLOAD_TOO_LARGE => {
@@ -93,8 +92,13 @@ async fn envelope_stray_errors(req: Request, next: Next) -> Response {
         }
         _ => error_response(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL_ERROR", "internal server error".into()),
     };
-    if let Some(allow) = allow {
-        enveloped.headers_mut().insert(header::ALLOW, allow);
-    }
-    enveloped
+    // Keep the original's headers (Allow, rate-limit headers, request id…): only the status,
+    // the body and its type change.
+    let (mut parts, _) = response.into_parts();
+    let (new, body) = enveloped.into_parts();
+    parts.status = new.status;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.extend(new.headers);
+    parts.extensions.extend(new.extensions);
+    Response::from_parts(parts, body)
 }

@@ -152,4 +152,26 @@ mod tests {
         assert!(!is_trading(&Method::POST, "/v1/markets//trade"));
         assert!(!is_trading(&Method::POST, "/v1/markets/abc/quote"));
     }
+
+    fn request_from(peer: &str, forwarded: Option<&str>) -> Request {
+        let mut builder = Request::builder().uri("/v1/series");
+        if let Some(f) = forwarded {
+            builder = builder.header("x-forwarded-for", f);
+        }
+        let mut req = builder.body(axum::body::Body::empty()).unwrap();
+        req.extensions_mut().insert(ConnectInfo(SocketAddr::new(peer.parse().unwrap(), 40_000)));
+        req
+    }
+
+    #[test]
+    fn forwarded_for_is_believed_only_from_trusted_proxies() {
+        let proxies: Vec<IpAddr> = vec!["10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap()];
+        let ip = |peer, fwd| client_ip(&request_from(peer, fwd), &proxies).to_string();
+        // A direct client cannot spoof its address.
+        assert_eq!(ip("203.0.113.9", Some("1.1.1.1")), "203.0.113.9");
+        // Behind proxies: the right-most address that is not a proxy (left entries are the client's word).
+        assert_eq!(ip("10.0.0.1", Some("1.1.1.1, 198.51.100.7, 10.0.0.2")), "198.51.100.7");
+        assert_eq!(ip("10.0.0.1", None), "10.0.0.1");
+        assert_eq!(ip("10.0.0.1", Some("garbage")), "10.0.0.1");
+    }
 }

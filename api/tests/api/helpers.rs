@@ -95,3 +95,74 @@ impl Drop for RedisServer {
         let _ = self.0.wait();
     }
 }
+
+/// A wallet with a real ed25519 key.
+pub fn wallet() -> ed25519_dalek::SigningKey {
+    ed25519_dalek::SigningKey::from_bytes(&rand::random())
+}
+
+pub fn address(key: &ed25519_dalek::SigningKey) -> String {
+    bs58::encode(key.verifying_key().as_bytes()).into_string()
+}
+
+pub fn sign(key: &ed25519_dalek::SigningKey, message: &str) -> String {
+    use ed25519_dalek::Signer;
+    bs58::encode(key.sign(message.as_bytes()).to_bytes()).into_string()
+}
+
+impl TestApp {
+    pub async fn post_json(&self, path: &str, body: serde_json::Value) -> reqwest::Response {
+        self.http.post(format!("{}{path}", self.base)).json(&body).send().await.unwrap()
+    }
+
+    /// A challenge for `key`'s wallet: (nonce, message).
+    pub async fn challenge(&self, key: &ed25519_dalek::SigningKey) -> (String, String) {
+        let body: serde_json::Value =
+            self.post_json("/v1/auth/challenge", serde_json::json!({"wallet_address": address(key)})).await.json().await.unwrap();
+        let data = &body["data"];
+        (data["nonce"].as_str().unwrap().to_owned(), data["message"].as_str().unwrap().to_owned())
+    }
+
+    /// The full sign-in: challenge, sign, verify. Returns the access token.
+    pub async fn sign_in(&self, key: &ed25519_dalek::SigningKey) -> String {
+        let (nonce, message) = self.challenge(key).await;
+        let body = serde_json::json!({"wallet_address": address(key), "signature": sign(key, &message), "nonce": nonce});
+        let response: serde_json::Value = self.post_json("/v1/auth/verify", body).await.json().await.unwrap();
+        response["data"]["token"].as_str().unwrap_or_else(|| panic!("sign-in failed: {response}")).to_owned()
+    }
+
+    pub async fn get_with(&self, path: &str, header: (&str, &str)) -> reqwest::Response {
+        self.http.get(format!("{}{path}", self.base)).header(header.0, header.1).send().await.unwrap()
+    }
+}
+
+/// Status and error code of a response.
+pub async fn code_of(response: reqwest::Response) -> (u16, String) {
+    let status = response.status().as_u16();
+    let body: serde_json::Value = response.json().await.unwrap();
+    (status, body["error"]["code"].as_str().unwrap_or("").to_owned())
+}
+
+/// Sends `n` requests built by `request` at once (each on its own task) and returns their
+/// statuses and headers.
+pub async fn concurrently<F, Fut>(n: usize, request: F) -> Vec<(u16, reqwest::header::HeaderMap)>
+where
+    F: Fn(reqwest::Client) -> Fut,
+    Fut: Future<Output = reqwest::Result<reqwest::Response>> + Send + 'static,
+{
+    let client = reqwest::Client::new();
+    let tasks: Vec<_> = (0..n)
+        .map(|_| {
+            let sent = request(client.clone());
+            tokio::spawn(async move {
+                let r = sent.await.unwrap();
+                (r.status().as_u16(), r.headers().clone())
+            })
+        })
+        .collect();
+    let mut out = Vec::with_capacity(n);
+    for task in tasks {
+        out.push(task.await.unwrap());
+    }
+    out
+}

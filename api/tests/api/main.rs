@@ -1,6 +1,8 @@
 //! The API's integration tests: one binary (one link step), one module per concern.
 
+mod auth;
 mod binary;
 mod envelope;
 mod health;
 mod helpers;
+mod limits;

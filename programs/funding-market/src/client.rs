@@ -1,0 +1,238 @@
+//! Off-chain helpers for everyone else (API, indexer, tests): PDA derivation, instruction
+//! builders and account decoding, so no caller hand-assembles an instruction.
+
+use anchor_lang::prelude::*;
+use anchor_lang::solana_program::instruction::Instruction;
+use anchor_lang::{InstructionData, ToAccountMetas};
+
+use crate::instructions::{CreateMarketParams, InitializeParams};
+use crate::state::{Config, Market, Position, Side, UserAccount};
+use crate::{ID, accounts, instruction};
+
+fn pda(seeds: &[&[u8]]) -> Pubkey {
+    Pubkey::find_program_address(seeds, &ID).0
+}
+
+pub fn config_pda() -> Pubkey {
+    pda(&[Config::SEED])
+}
+pub fn treasury_pda() -> Pubkey {
+    pda(&[Config::TREASURY_SEED])
+}
+pub fn user_pda(wallet: &Pubkey) -> Pubkey {
+    pda(&[UserAccount::SEED, wallet.as_ref()])
+}
+/// The user's personal deposit address (a USDC token account).
+pub fn deposit_pda(wallet: &Pubkey) -> Pubkey {
+    pda(&[UserAccount::DEPOSIT_SEED, wallet.as_ref()])
+}
+pub fn vault_pda(wallet: &Pubkey) -> Pubkey {
+    pda(&[UserAccount::VAULT_SEED, wallet.as_ref()])
+}
+pub fn market_pda(market_id: &[u8; 16]) -> Pubkey {
+    pda(&[Market::SEED, market_id])
+}
+pub fn market_vault_pda(market: &Pubkey) -> Pubkey {
+    pda(&[Market::VAULT_SEED, market.as_ref()])
+}
+pub fn position_pda(market: &Pubkey, wallet: &Pubkey) -> Pubkey {
+    pda(&[Position::SEED, market.as_ref(), wallet.as_ref()])
+}
+/// Anchor's event authority, which signs the `emit_cpi!` self-invocations.
+pub fn event_authority_pda() -> Pubkey {
+    pda(&[b"__event_authority"])
+}
+
+fn ix(accounts: impl ToAccountMetas, data: impl InstructionData) -> Instruction {
+    Instruction { program_id: ID, accounts: accounts.to_account_metas(None), data: data.data() }
+}
+
+pub fn initialize(payer: Pubkey, usdc_mint: Pubkey, params: InitializeParams) -> Instruction {
+    ix(
+        accounts::Initialize {
+            config: config_pda(),
+            treasury: treasury_pda(),
+            usdc_mint,
+            payer,
+            system_program: anchor_lang::system_program::ID,
+            token_program: anchor_spl::token::ID,
+        },
+        instruction::Initialize { params },
+    )
+}
+
+pub fn create_user(payer: Pubkey, wallet: Pubkey, usdc_mint: Pubkey) -> Instruction {
+    ix(
+        accounts::CreateUser {
+            config: config_pda(),
+            wallet,
+            user: user_pda(&wallet),
+            deposit: deposit_pda(&wallet),
+            vault: vault_pda(&wallet),
+            usdc_mint,
+            payer,
+            system_program: anchor_lang::system_program::ID,
+            token_program: anchor_spl::token::ID,
+            event_authority: event_authority_pda(),
+            program: ID,
+        },
+        instruction::CreateUser {},
+    )
+}
+
+pub fn sweep_deposit(wallet: Pubkey) -> Instruction {
+    ix(
+        accounts::SweepDeposit {
+            config: config_pda(),
+            user: user_pda(&wallet),
+            deposit: deposit_pda(&wallet),
+            vault: vault_pda(&wallet),
+            token_program: anchor_spl::token::ID,
+            event_authority: event_authority_pda(),
+            program: ID,
+        },
+        instruction::SweepDeposit {},
+    )
+}
+
+pub fn create_market(authority: Pubkey, payer: Pubkey, usdc_mint: Pubkey, params: CreateMarketParams) -> Instruction {
+    let market = market_pda(&params.market_id);
+    ix(
+        accounts::CreateMarket {
+            config: config_pda(),
+            authority,
+            payer,
+            market,
+            vault: market_vault_pda(&market),
+            treasury: treasury_pda(),
+            usdc_mint,
+            system_program: anchor_lang::system_program::ID,
+            token_program: anchor_spl::token::ID,
+            event_authority: event_authority_pda(),
+            program: ID,
+        },
+        instruction::CreateMarket { params },
+    )
+}
+
+/// `signer` is the wallet itself or the operator acting for it.
+pub fn buy_shares(signer: Pubkey, wallet: Pubkey, market_id: &[u8; 16], side: Side, usdc_amount: u64, min_shares: u64) -> Instruction {
+    let market = market_pda(market_id);
+    ix(
+        accounts::BuyShares {
+            config: config_pda(),
+            market,
+            market_vault: market_vault_pda(&market),
+            user: user_pda(&wallet),
+            user_vault: vault_pda(&wallet),
+            position: position_pda(&market, &wallet),
+            signer,
+            system_program: anchor_lang::system_program::ID,
+            token_program: anchor_spl::token::ID,
+            event_authority: event_authority_pda(),
+            program: ID,
+        },
+        instruction::BuyShares { side, usdc_amount, min_shares },
+    )
+}
+
+pub fn sell_shares(signer: Pubkey, wallet: Pubkey, market_id: &[u8; 16], side: Side, shares: u64, min_usdc_out: u64) -> Instruction {
+    let market = market_pda(market_id);
+    ix(
+        accounts::SellShares {
+            config: config_pda(),
+            market,
+            market_vault: market_vault_pda(&market),
+            user: user_pda(&wallet),
+            user_vault: vault_pda(&wallet),
+            position: position_pda(&market, &wallet),
+            signer,
+            token_program: anchor_spl::token::ID,
+            event_authority: event_authority_pda(),
+            program: ID,
+        },
+        instruction::SellShares { side, shares, min_usdc_out },
+    )
+}
+
+fn finalize_accounts(oracle: Pubkey, market_id: &[u8; 16]) -> accounts::Finalize {
+    let market = market_pda(market_id);
+    accounts::Finalize {
+        config: config_pda(),
+        oracle,
+        market,
+        market_vault: market_vault_pda(&market),
+        treasury: treasury_pda(),
+        token_program: anchor_spl::token::ID,
+        event_authority: event_authority_pda(),
+        program: ID,
+    }
+}
+
+/// `actual_rate` in units of 1e-12.
+pub fn resolve_market(oracle: Pubkey, market_id: &[u8; 16], actual_rate: i64) -> Instruction {
+    ix(finalize_accounts(oracle, market_id), instruction::ResolveMarket { actual_rate })
+}
+
+pub fn void_market(oracle: Pubkey, market_id: &[u8; 16]) -> Instruction {
+    ix(finalize_accounts(oracle, market_id), instruction::VoidMarket {})
+}
+
+/// `rent_receiver` must be the position's `rent_payer`.
+pub fn settle_position(market_id: &[u8; 16], wallet: Pubkey, rent_receiver: Pubkey) -> Instruction {
+    let market = market_pda(market_id);
+    ix(
+        accounts::SettlePosition {
+            config: config_pda(),
+            market,
+            market_vault: market_vault_pda(&market),
+            position: position_pda(&market, &wallet),
+            user: user_pda(&wallet),
+            user_vault: vault_pda(&wallet),
+            treasury: treasury_pda(),
+            rent_receiver,
+            token_program: anchor_spl::token::ID,
+            event_authority: event_authority_pda(),
+            program: ID,
+        },
+        instruction::SettlePosition {},
+    )
+}
+
+pub fn withdraw(signer: Pubkey, wallet: Pubkey, destination: Pubkey, amount: u64) -> Instruction {
+    ix(
+        accounts::Withdraw {
+            config: config_pda(),
+            user: user_pda(&wallet),
+            vault: vault_pda(&wallet),
+            destination,
+            signer,
+            token_program: anchor_spl::token::ID,
+            event_authority: event_authority_pda(),
+            program: ID,
+        },
+        instruction::Withdraw { amount },
+    )
+}
+
+pub fn close_market(authority: Pubkey, market_id: &[u8; 16]) -> Instruction {
+    let market = market_pda(market_id);
+    ix(
+        accounts::CloseMarket {
+            config: config_pda(),
+            authority,
+            market,
+            market_vault: market_vault_pda(&market),
+            treasury: treasury_pda(),
+            token_program: anchor_spl::token::ID,
+            event_authority: event_authority_pda(),
+            program: ID,
+        },
+        instruction::CloseMarket {},
+    )
+}
+
+/// Decodes an account of this program (checks the discriminator).
+pub fn decode<T: AccountDeserialize>(data: &[u8]) -> Result<T> {
+    T::try_deserialize(&mut &data[..])
+}

@@ -1,0 +1,96 @@
+use anchor_lang::prelude::*;
+use anchor_spl::token::{Token, TokenAccount};
+
+use crate::error::FundingMarketError;
+use crate::events::PositionSettled;
+use crate::state::{Config, Market, MarketStatus, Outcome, Position, UserAccount};
+use crate::token::transfer_signed;
+
+/// Pays a position out into its owner's vault and closes it. Permissionless crank.
+///
+/// Resolved: each winning micro-share pays one micro-USDC (the market vault always holds enough,
+/// see `trade::require_solvent`). Voided: the position gets back what it paid in net, fees
+/// included (`paid_in - paid_out`, never negative). A void can owe more than the market holds
+/// (a trader who sold at a profit keeps it while the others are refunded in full); the
+/// difference is drawn from the treasury so that every refund is exact.
+#[event_cpi]
+#[derive(Accounts)]
+pub struct SettlePosition<'info> {
+    #[account(seeds = [Config::SEED], bump = config.bump)]
+    pub config: Box<Account<'info, Config>>,
+    #[account(mut, seeds = [Market::SEED, market.market_id.as_ref()], bump = market.bump)]
+    pub market: Box<Account<'info, Market>>,
+    #[account(mut, address = market.vault)]
+    pub market_vault: Box<Account<'info, TokenAccount>>,
+    #[account(
+        mut,
+        seeds = [Position::SEED, market.key().as_ref(), position.wallet.as_ref()],
+        bump = position.bump,
+        close = rent_receiver,
+    )]
+    pub position: Box<Account<'info, Position>>,
+    #[account(seeds = [UserAccount::SEED, position.wallet.as_ref()], bump = user.bump)]
+    pub user: Box<Account<'info, UserAccount>>,
+    #[account(mut, address = user.vault)]
+    pub user_vault: Box<Account<'info, TokenAccount>>,
+    #[account(mut, address = config.treasury)]
+    pub treasury: Box<Account<'info, TokenAccount>>,
+    /// CHECK: receives the position's rent; must be whoever paid it.
+    #[account(mut, address = position.rent_payer)]
+    pub rent_receiver: UncheckedAccount<'info>,
+    pub token_program: Program<'info, Token>,
+}
+
+pub fn handler(ctx: Context<SettlePosition>) -> Result<()> {
+    let market = &ctx.accounts.market;
+    let position = &ctx.accounts.position;
+    let voided = match market.status {
+        MarketStatus::Open => return err!(FundingMarketError::NotFinalized),
+        MarketStatus::Resolved => false,
+        MarketStatus::Voided => true,
+    };
+    let payout = match (voided, market.outcome) {
+        (true, _) => position.paid_in.saturating_sub(position.paid_out),
+        (false, Outcome::Yes) => position.yes_shares,
+        (false, _) => position.no_shares,
+    };
+    // On a void the market keeps nothing for itself: fees and subsidy are all refundable.
+    let from_market = payout.min(ctx.accounts.market_vault.amount);
+    let from_treasury = payout - from_market;
+    require!(!(!voided && from_treasury > 0), FundingMarketError::Insolvent);
+
+    transfer_signed(
+        &ctx.accounts.token_program,
+        ctx.accounts.market_vault.to_account_info(),
+        ctx.accounts.user_vault.to_account_info(),
+        market.to_account_info(),
+        &[Market::SEED, market.market_id.as_ref(), &[market.bump]],
+        from_market,
+    )?;
+    let config = &ctx.accounts.config;
+    transfer_signed(
+        &ctx.accounts.token_program,
+        ctx.accounts.treasury.to_account_info(),
+        ctx.accounts.user_vault.to_account_info(),
+        config.to_account_info(),
+        &[Config::SEED, &[config.bump]],
+        from_treasury,
+    )?;
+
+    let (yes_shares, no_shares, wallet) = (position.yes_shares, position.no_shares, position.wallet);
+    let market = &mut ctx.accounts.market;
+    market.sold_yes = market.sold_yes.saturating_sub(yes_shares);
+    market.sold_no = market.sold_no.saturating_sub(no_shares);
+    market.open_positions -= 1;
+    emit_cpi!(PositionSettled {
+        market: market.key(),
+        wallet,
+        yes_shares,
+        no_shares,
+        payout,
+        from_treasury,
+        voided,
+        ts: Clock::get()?.unix_timestamp,
+    });
+    Ok(())
+}

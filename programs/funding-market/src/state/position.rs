@@ -1,0 +1,34 @@
+use anchor_lang::prelude::*;
+
+use super::Side;
+
+/// A wallet's holding in one market, PDA `["position", market, wallet]`. Closed when settled.
+#[account]
+#[derive(InitSpace)]
+pub struct Position {
+    pub market: Pubkey,
+    pub wallet: Pubkey,
+    /// Micro-shares.
+    pub yes_shares: u64,
+    pub no_shares: u64,
+    /// Everything paid into the market on buys (amount + fee), micro-USDC.
+    pub paid_in: u64,
+    /// Everything received from the market on sells (after fee), micro-USDC.
+    pub paid_out: u64,
+    /// Fees paid, micro-USDC (already inside `paid_in` / deducted from `paid_out`).
+    pub fees_paid: u64,
+    /// Who paid the account's rent; it gets it back when the position closes.
+    pub rent_payer: Pubkey,
+    pub bump: u8,
+}
+
+impl Position {
+    pub const SEED: &'static [u8] = b"position";
+
+    pub fn shares_mut(&mut self, side: Side) -> &mut u64 {
+        match side {
+            Side::Yes => &mut self.yes_shares,
+            Side::No => &mut self.no_shares,
+        }
+    }
+}

@@ -236,3 +236,11 @@ pub fn close_market(authority: Pubkey, market_id: &[u8; 16]) -> Instruction {
 pub fn decode<T: AccountDeserialize>(data: &[u8]) -> Result<T> {
     T::try_deserialize(&mut &data[..])
 }
+
+/// Decodes the data of an `emit_cpi!` inner instruction as event `E`; `None` if it is not one
+/// (the event-instruction tag and `E`'s discriminator must both match).
+pub fn decode_event<E: anchor_lang::Event + anchor_lang::Discriminator>(ix_data: &[u8]) -> Option<E> {
+    let rest = ix_data.strip_prefix(anchor_lang::event::EVENT_IX_TAG_LE)?;
+    let payload = rest.strip_prefix(E::DISCRIMINATOR)?;
+    E::try_from_slice(payload).ok()
+}

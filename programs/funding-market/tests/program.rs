@@ -41,3 +41,379 @@ async fn a_market_from_creation_to_payout() {
     assert_eq!(h.balance(vault).await, 100 * USDC - 10_100_000 + expected.amount_out);
     assert!(!h.exists(client::position_pda(&client::market_pda(&id), &alice.pubkey())).await);
 }
+
+use funding_market::error::FundingMarketError as E;
+use anchor_lang::error::ErrorCode as A;
+use solana_keypair::Keypair;
+
+const ID1: [u8; 16] = [1u8; 16];
+
+/// A harness with an open tier-2 market (b = 100 USDC, prior 0.5) and two funded traders.
+async fn open_market() -> (Harness, Keypair, Keypair) {
+    let mut h = Harness::new().await;
+    let alice = h.trader(1_000 * USDC).await;
+    let bob = h.trader(1_000 * USDC).await;
+    h.create_market(Harness::market_params(1, 100 * USDC, 500_000)).await.unwrap();
+    (h, alice, bob)
+}
+
+#[tokio::test]
+async fn deposits_sweep_only_from_the_minimum_and_anyone_can_crank() {
+    let mut h = Harness::new().await;
+    let carol = h.trader(0).await;
+    let deposit = client::deposit_pda(&carol.pubkey());
+    h.mint_to(deposit, 600_000).await;
+    assert_eq!(h.send(&[client::sweep_deposit(carol.pubkey())], &[]).await, Err(program_error(E::BelowMinimumDeposit)));
+    h.mint_to(deposit, 400_000).await;
+    h.send(&[client::sweep_deposit(carol.pubkey())], &[]).await.unwrap();
+    assert_eq!(h.balance(client::vault_pda(&carol.pubkey())).await, USDC);
+    assert_eq!(h.balance(deposit).await, 0);
+    // Creating the same user twice fails (accounts exist).
+    let payer = h.payer();
+    assert!(h.send(&[client::create_user(payer, carol.pubkey(), h.mint.pubkey())], &[]).await.is_err());
+}
+
+#[tokio::test]
+async fn sells_pay_the_math_proceeds_less_the_fee() {
+    let (mut h, alice, _) = open_market().await;
+    h.buy(&alice, &ID1, Side::No, 50 * USDC, 0).await.unwrap();
+    let before = h.market(&ID1).await;
+    let shares = h.position(&ID1, &alice.pubkey()).await.no_shares / 2;
+    let proceeds = lmsr::Lmsr::new(before.b, before.q_yes, before.q_no).unwrap().sell(lmsr::Side::No, shares).unwrap().amount_out;
+    let fee = lmsr::fee(proceeds, 100).unwrap();
+    let vault = client::vault_pda(&alice.pubkey());
+    let balance = h.balance(vault).await;
+    assert_eq!(h.sell(&alice, &ID1, Side::No, shares, proceeds - fee + 1).await, Err(program_error(E::SlippageExceeded)));
+    h.sell(&alice, &ID1, Side::No, shares, proceeds - fee).await.unwrap();
+    assert_eq!(h.balance(vault).await, balance + proceeds - fee);
+    let after = h.market(&ID1).await;
+    assert_eq!(after.fees_held, before.fees_held + fee);
+    assert_eq!(after.sold_no, before.sold_no - shares);
+    assert_eq!(after.trade_count, 2);
+    let position = h.position(&ID1, &alice.pubkey()).await;
+    assert_eq!(position.paid_out, proceeds - fee);
+    // Selling more than held, zero, or u64::MAX.
+    assert_eq!(h.sell(&alice, &ID1, Side::No, position.no_shares + 1, 0).await, Err(program_error(E::InsufficientShares)));
+    assert_eq!(h.sell(&alice, &ID1, Side::Yes, 1, 0).await, Err(program_error(E::InsufficientShares)));
+    assert_eq!(h.sell(&alice, &ID1, Side::No, 0, 0).await, Err(program_error(E::ZeroAmount)));
+    assert_eq!(h.sell(&alice, &ID1, Side::No, u64::MAX, 0).await, Err(program_error(E::InsufficientShares)));
+}
+
+#[tokio::test]
+async fn buy_amounts_and_slippage_are_bounded() {
+    let (mut h, alice, _) = open_market().await;
+    assert_eq!(h.buy(&alice, &ID1, Side::Yes, 0, 0).await, Err(program_error(E::TradeTooSmall)));
+    assert_eq!(h.buy(&alice, &ID1, Side::Yes, USDC - 1, 0).await, Err(program_error(E::TradeTooSmall)));
+    assert_eq!(h.buy(&alice, &ID1, Side::Yes, u64::MAX, 0).await, Err(program_error(E::Overflow)));
+    assert_eq!(h.buy(&alice, &ID1, Side::Yes, 991 * USDC, 0).await, Err(program_error(E::InsufficientBalance)));
+    let shares = lmsr::Lmsr::new(100 * USDC, 0, 0).unwrap().buy(lmsr::Side::Yes, 5 * USDC).unwrap().amount_out;
+    assert_eq!(h.buy(&alice, &ID1, Side::Yes, 5 * USDC, shares + 1).await, Err(program_error(E::SlippageExceeded)));
+    h.buy(&alice, &ID1, Side::Yes, 5 * USDC, shares).await.unwrap();
+    // The whole balance (amount + 1 % fee) can be spent, to the micro-USDC.
+    let vault = client::vault_pda(&alice.pubkey());
+    let left = h.balance(vault).await;
+    let spendable = left * 100 / 101;
+    h.buy(&alice, &ID1, Side::No, spendable, 0).await.unwrap();
+    assert_eq!(h.balance(vault).await, left - spendable - lmsr::fee(spendable, 100).unwrap());
+}
+
+#[tokio::test]
+async fn only_the_wallet_or_the_operator_may_act_for_a_user() {
+    let (mut h, alice, bob) = open_market().await;
+    let operator = h.operator.insecure_clone();
+    // The operator trades for alice and pays the new position's rent.
+    h.send(&[client::buy_shares(operator.pubkey(), alice.pubkey(), &ID1, Side::Yes, 2 * USDC, 0)], &[&operator]).await.unwrap();
+    assert_eq!(h.position(&ID1, &alice.pubkey()).await.rent_payer, operator.pubkey());
+    let shares = h.position(&ID1, &alice.pubkey()).await.yes_shares;
+    // Bob cannot buy, sell or withdraw for alice.
+    let bob_buy = client::buy_shares(bob.pubkey(), alice.pubkey(), &ID1, Side::Yes, 2 * USDC, 0);
+    assert_eq!(h.send(&[bob_buy], &[&bob]).await, Err(program_error(E::NotWalletOrOperator)));
+    let bob_sell = client::sell_shares(bob.pubkey(), alice.pubkey(), &ID1, Side::Yes, shares, 0);
+    assert_eq!(h.send(&[bob_sell], &[&bob]).await, Err(program_error(E::NotWalletOrOperator)));
+    let bob_dest = h.token_account(&bob.pubkey()).await;
+    let bob_withdraw = client::withdraw(bob.pubkey(), alice.pubkey(), bob_dest, USDC);
+    assert_eq!(h.send(&[bob_withdraw], &[&bob]).await, Err(program_error(E::NotWalletOrOperator)));
+    // A signer flag stripped from the instruction: the runtime never sees a signature.
+    let mut unsigned = client::sell_shares(alice.pubkey(), alice.pubkey(), &ID1, Side::Yes, shares, 0);
+    unsigned.accounts.iter_mut().filter(|m| m.pubkey == alice.pubkey()).for_each(|m| m.is_signer = false);
+    assert_eq!(h.send(&[unsigned], &[]).await, Err(anchor_error(A::AccountNotSigner)));
+    // The operator sells for alice; the USDC lands in alice's vault.
+    h.send(&[client::sell_shares(operator.pubkey(), alice.pubkey(), &ID1, Side::Yes, shares, 0)], &[&operator]).await.unwrap();
+    assert_eq!(h.position(&ID1, &alice.pubkey()).await.yes_shares, 0);
+}
+
+#[tokio::test]
+async fn substituted_accounts_are_refused() {
+    let (mut h, alice, bob) = open_market().await;
+    h.create_market(Harness::market_params(2, 50 * USDC, 300_000)).await.unwrap();
+    let id2 = [2u8; 16];
+    let market2 = client::market_pda(&id2);
+
+    let mut ix = client::buy_shares(alice.pubkey(), alice.pubkey(), &ID1, Side::Yes, 2 * USDC, 0);
+    ix.accounts[4].pubkey = client::vault_pda(&bob.pubkey()); // bob's vault pays for alice
+    assert_eq!(h.send(&[ix], &[&alice]).await, Err(anchor_error(A::ConstraintAddress)));
+
+    let mut ix = client::buy_shares(alice.pubkey(), alice.pubkey(), &ID1, Side::Yes, 2 * USDC, 0);
+    ix.accounts[2].pubkey = client::market_vault_pda(&market2); // another market's vault
+    assert_eq!(h.send(&[ix], &[&alice]).await, Err(anchor_error(A::ConstraintAddress)));
+
+    let mut ix = client::buy_shares(alice.pubkey(), alice.pubkey(), &ID1, Side::Yes, 2 * USDC, 0);
+    ix.accounts[5].pubkey = client::position_pda(&client::market_pda(&ID1), &bob.pubkey()); // bob's position
+    assert_eq!(h.send(&[ix], &[&alice]).await, Err(anchor_error(A::ConstraintSeeds)));
+
+    let mut ix = client::buy_shares(alice.pubkey(), alice.pubkey(), &ID1, Side::Yes, 2 * USDC, 0);
+    ix.accounts[0].pubkey = client::treasury_pda(); // not the config
+    assert!(h.send(&[ix], &[&alice]).await.is_err());
+
+    // A market vault of the wrong mint cannot be created; a treasury substitute is refused.
+    let fake_treasury = h.token_account(&h.authority.pubkey()).await;
+    h.mint_to(fake_treasury, 1_000 * USDC).await;
+    let authority = h.authority.insecure_clone();
+    let mut ix = client::create_market(authority.pubkey(), h.payer(), h.mint.pubkey(), Harness::market_params(3, 50 * USDC, 500_000));
+    ix.accounts[5].pubkey = fake_treasury;
+    assert_eq!(h.send(&[ix], &[&authority]).await, Err(anchor_error(A::ConstraintAddress)));
+    let foreign = h.foreign_token_account(&alice.pubkey()).await;
+    assert_eq!(
+        h.send(&[client::withdraw(alice.pubkey(), alice.pubkey(), foreign, USDC)], &[&alice]).await,
+        Err(anchor_error(A::ConstraintTokenMint))
+    );
+
+    // Settlement must pay the position's owner and refund the rent to its payer.
+    h.buy(&alice, &ID1, Side::Yes, 2 * USDC, 0).await.unwrap();
+    h.set_time(T0 + 3600);
+    h.resolve(&ID1, 1).await.unwrap();
+    let rent_payer = h.position(&ID1, &alice.pubkey()).await.rent_payer;
+    let mut ix = client::settle_position(&ID1, alice.pubkey(), rent_payer);
+    ix.accounts[5].pubkey = client::vault_pda(&bob.pubkey());
+    assert_eq!(h.send(&[ix], &[]).await, Err(anchor_error(A::ConstraintAddress)));
+    let ix = client::settle_position(&ID1, alice.pubkey(), bob.pubkey());
+    assert_eq!(h.send(&[ix], &[]).await, Err(anchor_error(A::ConstraintAddress)));
+}
+
+#[tokio::test]
+async fn markets_need_the_authority_and_a_sane_schedule() {
+    let mut h = Harness::new().await;
+    let stranger = Keypair::new();
+    h.airdrop(stranger.pubkey()).await;
+    let params = Harness::market_params(1, 100 * USDC, 500_000);
+    let ix = client::create_market(stranger.pubkey(), h.payer(), h.mint.pubkey(), params.clone());
+    assert_eq!(h.send(&[ix], &[&stranger]).await, Err(program_error(E::NotAuthority)));
+    let mut ix = client::create_market(h.authority.pubkey(), h.payer(), h.mint.pubkey(), params.clone());
+    ix.accounts[1].is_signer = false;
+    assert_eq!(h.send(&[ix], &[]).await, Err(anchor_error(A::AccountNotSigner)));
+    let mut late_close = params.clone();
+    late_close.close_ts = late_close.settlement_ts - 299;
+    assert_eq!(h.create_market(late_close).await, Err(program_error(E::InvalidSchedule)));
+    let mut bad_b = params.clone();
+    bad_b.b = 0;
+    assert_eq!(h.create_market(bad_b).await, Err(program_error(E::LiquidityOutOfRange)));
+    let mut bad_prior = params.clone();
+    bad_prior.prior_ppm = 1_000_000;
+    assert_eq!(h.create_market(bad_prior).await, Err(program_error(E::PriorOutOfRange)));
+    // Any wallet may pay for a market the authority co-signs.
+    let payer = Keypair::new();
+    h.airdrop(payer.pubkey()).await;
+    let authority = h.authority.insecure_clone();
+    let ix = client::create_market(authority.pubkey(), payer.pubkey(), h.mint.pubkey(), params.clone());
+    h.send(&[ix], &[&authority, &payer]).await.unwrap();
+    assert!(h.create_market(params).await.is_err(), "the same market twice");
+}
+
+#[tokio::test]
+async fn trading_only_inside_the_window() {
+    let (mut h, alice, _) = open_market().await;
+    h.set_time(T0 - 3601);
+    assert_eq!(h.buy(&alice, &ID1, Side::Yes, 2 * USDC, 0).await, Err(program_error(E::MarketNotOpen)));
+    h.set_time(T0 - 3600);
+    h.buy(&alice, &ID1, Side::Yes, 2 * USDC, 0).await.unwrap();
+    h.set_time(T0 + 3299);
+    h.buy(&alice, &ID1, Side::Yes, 2 * USDC, 0).await.unwrap();
+    h.set_time(T0 + 3300);
+    assert_eq!(h.buy(&alice, &ID1, Side::Yes, 2 * USDC, 0).await, Err(program_error(E::MarketClosed)));
+    assert_eq!(h.sell(&alice, &ID1, Side::Yes, 1, 0).await, Err(program_error(E::MarketClosed)));
+    h.set_time(T0 + 3600);
+    h.resolve(&ID1, -5).await.unwrap();
+    h.set_time(T0);
+    assert_eq!(h.buy(&alice, &ID1, Side::Yes, 2 * USDC, 0).await, Err(program_error(E::MarketClosed)));
+}
+
+#[tokio::test]
+async fn resolution_and_settlement_rules() {
+    let (mut h, alice, bob) = open_market().await;
+    h.buy(&alice, &ID1, Side::Yes, 20 * USDC, 0).await.unwrap();
+    h.buy(&bob, &ID1, Side::No, 30 * USDC, 0).await.unwrap();
+    assert_eq!(h.settle(&ID1, &alice.pubkey()).await, Err(program_error(E::NotFinalized)));
+    h.set_time(T0 + 3599);
+    assert_eq!(h.resolve(&ID1, 1).await, Err(program_error(E::TooEarly)));
+    assert_eq!(h.void(&ID1).await, Err(program_error(E::TooEarly)));
+    h.set_time(T0 + 3600);
+    let stranger = Keypair::new();
+    h.airdrop(stranger.pubkey()).await;
+    let ix = client::resolve_market(stranger.pubkey(), &ID1, 1);
+    assert_eq!(h.send(&[ix], &[&stranger]).await, Err(program_error(E::NotOracle)));
+    // A zero rate is not positive: NO wins.
+    h.resolve(&ID1, 0).await.unwrap();
+    assert_eq!(h.market(&ID1).await.outcome, Outcome::No);
+    assert_eq!(h.resolve(&ID1, 1).await, Err(program_error(E::AlreadyFinalized)));
+    assert_eq!(h.void(&ID1).await, Err(program_error(E::AlreadyFinalized)));
+
+    let authority = h.authority.insecure_clone();
+    assert_eq!(h.send(&[client::close_market(authority.pubkey(), &ID1)], &[&authority]).await, Err(program_error(E::PositionsOpen)));
+    let bob_vault = client::vault_pda(&bob.pubkey());
+    let before = h.balance(bob_vault).await;
+    let no_shares = h.position(&ID1, &bob.pubkey()).await.no_shares;
+    h.settle(&ID1, &bob.pubkey()).await.unwrap();
+    assert_eq!(h.balance(bob_vault).await, before + no_shares);
+    let rent_payer = bob.pubkey();
+    assert_eq!(h.send(&[client::settle_position(&ID1, bob.pubkey(), rent_payer)], &[]).await, Err(anchor_error(A::AccountNotInitialized)));
+    let alice_vault = client::vault_pda(&alice.pubkey());
+    let before = h.balance(alice_vault).await;
+    h.settle(&ID1, &alice.pubkey()).await.unwrap();
+    assert_eq!(h.balance(alice_vault).await, before, "the losing side gets nothing");
+
+    // Closing returns what is left to the treasury and closes both accounts.
+    let market = h.market(&ID1).await;
+    let left = h.balance(market.vault).await;
+    let treasury = h.balance(client::treasury_pda()).await;
+    h.send(&[client::close_market(authority.pubkey(), &ID1)], &[&authority]).await.unwrap();
+    assert_eq!(h.balance(client::treasury_pda()).await, treasury + left);
+    assert!(!h.exists(client::market_pda(&ID1)).await && !h.exists(market.vault).await);
+}
+
+#[tokio::test]
+async fn withdrawals_move_exactly_what_the_vault_holds() {
+    let (mut h, alice, _) = open_market().await;
+    let dest = h.token_account(&alice.pubkey()).await;
+    let vault = client::vault_pda(&alice.pubkey());
+    h.send(&[client::withdraw(alice.pubkey(), alice.pubkey(), dest, 250 * USDC)], &[&alice]).await.unwrap();
+    assert_eq!((h.balance(vault).await, h.balance(dest).await), (750 * USDC, 250 * USDC));
+    for (amount, err) in [(750 * USDC + 1, E::InsufficientBalance), (0, E::ZeroAmount), (u64::MAX, E::InsufficientBalance)] {
+        assert_eq!(h.send(&[client::withdraw(alice.pubkey(), alice.pubkey(), dest, amount)], &[&alice]).await, Err(program_error(err)));
+    }
+    let operator = h.operator.insecure_clone();
+    h.send(&[client::withdraw(operator.pubkey(), alice.pubkey(), dest, 750 * USDC)], &[&operator]).await.unwrap();
+    assert_eq!(h.balance(vault).await, 0);
+}
+
+use funding_market::events::{MarketCreated, TradeExecuted};
+
+#[tokio::test]
+async fn trades_emit_their_event_as_an_inner_instruction() {
+    let mut h = Harness::new().await;
+    let alice = h.trader(100 * USDC).await;
+    let authority = h.authority.insecure_clone();
+    let params = Harness::market_params(7, 200 * USDC, 640_000);
+    let create = client::create_market(authority.pubkey(), h.payer(), h.mint.pubkey(), params.clone());
+    let created: Vec<MarketCreated> =
+        h.inner_instruction_data(&[create.clone()], &[&authority]).await.iter().filter_map(|d| client::decode_event(d)).collect();
+    assert_eq!(created.len(), 1);
+    assert_eq!((created[0].b, created[0].yes_price + created[0].no_price), (200 * USDC, USDC));
+    assert!((created[0].yes_price as i64 - 640_000).abs() <= 1);
+    h.send(&[create], &[&authority]).await.unwrap();
+
+    let id = [7u8; 16];
+    let buy = client::buy_shares(alice.pubkey(), alice.pubkey(), &id, Side::No, 12 * USDC, 0);
+    let events: Vec<TradeExecuted> = h.inner_instruction_data(&[buy.clone()], &[&alice]).await.iter().filter_map(|d| client::decode_event(d)).collect();
+    h.send(&[buy], &[&alice]).await.unwrap();
+    let market = h.market(&id).await;
+    let position = h.position(&id, &alice.pubkey()).await;
+    assert_eq!(events.len(), 1);
+    let e = &events[0];
+    assert_eq!((e.market, e.wallet, e.side, e.is_buy), (client::market_pda(&id), alice.pubkey(), Side::No, true));
+    assert_eq!((e.shares, e.amount, e.fee), (position.no_shares, 12 * USDC, 120_000));
+    assert_eq!((e.q_yes, e.q_no, e.volume, e.trade_count), (market.q_yes, market.q_no, market.volume, 1));
+    assert_eq!(e.yes_price + e.no_price, USDC);
+    assert_eq!(e.vault_balance, h.balance(market.vault).await);
+    // A MarketCreated payload is not mistaken for a trade.
+    assert!(client::decode_event::<TradeExecuted>(&[0u8; 8]).is_none());
+}
+
+/// Hundreds of random buys and sells from several traders; the market vault covers every
+/// payout after each one. Returns the traders and what each put in.
+async fn random_trading(h: &mut Harness, seed: u64, id: &[u8; 16]) -> Vec<Keypair> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let b = rng.random_range(20..=300) * USDC;
+    let prior = rng.random_range(20_000..=980_000);
+    h.create_market(Harness::market_params(id[0], b, prior)).await.unwrap();
+    let mut traders = Vec::new();
+    for _ in 0..5 {
+        traders.push(h.trader(2_000 * USDC).await);
+    }
+    for _ in 0..300 {
+        let t = &traders[rng.random_range(0..traders.len())];
+        let side = if rng.random_bool(0.5) { Side::Yes } else { Side::No };
+        let held = match h.exists(client::position_pda(&client::market_pda(id), &t.pubkey())).await {
+            true => h.position(id, &t.pubkey()).await,
+            false => Default::default(),
+        };
+        let shares = if side == Side::Yes { held.yes_shares } else { held.no_shares };
+        if shares > 0 && rng.random_bool(0.4) {
+            let amount = if rng.random_bool(0.3) { shares } else { rng.random_range(1..=shares) };
+            h.sell(t, id, side, amount, 0).await.unwrap();
+        } else {
+            let amount = rng.random_range(USDC..=60 * USDC);
+            match h.buy(t, id, side, amount, 0).await {
+                Ok(()) | Err(Failure::Code(_)) => {}
+                Err(other) => panic!("{other:?}"),
+            }
+        }
+        let market = h.market(id).await;
+        let vault = h.balance(market.vault).await;
+        assert!(vault >= market.sold_yes.max(market.sold_no) + market.fees_held, "vault {vault} short");
+    }
+    traders
+}
+
+#[tokio::test]
+async fn on_chain_solvency_resolve_pays_every_winner_exactly() {
+    for seed in [11, 12] {
+        let mut h = Harness::new().await;
+        let id = [seed as u8; 16];
+        let traders = random_trading(&mut h, seed, &id).await;
+        h.set_time(T0 + 3600);
+        let yes_wins = seed % 2 == 0;
+        h.resolve(&id, if yes_wins { 42 } else { -42 }).await.unwrap();
+        for t in &traders {
+            if !h.exists(client::position_pda(&client::market_pda(&id), &t.pubkey())).await {
+                continue;
+            }
+            let p = h.position(&id, &t.pubkey()).await;
+            let vault = client::vault_pda(&t.pubkey());
+            let before = h.balance(vault).await;
+            h.settle(&id, &t.pubkey()).await.unwrap();
+            assert_eq!(h.balance(vault).await - before, if yes_wins { p.yes_shares } else { p.no_shares });
+        }
+        let market = h.market(&id).await;
+        assert_eq!((market.open_positions, market.sold_yes, market.sold_no), (0, 0, 0));
+        let authority = h.authority.insecure_clone();
+        h.send(&[client::close_market(authority.pubkey(), &id)], &[&authority]).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn on_chain_void_refunds_everyone_what_they_put_in() {
+    let mut h = Harness::new().await;
+    let id = [21u8; 16];
+    let traders = random_trading(&mut h, 21, &id).await;
+    h.set_time(T0 + 3600);
+    h.void(&id).await.unwrap();
+    let treasury_before = h.balance(client::treasury_pda()).await;
+    let mut from_treasury = 0;
+    for t in &traders {
+        let vault = client::vault_pda(&t.pubkey());
+        if !h.exists(client::position_pda(&client::market_pda(&id), &t.pubkey())).await {
+            continue;
+        }
+        let p = h.position(&id, &t.pubkey()).await;
+        let market_vault_address = h.market(&id).await.vault;
+        let market_vault = h.balance(market_vault_address).await;
+        h.settle(&id, &t.pubkey()).await.unwrap();
+        let refund = p.paid_in.saturating_sub(p.paid_out);
+        from_treasury += refund.saturating_sub(market_vault);
+        // Whoever did not come out ahead is back to exactly their deposit.
+        let expected = 2_000 * USDC + p.paid_out.saturating_sub(p.paid_in);
+        assert_eq!(h.balance(vault).await, expected, "paid in {}, out {}", p.paid_in, p.paid_out);
+    }
+    assert_eq!(h.balance(client::treasury_pda()).await, treasury_before - from_treasury);
+}

@@ -4,7 +4,7 @@ use super::Side;
 
 /// A wallet's holding in one market, PDA `["position", market, wallet]`. Closed when settled.
 #[account]
-#[derive(InitSpace)]
+#[derive(InitSpace, Default)]
 pub struct Position {
     pub market: Pubkey,
     pub wallet: Pubkey,

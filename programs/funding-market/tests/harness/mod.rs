@@ -243,3 +243,35 @@ fn failure(e: BanksClientError) -> Failure {
         _ => Failure::Other(format!("{e:?}")),
     }
 }
+
+impl Harness {
+    /// A token account of a freshly made, different mint (a substitution attempt).
+    pub async fn foreign_token_account(&mut self, owner: &Pubkey) -> Pubkey {
+        let real_mint = self.mint.insecure_clone();
+        self.mint = Keypair::new();
+        self.create_mint().await;
+        let account = self.token_account(owner).await;
+        self.mint = real_mint;
+        account
+    }
+}
+
+impl Harness {
+    /// Simulates `ixs` and returns the data of every inner instruction (where `emit_cpi!`
+    /// events travel).
+    pub async fn inner_instruction_data(&mut self, ixs: &[Instruction], signers: &[&Keypair]) -> Vec<Vec<u8>> {
+        let blockhash = self.ctx.get_new_latest_blockhash().await.unwrap();
+        let mut all: Vec<&Keypair> = vec![&self.ctx.payer];
+        all.extend_from_slice(signers);
+        let tx = Transaction::new_signed_with_payer(ixs, Some(&self.ctx.payer.pubkey()), &all, blockhash);
+        let sim = self.ctx.banks_client.simulate_transaction(tx).await.unwrap();
+        assert_eq!(sim.result, Some(Ok(())), "simulation failed");
+        sim.simulation_details
+            .and_then(|d| d.inner_instructions)
+            .unwrap_or_default()
+            .into_iter()
+            .flatten()
+            .map(|inner| inner.instruction.data)
+            .collect()
+    }
+}

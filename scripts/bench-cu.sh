@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Compute units of the LMSR math on real SBF (optional tooling, not CI): builds
+# bench/sbf-lmsr for bpfel-unknown-none with a nightly toolchain and sbpf-linker, then runs it
+# in solana-program-test's SBF VM. Installs both tools on first use (rustup reaches its server).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NIGHTLY=nightly-2026-10-01
+rustup toolchain list | grep -q "^$NIGHTLY" || rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src
+command -v sbpf-linker >/dev/null || cargo +"$NIGHTLY" install sbpf-linker@0.2.6 --locked
+(cd bench/sbf-lmsr && cargo +"$NIGHTLY" build --release --target bpfel-unknown-none \
+  -Zbuild-std=core,alloc -Zbuild-std-features=compiler-builtins-mem)
+built=bench/sbf-lmsr/target/bpfel-unknown-none/release/liblmsr_sbf_bench.so
+so=bench/sbf-lmsr/target/bpfel-unknown-none/release/lmsr_sbf_bench.so
+cp "$built" "$so"
+[ -f "$so" ] || { echo "no $so"; exit 1; }
+SBF_OUT_DIR="$PWD/$(dirname "$so")" RUST_LOG=error \
+  cargo test -p funding-market --test compute_units -- --ignored --nocapture 2>&1 | grep -E "CU|test result"

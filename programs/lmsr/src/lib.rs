@@ -7,7 +7,8 @@
 //! - USDC amounts: `u64` micro-USDC (1 USDC = 1,000,000).
 //! - Share quantities: `u64` micro-shares (a winning share pays 1 USDC).
 //! - Probabilities: [`Price`] at 36 decimals; [`Lmsr::prices_micro`] gives the six-decimal view.
-//! - Internal arithmetic: signed 18-decimal fixed point ([`fixed`]), errors of a few 1e-18.
+//! - Internal arithmetic: signed binary fixed point with 60 fractional bits ([`fixed`]),
+//!   errors of a few 2^-60 ≈ 8.7e-19.
 //!
 //! # Domain
 //! Inside it every function returns a value; outside it a [`LmsrError`], never a panic or a

@@ -16,8 +16,8 @@
 //! market's collateral always covers C(q) ≥ max(q_yes, q_no) (the solvency invariant).
 
 use crate::fixed::{
-    ERROR_ULPS, E36, WAD, WAD_U, exp_neg_parts, ln_1p_exp_neg, ln_exp_m1, ln_ratio, log_sum_exp,
-    softplus,
+    E36, ERROR_ULPS, FRAC_BITS, ONE_U, exp_neg_parts, ln_1p_exp_neg, ln_exp_m1, ln_ratio, log_sum_exp,
+    mul_shr, ratio, softplus,
 };
 use crate::{
     AMOUNT_MAX, LIQUIDITY_MAX, LIQUIDITY_MIN, LmsrError, MAX_SKEW, MICRO, PRIOR_MAX_PPM,
@@ -118,7 +118,7 @@ impl Lmsr {
         let p = prior_yes_ppm.clamp(PRIOR_MIN_PPM, PRIOR_MAX_PPM) as u64;
         let (hi, lo) = if p * 2 >= MICRO { (p, MICRO - p) } else { (MICRO - p, p) };
         // Rounding q0 either way is harmless: the subsidy is computed from the q0 actually used.
-        let skew = (b as u128 * ln_ratio(hi, lo) as u128 / WAD_U) as u64;
+        let skew = ((b as u128 * ln_ratio(hi, lo) as u128) >> FRAC_BITS) as u64;
         let (q_yes, q_no) = if p * 2 >= MICRO { (skew, 0) } else { (0, skew) };
         Lmsr::new(b, q_yes, q_no)
     }
@@ -128,19 +128,19 @@ impl Lmsr {
     /// whatever is traded: for an opening prior p this is b·ln(1/min(p, 1-p)).
     pub fn subsidy(&self) -> u64 {
         let skew = self.q_yes.abs_diff(self.q_no);
-        let u = skew as i128 * WAD / self.b as i128;
-        skew + ceil_times_b(self.b, ln_1p_exp_neg(u))
+        skew + ceil_times_b(self.b, ln_1p_exp_neg(ratio(skew as i128, self.b)))
     }
 
     /// The exact-to-18-digits price of `side`.
     pub fn price(&self, side: Side) -> Price {
-        // p_small = e/(1+e) with e = e^{-|q_yes - q_no|/b} = m·2^-k; 1/(1+e) is taken at WAD
-        // and the mantissa product at 1e36 before the shift, so tiny prices keep their digits.
+        // p_small = e/(1+e) with e = e^{-|q_yes - q_no|/b} = m·2^-k. The mantissa product is
+        // taken at 2^-120 before the shift, and converted to 10^-36 through a 256-bit product,
+        // so tiny prices keep their digits.
         let skew = self.q_yes.abs_diff(self.q_no);
-        let u = skew as i128 * WAD / self.b as i128;
-        let (m, k) = exp_neg_parts(u);
-        let inv_one_plus_e = E36 / (WAD_U + (m >> k));
-        let small = (m * inv_one_plus_e) >> k;
+        let (m, k) = exp_neg_parts(ratio(skew as i128, self.b));
+        let inv_one_plus_e = (1u128 << (2 * FRAC_BITS)) / (ONE_U + (m >> k));
+        let small_q120 = (m * inv_one_plus_e) >> k;
+        let small = mul_shr(small_q120, E36, 2 * FRAC_BITS);
         let side_is_cheap = match side {
             Side::Yes => self.q_yes <= self.q_no,
             Side::No => self.q_no < self.q_yes,
@@ -177,7 +177,7 @@ impl Lmsr {
         }
         self.with_delta(side, shares as i128)?;
         let u = self.skew_against(side);
-        let t = shares as i128 * WAD / self.b as i128;
+        let t = ratio(shares as i128, self.b);
         let c = log_sum_exp(t - softplus(u), -softplus(-u));
         Ok(ceil_times_b(self.b, c + 1)) // +1 ulp: t above was rounded down
     }
@@ -190,18 +190,18 @@ impl Lmsr {
         }
         let after = self.with_delta(side, -(shares as i128))?;
         let u = self.skew_against(side);
-        let t = shares as i128 * WAD / self.b as i128;
+        let t = ratio(shares as i128, self.b);
         let c = -log_sum_exp(-softplus(-u), -softplus(u) - t);
         Ok(Fill { amount_out: floor_times_b(self.b, c), after })
     }
 
-    /// u = (q_other - q_side)/b in WAD: how far `side` trails the other outcome.
+    /// u = (q_other - q_side)/b in Q60: how far `side` trails the other outcome.
     fn skew_against(&self, side: Side) -> i128 {
         let (q_side, q_other) = match side {
             Side::Yes => (self.q_yes, self.q_no),
             Side::No => (self.q_no, self.q_yes),
         };
-        (q_other as i128 - q_side as i128) * WAD / self.b as i128
+        ratio(q_other as i128 - q_side as i128, self.b)
     }
 
     /// The state with `delta` micro-shares added to (or, negative, removed from) `side`.
@@ -223,10 +223,10 @@ impl Lmsr {
 }
 
 /// b·x rounded down after subtracting the error margin; 0 if that is negative.
-/// Inputs: b ≤ `LIQUIDITY_MAX` (1e11), |x| ≤ 1e27 (WAD), so b·x fits in i128.
+/// Inputs: b ≤ `LIQUIDITY_MAX` (< 2^37), |x| < 2^87 (Q60), so b·x fits in i128.
 fn floor_times_b(b: u64, x: i128) -> u64 {
     let exact = b as i128 * x - (b as u128 * ERROR_ULPS) as i128;
-    if exact <= 0 { 0 } else { (exact / WAD) as u64 }
+    if exact <= 0 { 0 } else { (exact >> FRAC_BITS) as u64 }
 }
 
 /// b·x rounded up after adding the error margin; 0 if x ≤ 0.
@@ -235,5 +235,5 @@ fn ceil_times_b(b: u64, x: i128) -> u64 {
         return 0;
     }
     let exact = b as u128 * x as u128 + b as u128 * ERROR_ULPS;
-    exact.div_ceil(WAD_U) as u64
+    exact.div_ceil(ONE_U) as u64
 }

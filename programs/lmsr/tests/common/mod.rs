@@ -18,9 +18,9 @@ pub fn uint(n: u128) -> Real {
     Real::from(n).with_precision(DIGITS).value()
 }
 
-/// n / 10^18.
-pub fn wad(n: i128) -> Real {
-    int(n) / int(1_000_000_000_000_000_000)
+/// n / 2^60 (the crate's fixed point).
+pub fn q60(n: i128) -> Real {
+    int(n) / int(1 << 60)
 }
 
 /// n / 10^36.

@@ -235,6 +235,17 @@ async fn trading_only_inside_the_window() {
     h.resolve(&ID1, -5).await.unwrap();
     h.set_time(T0);
     assert_eq!(h.buy(&alice, &ID1, Side::Yes, 2 * USDC, 0).await, Err(program_error(E::MarketClosed)));
+    assert_eq!(h.sell(&alice, &ID1, Side::Yes, 1, 0).await, Err(program_error(E::MarketClosed)));
+
+    // A voided market refuses trades too, even with the clock back inside its window.
+    h.create_market(Harness::market_params(2, 100 * USDC, 500_000)).await.unwrap();
+    let id2 = [2u8; 16];
+    h.buy(&alice, &id2, Side::No, 2 * USDC, 0).await.unwrap();
+    h.set_time(T0 + 3600);
+    h.void(&id2).await.unwrap();
+    h.set_time(T0);
+    assert_eq!(h.buy(&alice, &id2, Side::No, 2 * USDC, 0).await, Err(program_error(E::MarketClosed)));
+    assert_eq!(h.sell(&alice, &id2, Side::No, 1, 0).await, Err(program_error(E::MarketClosed)));
 }
 
 #[tokio::test]

@@ -45,3 +45,19 @@ impl<S: Send + Sync> FromRequestParts<S> for AnyCaller {
         }
     }
 }
+
+/// A caller with an API key (for bot-only endpoints). Tokens are refused.
+pub struct KeyCaller(pub Caller);
+
+impl<S: Send + Sync> FromRequestParts<S> for KeyCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        match identity(parts) {
+            Identity::Authenticated(caller) if matches!(caller.method, AuthMethod::ApiKey { .. }) => Ok(KeyCaller(caller)),
+            Identity::Authenticated(_) => Err(ApiError::Unauthorized("this endpoint needs an API key (X-API-Key)".into())),
+            Identity::Invalid(e) => Err(e),
+            Identity::Anonymous => Err(ApiError::Unauthorized("missing X-API-Key".into())),
+        }
+    }
+}

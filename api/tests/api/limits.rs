@@ -147,3 +147,41 @@ async fn a_dead_redis_neither_blocks_nor_hangs_requests(db: PgPool) {
     assert_eq!((status, code.as_str()), (500, "INTERNAL_ERROR"));
     assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
 }
+
+/// Each extractor admits exactly its credentials.
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn extractors_admit_exactly_their_credentials(db: PgPool) {
+    use api::auth::extract::{AnyCaller, KeyCaller};
+    use axum::routing::get;
+    let state = state(db, &redis_url());
+    let routes = Router::new()
+        .route("/v1/token-only", get(|TokenCaller(c): TokenCaller| async move { Data::new(c.user_id) }))
+        .route("/v1/key-only", get(|KeyCaller(c): KeyCaller| async move { Data::new(c.user_id) }))
+        .route("/v1/any", get(|AnyCaller(c): AnyCaller| async move { Data::new(c.user_id) }))
+        .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
+        .with_state(state.clone());
+    let app = serve(api::middleware::apply(routes, Duration::from_secs(5))).await;
+    let user = api::users::sign_in(&state.db, &address(&wallet())).await.unwrap();
+    let token = state.tokens.issue(user.id, &user.wallet_address, chrono::Utc::now()).0;
+    let key = api::auth::api_key::create(&state.db, user.id, "bot").await.unwrap().unwrap().key;
+    let bearer = format!("Bearer {token}");
+    let (jwt, api_key) = (("authorization", bearer.as_str()), ("x-api-key", key.as_str()));
+    for (path, header, expected) in [
+        ("/v1/token-only", jwt, 200),
+        ("/v1/token-only", api_key, 401),
+        ("/v1/key-only", api_key, 200),
+        ("/v1/key-only", jwt, 401),
+        ("/v1/any", jwt, 200),
+        ("/v1/any", api_key, 200),
+    ] {
+        let response = app.get_with(path, header).await;
+        assert_eq!(response.status(), expected, "{path} with {}", header.0);
+        if expected == 200 {
+            let body: serde_json::Value = response.json().await.unwrap();
+            assert_eq!(body["data"], user.id.to_string());
+        }
+    }
+    for path in ["/v1/token-only", "/v1/key-only", "/v1/any"] {
+        assert_eq!(code_of(app.get(path).await).await, (401, "UNAUTHORIZED".into()));
+    }
+}

@@ -13,6 +13,7 @@ pub mod config;
 pub mod db;
 pub mod envelope;
 pub mod error;
+pub mod exchanges;
 pub mod extract;
 pub mod middleware;
 pub mod ratelimit;

@@ -3,6 +3,7 @@
 mod auth;
 mod binary;
 mod envelope;
+mod exchanges;
 mod health;
 mod helpers;
 mod limits;

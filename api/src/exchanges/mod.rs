@@ -1,0 +1,124 @@
+//! Exchange adapters: funding-rate history, the current and predicted rate, and the funding
+//! interval of a perpetual, from the exchanges' real public REST formats (DESIGN §6,
+//! `shared/notes/external-formats.md`). Base URLs are configuration; tests and local runs point
+//! them at the simulated exchange (`sim-exchange`), which answers in the same formats.
+
+mod binance;
+mod bybit;
+mod http;
+mod hyperliquid;
+mod okx;
+pub mod rate;
+
+use std::time::Duration;
+
+pub use http::ExchangeError;
+pub use rate::FundingRate;
+
+/// The venues a series can be on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Exchange {
+    Binance,
+    Bybit,
+    Okx,
+    Hyperliquid,
+}
+
+impl Exchange {
+    pub const ALL: [Exchange; 4] = [Exchange::Binance, Exchange::Bybit, Exchange::Okx, Exchange::Hyperliquid];
+
+    /// The lowercase identifier used in slugs and the API.
+    pub fn id(self) -> &'static str {
+        match self {
+            Exchange::Binance => "binance",
+            Exchange::Bybit => "bybit",
+            Exchange::Okx => "okx",
+            Exchange::Hyperliquid => "hyperliquid",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Exchange> {
+        Exchange::ALL.into_iter().find(|e| e.id() == s)
+    }
+}
+
+/// A settled funding rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FundingPoint {
+    /// The funding settlement time, Unix milliseconds.
+    pub time_ms: i64,
+    pub rate: FundingRate,
+}
+
+/// The rate that will settle next, as the exchange currently predicts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CurrentFunding {
+    pub rate: FundingRate,
+    /// The next settlement, Unix milliseconds.
+    pub next_funding_ms: i64,
+    /// Hours between settlements (1, 4 or 8).
+    pub interval_hours: u32,
+}
+
+/// A symbol as `<BASE><QUOTE>` (e.g. `BTCUSDT`); each adapter maps it to its venue's name.
+pub fn split_symbol(symbol: &str) -> Option<(&str, &str)> {
+    ["USDT", "USDC", "USD"]
+        .into_iter()
+        .find_map(|quote| symbol.strip_suffix(quote).filter(|base| !base.is_empty()).map(|base| (base, quote)))
+}
+
+/// One venue's client.
+#[derive(Clone)]
+pub struct ExchangeClient {
+    exchange: Exchange,
+    http: http::Http,
+}
+
+impl ExchangeClient {
+    /// `base_url` without a trailing slash, e.g. `https://fapi.binance.com`.
+    pub fn new(exchange: Exchange, base_url: &str, timeout: Duration) -> ExchangeClient {
+        ExchangeClient { exchange, http: http::Http::new(base_url, timeout) }
+    }
+
+    pub fn exchange(&self) -> Exchange {
+        self.exchange
+    }
+
+    /// Settled rates with settlement times in [start_ms, end_ms], oldest first.
+    pub async fn funding_history(&self, symbol: &str, start_ms: i64, end_ms: i64) -> Result<Vec<FundingPoint>, ExchangeError> {
+        let mut points = match self.exchange {
+            Exchange::Binance => binance::history(&self.http, symbol, start_ms, end_ms).await?,
+            Exchange::Bybit => bybit::history(&self.http, symbol, start_ms, end_ms).await?,
+            Exchange::Okx => okx::history(&self.http, symbol, start_ms, end_ms).await?,
+            Exchange::Hyperliquid => hyperliquid::history(&self.http, symbol, start_ms, end_ms).await?,
+        };
+        points.retain(|p| (start_ms..=end_ms).contains(&p.time_ms));
+        points.sort_by_key(|p| p.time_ms);
+        points.dedup_by_key(|p| p.time_ms);
+        Ok(points)
+    }
+
+    /// The predicted next rate, the next settlement time and the current interval.
+    pub async fn current(&self, symbol: &str) -> Result<CurrentFunding, ExchangeError> {
+        match self.exchange {
+            Exchange::Binance => binance::current(&self.http, symbol).await,
+            Exchange::Bybit => bybit::current(&self.http, symbol).await,
+            Exchange::Okx => okx::current(&self.http, symbol).await,
+            Exchange::Hyperliquid => hyperliquid::current(&self.http, symbol).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbols_split_into_base_and_quote() {
+        assert_eq!(split_symbol("BTCUSDT"), Some(("BTC", "USDT")));
+        assert_eq!(split_symbol("1000PEPEUSDC"), Some(("1000PEPE", "USDC")));
+        assert_eq!(split_symbol("ETHUSD"), Some(("ETH", "USD")));
+        assert_eq!(split_symbol("USDT"), None);
+        assert_eq!(split_symbol("BTC"), None);
+    }
+}

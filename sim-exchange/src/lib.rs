@@ -1,0 +1,300 @@
+//! A simulated exchange for local runs and tests: Binance, Bybit, OKX and Hyperliquid's public
+//! funding endpoints, in their real response formats (envelopes, string-typed numbers, paging
+//! order and limits, error shapes), over seeded deterministic data (`model`).
+//!
+//! `POST /sim/faults` makes a venue misbehave on demand: `{"venue": "binance", "status": 429,
+//! "count": 2, "retry_after_secs": 1}` answers the venue's next two requests with that status.
+
+pub mod model;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{Query, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{Next, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+pub use model::{Model, SimSymbol};
+use model::{HOUR_MS, decimal};
+
+pub struct Sim {
+    pub model: Model,
+    faults: Mutex<HashMap<String, Fault>>,
+    /// Fixed clock for tests; `None` follows the wall clock.
+    now_ms: Option<i64>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Fault {
+    pub venue: String,
+    pub status: u16,
+    pub count: u32,
+    #[serde(default)]
+    pub retry_after_secs: Option<u64>,
+}
+
+impl Sim {
+    pub fn new(model: Model) -> Sim {
+        Sim { model, faults: Mutex::new(HashMap::new()), now_ms: None }
+    }
+
+    /// A simulation whose clock stands still at `now_ms`.
+    pub fn at(model: Model, now_ms: i64) -> Sim {
+        Sim { now_ms: Some(now_ms), ..Sim::new(model) }
+    }
+
+    fn now(&self) -> i64 {
+        self.now_ms.unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+        })
+    }
+}
+
+/// About twenty series across the four venues (the service's default set uses the same).
+pub fn default_symbols() -> Vec<SimSymbol> {
+    let mut out = Vec::new();
+    for (venue, interval, symbols) in [
+        ("binance", 8, &["BTCUSDT", "ETHUSDT", "SOLUSDT", "DOGEUSDT", "XRPUSDT", "1000PEPEUSDT"][..]),
+        ("bybit", 8, &["BTCUSDT", "ETHUSDT", "SOLUSDT", "WIFUSDT", "SUIUSDT"][..]),
+        ("okx", 8, &["BTCUSDT", "ETHUSDT", "SOLUSDT", "TONUSDT"][..]),
+        ("hyperliquid", 1, &["BTCUSDC", "ETHUSDC", "SOLUSDC", "HYPEUSDC", "AVAXUSDC"][..]),
+    ] {
+        out.extend(symbols.iter().map(|s| SimSymbol { venue, symbol: (*s).to_owned(), interval_hours: interval }));
+    }
+    out
+}
+
+pub fn router(sim: Arc<Sim>) -> Router {
+    Router::new()
+        .route("/fapi/v1/fundingRate", get(binance_history))
+        .route("/fapi/v1/premiumIndex", get(binance_premium_index))
+        .route("/fapi/v1/fundingInfo", get(binance_funding_info))
+        .route("/v5/market/funding/history", get(bybit_history))
+        .route("/v5/market/tickers", get(bybit_tickers))
+        .route("/api/v5/public/funding-rate", get(okx_current))
+        .route("/api/v5/public/funding-rate-history", get(okx_history))
+        .route("/info", post(hyperliquid_info))
+        .layer(from_fn_with_state(sim.clone(), inject_faults))
+        .route("/sim/faults", post(set_fault))
+        .with_state(sim)
+}
+
+async fn set_fault(State(sim): State<Arc<Sim>>, Json(fault): Json<Fault>) -> StatusCode {
+    sim.faults.lock().unwrap().insert(fault.venue.clone(), fault);
+    StatusCode::NO_CONTENT
+}
+
+fn venue_of(path: &str) -> &'static str {
+    match path {
+        p if p.starts_with("/fapi") => "binance",
+        p if p.starts_with("/v5") => "bybit",
+        p if p.starts_with("/api/v5") => "okx",
+        _ => "hyperliquid",
+    }
+}
+
+async fn inject_faults(State(sim): State<Arc<Sim>>, req: Request, next: Next) -> Response {
+    let venue = venue_of(req.uri().path());
+    let fault = {
+        let mut faults = sim.faults.lock().unwrap();
+        match faults.get_mut(venue) {
+            Some(f) if f.count > 0 => {
+                f.count -= 1;
+                Some(f.clone())
+            }
+            _ => None,
+        }
+    };
+    let Some(fault) = fault else { return next.run(req).await };
+    let status = StatusCode::from_u16(fault.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = (status, "simulated fault").into_response();
+    if let Some(after) = fault.retry_after_secs {
+        response.headers_mut().insert("retry-after", after.into());
+    }
+    response
+}
+
+type Params = Query<HashMap<String, String>>;
+
+fn param(q: &HashMap<String, String>, name: &str) -> Option<i64> {
+    q.get(name).and_then(|v| v.parse().ok())
+}
+
+fn rows_between(sim: &Sim, s: &SimSymbol, start: Option<i64>, end: Option<i64>, limit: usize) -> Vec<(i64, i64)> {
+    let now = sim.now();
+    let end = end.unwrap_or(now);
+    // Without a start, the most recent `limit` settlements.
+    let start = start.unwrap_or(end - limit as i64 * s.interval_hours * HOUR_MS);
+    sim.model.settlements(s, start, end, now).into_iter().map(|t| (t, sim.model.rate_at(s, t))).collect()
+}
+
+// --- Binance -------------------------------------------------------------------------------
+
+fn binance_invalid_symbol() -> Response {
+    (StatusCode::BAD_REQUEST, Json(json!({"code": -1121, "msg": "Invalid symbol."}))).into_response()
+}
+
+async fn binance_history(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("binance", sym)) else { return binance_invalid_symbol() };
+    let limit = param(&q, "limit").unwrap_or(100).clamp(1, 1000) as usize;
+    let rows: Vec<Value> = rows_between(&sim, s, param(&q, "startTime"), param(&q, "endTime"), limit)
+        .into_iter()
+        .take(limit)
+        .map(|(t, r)| json!({"symbol": s.symbol, "fundingRate": decimal(r, 8), "fundingTime": t, "markPrice": "34287.54619963"}))
+        .collect();
+    Json(rows).into_response()
+}
+
+async fn binance_premium_index(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("binance", sym)) else { return binance_invalid_symbol() };
+    let now = sim.now();
+    Json(json!({
+        "symbol": s.symbol, "markPrice": "11793.63104562", "indexPrice": "11781.80495970",
+        "estimatedSettlePrice": "11781.16138815", "lastFundingRate": decimal(sim.model.rate_at(s, now), 8),
+        "nextFundingTime": sim.model.next_settlement(s, now), "interestRate": "0.00010000", "time": now,
+    }))
+    .into_response()
+}
+
+async fn binance_funding_info(State(sim): State<Arc<Sim>>) -> Response {
+    let now = sim.now();
+    let adjusted: Vec<Value> = sim
+        .model
+        .symbols
+        .iter()
+        .filter(|s| s.venue == "binance" && sim.model.interval_at(s, now) != 8)
+        .map(|s| json!({"symbol": s.symbol, "adjustedFundingRateCap": "0.02500000", "adjustedFundingRateFloor": "-0.02500000",
+                        "fundingIntervalHours": sim.model.interval_at(s, now), "disclaimer": false}))
+        .collect();
+    Json(adjusted).into_response()
+}
+
+// --- Bybit ---------------------------------------------------------------------------------
+
+fn bybit(ret_code: i64, ret_msg: &str, result: Value, now: i64) -> Response {
+    Json(json!({"retCode": ret_code, "retMsg": ret_msg, "result": result, "retExtInfo": {}, "time": now})).into_response()
+}
+
+async fn bybit_history(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    let now = sim.now();
+    let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("bybit", sym)) else {
+        return bybit(10001, "params error: symbol invalid", json!({}), now);
+    };
+    let (start, end) = (param(&q, "startTime"), param(&q, "endTime"));
+    if start.is_some() && end.is_none() {
+        return bybit(10001, "params error: endTime is required with startTime", json!({}), now);
+    }
+    let limit = param(&q, "limit").unwrap_or(200).clamp(1, 200) as usize;
+    let mut rows = rows_between(&sim, s, start, end, limit);
+    rows.reverse(); // newest first
+    let list: Vec<Value> = rows
+        .into_iter()
+        .take(limit)
+        .map(|(t, r)| json!({"symbol": s.symbol, "fundingRate": decimal(r, 8), "fundingRateTimestamp": t.to_string()}))
+        .collect();
+    bybit(0, "OK", json!({"category": "linear", "list": list}), now)
+}
+
+async fn bybit_tickers(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    let now = sim.now();
+    let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("bybit", sym)) else {
+        return bybit(10001, "params error: symbol invalid", json!({}), now);
+    };
+    let ticker = json!({
+        "symbol": s.symbol, "fundingRate": decimal(sim.model.rate_at(s, now), 8),
+        "nextFundingTime": sim.model.next_settlement(s, now).to_string(),
+        "fundingIntervalHour": sim.model.interval_at(s, now).to_string(),
+        "markPrice": "63000.10", "indexPrice": "62990.55", "openInterest": "51234.1", "openInterestValue": "3227750000.00",
+    });
+    bybit(0, "OK", json!({"category": "linear", "list": [ticker]}), now)
+}
+
+// --- OKX -----------------------------------------------------------------------------------
+
+fn okx_symbol<'a>(sim: &'a Sim, q: &HashMap<String, String>) -> Option<&'a SimSymbol> {
+    let inst = q.get("instId")?;
+    let symbol = inst.strip_suffix("-SWAP")?.replace('-', "");
+    sim.model.find("okx", &symbol)
+}
+
+fn okx_error() -> Response {
+    Json(json!({"code": "51001", "msg": "Instrument ID does not exist", "data": []})).into_response()
+}
+
+async fn okx_current(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    let Some(s) = okx_symbol(&sim, &q) else { return okx_error() };
+    let now = sim.now();
+    let funding_time = sim.model.next_settlement(s, now);
+    let next = sim.model.next_settlement(s, funding_time);
+    let rate = decimal(sim.model.rate_at(s, now), 8);
+    Json(json!({"code": "0", "msg": "", "data": [{
+        "instType": "SWAP", "instId": q["instId"], "fundingRate": rate, "nextFundingRate": "",
+        "fundingTime": funding_time.to_string(), "nextFundingTime": next.to_string(),
+        "minFundingRate": "-0.0075", "maxFundingRate": "0.0075", "settState": "processing",
+        "settFundingRate": rate, "premium": "0.0001", "method": "current_period", "ts": now.to_string(),
+    }]}))
+    .into_response()
+}
+
+/// Newest first; `after` = rows older than that time, `before` = newer.
+async fn okx_history(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    let Some(s) = okx_symbol(&sim, &q) else { return okx_error() };
+    let limit = param(&q, "limit").unwrap_or(100).clamp(1, 100) as usize;
+    let end = param(&q, "after").map(|a| a - 1);
+    let start = param(&q, "before").map(|b| b + 1).or(Some(model::EPOCH_MS));
+    let mut rows = rows_between(&sim, s, start, end, limit);
+    rows.reverse();
+    let data: Vec<Value> = rows
+        .into_iter()
+        .take(limit)
+        .map(|(t, r)| json!({"instType": "SWAP", "instId": q["instId"], "fundingRate": decimal(r, 8),
+                             "realizedRate": decimal(r, 8), "fundingTime": t.to_string(), "method": "current_period"}))
+        .collect();
+    Json(json!({"code": "0", "msg": "", "data": data})).into_response()
+}
+
+// --- Hyperliquid ---------------------------------------------------------------------------
+
+fn hl_symbol<'a>(sim: &'a Sim, coin: &str) -> Option<&'a SimSymbol> {
+    sim.model.symbols.iter().find(|s| s.venue == "hyperliquid" && s.symbol.strip_suffix("USDC") == Some(coin))
+}
+
+async fn hyperliquid_info(State(sim): State<Arc<Sim>>, Json(body): Json<Value>) -> Response {
+    let now = sim.now();
+    match body["type"].as_str() {
+        Some("fundingHistory") => {
+            let coin = body["coin"].as_str().unwrap_or_default();
+            let Some(s) = hl_symbol(&sim, coin) else { return Json(json!([])).into_response() };
+            let Some(start) = body["startTime"].as_i64() else {
+                return (StatusCode::UNPROCESSABLE_ENTITY, "Failed to deserialize the JSON body").into_response();
+            };
+            let rows: Vec<Value> = rows_between(&sim, s, Some(start), body["endTime"].as_i64(), 500)
+                .into_iter()
+                .take(500)
+                .map(|(t, r)| json!({"coin": coin, "fundingRate": decimal(r, 8), "premium": "0.0003", "time": t}))
+                .collect();
+            Json(rows).into_response()
+        }
+        Some("metaAndAssetCtxs") => {
+            let (universe, contexts): (Vec<Value>, Vec<Value>) = sim
+                .model
+                .symbols
+                .iter()
+                .filter(|s| s.venue == "hyperliquid")
+                .map(|s| {
+                    let coin = s.symbol.strip_suffix("USDC").unwrap_or(&s.symbol);
+                    (json!({"name": coin, "szDecimals": 5, "maxLeverage": 40}),
+                     json!({"funding": decimal(sim.model.rate_at(s, now), 8), "openInterest": "1234.5", "markPx": "100.0",
+                            "oraclePx": "100.0", "midPx": "100.0", "premium": "0.0003", "dayNtlVlm": "1000000.0"}))
+                })
+                .unzip();
+            Json(json!([{"universe": universe}, contexts])).into_response()
+        }
+        _ => (StatusCode::UNPROCESSABLE_ENTITY, "Failed to deserialize the JSON body").into_response(),
+    }
+}

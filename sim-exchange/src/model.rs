@@ -1,0 +1,146 @@
+//! The simulated funding process: per (venue, symbol), an integer mean-reverting walk on an
+//! hourly grid from 2026-01-01, seeded and deterministic, quantised to 1e-8 (every venue's
+//! decimal strings are then exact). A symbol's settled rate at a funding time is the grid value
+//! at that hour. Units: 1e-12 ("pico"), as everywhere in the service.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+pub const HOUR_MS: i64 = 3_600_000;
+pub const DAY_MS: i64 = 24 * HOUR_MS;
+/// 2026-01-01T00:00:00Z: the grid starts here.
+pub const EPOCH_MS: i64 = 1_767_225_600_000;
+const QUANTUM: i64 = 10_000; // 1e-8 in pico
+
+#[derive(Clone, Debug)]
+pub struct SimSymbol {
+    pub venue: &'static str,
+    /// `<BASE><QUOTE>`, e.g. `BTCUSDT`.
+    pub symbol: String,
+    /// Hours between settlements (1, 4 or 8); 8-hour symbols switch to 4 hours on some days.
+    pub interval_hours: i64,
+}
+
+pub struct Model {
+    seed: u64,
+    pub symbols: Vec<SimSymbol>,
+    grids: Mutex<HashMap<(String, String), Vec<i64>>>,
+}
+
+/// splitmix64: a tiny, well-mixed, deterministic generator.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn hash(parts: &[&str], seed: u64) -> u64 {
+    parts.iter().flat_map(|p| p.bytes().chain([0])).fold(seed ^ 0xCBF2_9CE4_8422_2325, |h, b| mix(h ^ b as u64))
+}
+
+impl Model {
+    pub fn new(seed: u64, symbols: Vec<SimSymbol>) -> Model {
+        Model { seed, symbols, grids: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn find(&self, venue: &str, symbol: &str) -> Option<&SimSymbol> {
+        self.symbols.iter().find(|s| s.venue == venue && s.symbol == symbol)
+    }
+
+    /// The interval in force at `t_ms`: 8-hour symbols run at 4 hours on about one day in nine.
+    pub fn interval_at(&self, s: &SimSymbol, t_ms: i64) -> i64 {
+        let day = (t_ms - EPOCH_MS).div_euclid(DAY_MS) as u64;
+        if s.interval_hours == 8 && mix(hash(&[s.venue, &s.symbol], self.seed) ^ day) % 9 == 0 { 4 } else { s.interval_hours }
+    }
+
+    /// The rate on the grid at the hour containing `t_ms` (pico; 0 before the epoch).
+    pub fn rate_at(&self, s: &SimSymbol, t_ms: i64) -> i64 {
+        if t_ms < EPOCH_MS {
+            return 0;
+        }
+        let hour = ((t_ms - EPOCH_MS) / HOUR_MS) as usize;
+        let key = (s.venue.to_owned(), s.symbol.clone());
+        let mut grids = self.grids.lock().unwrap();
+        let grid = grids.entry(key).or_default();
+        let h = hash(&[s.venue, &s.symbol], self.seed);
+        // Mean between -0.5e-4 and +1.5e-4, reversion over ~2 days, hourly noise ~3e-5.
+        let mean = -50_000_000 + (h % 200_000_000) as i64;
+        while grid.len() <= hour {
+            let n = grid.len() as u64;
+            let previous = grid.last().copied().unwrap_or(mean);
+            let uniform = |i: u64| (mix(h ^ n.wrapping_mul(4) ^ i) % 2001) as i64 - 1000;
+            let normal_milli = (0..4).map(uniform).sum::<i64>() * 1000 / 1155; // ≈ N(0,1)·1000
+            let next = previous + (mean - previous) / 48 + 30_000 * normal_milli;
+            grid.push(next / QUANTUM * QUANTUM);
+        }
+        grid[hour]
+    }
+
+    /// Settlement times in [from_ms, to_ms] (and not after `now_ms`), oldest first.
+    pub fn settlements(&self, s: &SimSymbol, from_ms: i64, to_ms: i64, now_ms: i64) -> Vec<i64> {
+        let to = to_ms.min(now_ms);
+        let mut t = (from_ms.max(EPOCH_MS) + HOUR_MS - 1).div_euclid(HOUR_MS) * HOUR_MS;
+        let mut out = Vec::new();
+        while t <= to {
+            if (t / HOUR_MS) % self.interval_at(s, t) == 0 {
+                out.push(t);
+            }
+            t += HOUR_MS;
+        }
+        out
+    }
+
+    /// The next settlement strictly after `now_ms`.
+    pub fn next_settlement(&self, s: &SimSymbol, now_ms: i64) -> i64 {
+        let mut t = (now_ms / HOUR_MS + 1) * HOUR_MS;
+        while (t / HOUR_MS) % self.interval_at(s, t) != 0 {
+            t += HOUR_MS;
+        }
+        t
+    }
+}
+
+/// A decimal string with `places` decimals for a pico rate (exact: rates are multiples of 1e-8).
+pub fn decimal(pico: i64, places: u32) -> String {
+    let sign = if pico < 0 { "-" } else { "" };
+    let m = pico.unsigned_abs();
+    let unit = 10u64.pow(12 - places);
+    format!("{sign}{}.{:0width$}", m / 1_000_000_000_000, (m % 1_000_000_000_000) / unit, width = places as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn btc() -> SimSymbol {
+        SimSymbol { venue: "binance", symbol: "BTCUSDT".into(), interval_hours: 8 }
+    }
+
+    #[test]
+    fn deterministic_and_quantised() {
+        let (a, b) = (Model::new(7, vec![btc()]), Model::new(7, vec![btc()]));
+        let t = EPOCH_MS + 500 * HOUR_MS;
+        assert_eq!(a.rate_at(&btc(), t), b.rate_at(&btc(), t));
+        assert_eq!(a.rate_at(&btc(), t) % QUANTUM, 0);
+        assert_ne!(Model::new(8, vec![btc()]).rate_at(&btc(), t), a.rate_at(&btc(), t));
+        let rates: Vec<i64> = (0..2000).map(|h| a.rate_at(&btc(), EPOCH_MS + h * HOUR_MS)).collect();
+        assert!(rates.iter().any(|r| *r > 0) && rates.iter().all(|r| r.abs() < 10_000_000_000));
+    }
+
+    #[test]
+    fn settlements_follow_the_interval_including_its_changes() {
+        let m = Model::new(1, vec![btc()]);
+        let times = m.settlements(&btc(), EPOCH_MS, EPOCH_MS + 60 * DAY_MS, i64::MAX);
+        assert!(times.windows(2).all(|w| w[1] - w[0] == 4 * HOUR_MS || w[1] - w[0] == 8 * HOUR_MS));
+        assert!(times.windows(2).any(|w| w[1] - w[0] == 4 * HOUR_MS), "some days run at 4 h");
+        assert!(times.iter().all(|t| t % (4 * HOUR_MS) == 0));
+    }
+
+    #[test]
+    fn decimals_are_exact() {
+        assert_eq!(decimal(382_460_000, 8), "0.00038246");
+        assert_eq!(decimal(-37_500_000_000, 8), "-0.03750000");
+        assert_eq!(decimal(0, 4), "0.0000");
+    }
+}

@@ -16,6 +16,8 @@ pub mod error;
 pub mod exchanges;
 pub mod extract;
 pub mod middleware;
+pub mod money;
+pub mod prior;
 pub mod ratelimit;
 pub mod routes;
 pub mod startup;

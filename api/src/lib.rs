@@ -14,6 +14,7 @@ pub mod db;
 pub mod envelope;
 pub mod error;
 pub mod exchanges;
+pub mod markets;
 pub mod extract;
 pub mod middleware;
 pub mod money;

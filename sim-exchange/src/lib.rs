@@ -280,6 +280,22 @@ async fn hyperliquid_info(State(sim): State<Arc<Sim>>, Json(body): Json<Value>) 
                 .collect();
             Json(rows).into_response()
         }
+        Some("predictedFundings") => {
+            let coins: Vec<Value> = sim
+                .model
+                .symbols
+                .iter()
+                .filter(|s| s.venue == "hyperliquid")
+                .map(|s| {
+                    let coin = s.symbol.strip_suffix("USDC").unwrap_or(&s.symbol);
+                    let hl = json!({"fundingRate": decimal(sim.model.rate_at(s, now), 8),
+                                    "nextFundingTime": sim.model.next_settlement(s, now),
+                                    "fundingIntervalHours": sim.model.interval_at(s, now)});
+                    json!([coin, [["BinPerp", null], ["HlPerp", hl]]])
+                })
+                .collect();
+            Json(coins).into_response()
+        }
         Some("metaAndAssetCtxs") => {
             let (universe, contexts): (Vec<Value>, Vec<Value>) = sim
                 .model

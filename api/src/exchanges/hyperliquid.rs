@@ -1,5 +1,6 @@
-//! Hyperliquid: `POST /info` with `fundingHistory` and `metaAndAssetCtxs`. Funding settles
-//! every hour.
+//! Hyperliquid: `POST /info` with `fundingHistory`, and `predictedFundings` for the next rate,
+//! settlement time and interval of Hyperliquid's own perp (`HlPerp`; the answer also lists other
+//! venues' predictions).
 
 use serde::Deserialize;
 use serde_json::json;
@@ -9,7 +10,6 @@ use super::{CurrentFunding, FundingPoint, split_symbol};
 
 /// Rows per `fundingHistory` answer; a full page means there may be more.
 const PAGE: usize = 500;
-const HOUR_MS: i64 = 3_600_000;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -19,19 +19,15 @@ struct FundingRow {
 }
 
 #[derive(Deserialize)]
-struct Meta {
-    universe: Vec<Asset>,
+#[serde(rename_all = "camelCase")]
+struct Predicted {
+    funding_rate: String,
+    next_funding_time: i64,
+    funding_interval_hours: u32,
 }
 
-#[derive(Deserialize)]
-struct Asset {
-    name: String,
-}
-
-#[derive(Deserialize)]
-struct AssetCtx {
-    funding: String,
-}
+/// `[[coin, [[venue, prediction | null], …]], …]`.
+type PredictedFundings = Vec<(String, Vec<(String, Option<Predicted>)>)>;
 
 /// `BTCUSDC` / `BTCUSD` → `BTC` (Hyperliquid names coins only).
 fn coin(symbol: &str) -> Result<&str, ExchangeError> {
@@ -58,9 +54,16 @@ pub async fn history(http: &Http, symbol: &str, start_ms: i64, end_ms: i64) -> R
 
 pub async fn current(http: &Http, symbol: &str) -> Result<CurrentFunding, ExchangeError> {
     let coin = coin(symbol)?;
-    let (meta, contexts): (Meta, Vec<AssetCtx>) = http.post("/info", &json!({"type": "metaAndAssetCtxs"})).await?;
-    let index = meta.universe.iter().position(|a| a.name == coin).ok_or_else(|| ExchangeError::UnknownSymbol(symbol.to_owned()))?;
-    let ctx = contexts.get(index).ok_or_else(|| ExchangeError::Format("asset contexts shorter than the universe".into()))?;
-    let now = chrono::Utc::now().timestamp_millis();
-    Ok(CurrentFunding { rate: rate("funding", &ctx.funding)?, next_funding_ms: (now / HOUR_MS + 1) * HOUR_MS, interval_hours: 1 })
+    let all: PredictedFundings = http.post("/info", &json!({"type": "predictedFundings"})).await?;
+    let prediction = all
+        .into_iter()
+        .find(|(name, _)| name == coin)
+        .and_then(|(_, venues)| venues.into_iter().find(|(venue, _)| venue == "HlPerp"))
+        .and_then(|(_, p)| p)
+        .ok_or_else(|| ExchangeError::UnknownSymbol(symbol.to_owned()))?;
+    Ok(CurrentFunding {
+        rate: rate("fundingRate", &prediction.funding_rate)?,
+        next_funding_ms: prediction.next_funding_time,
+        interval_hours: prediction.funding_interval_hours,
+    })
 }

@@ -7,3 +7,4 @@ mod exchanges;
 mod health;
 mod helpers;
 mod limits;
+mod scheduler;

@@ -48,6 +48,24 @@ pub struct Config {
     /// `FM_TRUSTED_PROXIES`: comma-separated proxy IPs whose `X-Forwarded-For` is believed.
     /// Default none: the client IP is the socket's peer.
     pub trusted_proxies: Vec<IpAddr>,
+    /// `FM_SCHEDULER`: run the round scheduler in this process. Default `true`.
+    pub scheduler_enabled: bool,
+    /// `FM_SCHEDULER_PERIOD_SECS`: time between scheduler passes. Default 30.
+    pub scheduler_period: Duration,
+    /// `FM_ROUND_HORIZON_HOURS`: how far ahead rounds are created. Default 24.
+    pub round_horizon: Duration,
+    /// `FM_BINANCE_URL`, `FM_BYBIT_URL`, `FM_OKX_URL`, `FM_HYPERLIQUID_URL`: the venues' REST
+    /// base URLs (e.g. `https://fapi.binance.com`). A venue left unset is served by the
+    /// simulated exchange, started in-process (the embedded default).
+    pub exchange_urls: ExchangeUrls,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ExchangeUrls {
+    pub binance: Option<String>,
+    pub bybit: Option<String>,
+    pub okx: Option<String>,
+    pub hyperliquid: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +125,15 @@ impl Config {
                 .filter(|s| !s.is_empty())
                 .map(|ip| parse("FM_TRUSTED_PROXIES", ip.to_owned()))
                 .collect::<Result<_, _>>()?,
+            scheduler_enabled: parse("FM_SCHEDULER", get("FM_SCHEDULER", "true"))?,
+            scheduler_period: secs("FM_SCHEDULER_PERIOD_SECS", get("FM_SCHEDULER_PERIOD_SECS", "30"))?,
+            round_horizon: Duration::from_secs(3600 * positive::<u64>("FM_ROUND_HORIZON_HOURS", get("FM_ROUND_HORIZON_HOURS", "24"))?),
+            exchange_urls: ExchangeUrls {
+                binance: lookup("FM_BINANCE_URL"),
+                bybit: lookup("FM_BYBIT_URL"),
+                okx: lookup("FM_OKX_URL"),
+                hyperliquid: lookup("FM_HYPERLIQUID_URL"),
+            },
         })
     }
 }

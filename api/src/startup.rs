@@ -8,6 +8,8 @@ use axum::Router;
 use tokio::net::TcpListener;
 
 use crate::cache::Redis;
+use crate::exchanges::{Exchange, ExchangeClient};
+use crate::markets::{scheduler, series};
 use crate::{AppState, Config, db, middleware, routes};
 
 /// The whole HTTP application for `state`.
@@ -27,10 +29,11 @@ pub enum StartupError {
     Bind { addr: SocketAddr, source: std::io::Error },
 }
 
-/// A bound, ready-to-serve service.
+/// A bound, ready-to-serve service, with its background workers.
 pub struct Application {
     listener: TcpListener,
     router: Router,
+    workers: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Application {
@@ -53,8 +56,9 @@ impl Application {
         let listener = TcpListener::bind(config.bind_addr)
             .await
             .map_err(|source| StartupError::Bind { addr: config.bind_addr, source })?;
+        let workers = if config.scheduler_enabled { start_scheduler(&config, &db).await? } else { Vec::new() };
         let state = AppState::new(config, db, redis);
-        Ok(Application { listener, router: app(state) })
+        Ok(Application { listener, router: app(state), workers })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -64,10 +68,50 @@ impl Application {
     /// Serves until `shutdown` completes, then finishes in-flight requests and returns.
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
         tracing::info!(addr = %self.local_addr(), "listening");
-        axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
+        let served = axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(shutdown)
-            .await
+            .await;
+        self.workers.iter().for_each(|w| w.abort());
+        served
     }
+}
+
+/// Seeds the default series and runs the scheduler against the configured venues; venues
+/// without a URL are served by the simulated exchange, started here on a free local port.
+async fn start_scheduler(config: &Config, db: &sqlx::PgPool) -> Result<Vec<tokio::task::JoinHandle<()>>, StartupError> {
+    let mut workers = Vec::new();
+    series::ensure(db, &series::default_series()).await?;
+    let urls = &config.exchange_urls;
+    let configured = [
+        (Exchange::Binance, &urls.binance),
+        (Exchange::Bybit, &urls.bybit),
+        (Exchange::Okx, &urls.okx),
+        (Exchange::Hyperliquid, &urls.hyperliquid),
+    ];
+    let simulated = if configured.iter().any(|(_, url)| url.is_none()) {
+        let addr = SocketAddr::from(([127, 0, 0, 1], 0));
+        let bind_error = |source| StartupError::Bind { addr, source };
+        let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
+        let base = format!("http://{}", listener.local_addr().map_err(bind_error)?);
+        let sim = std::sync::Arc::new(sim_exchange::Sim::new(sim_exchange::Model::new(42, sim_exchange::default_symbols())));
+        workers.push(tokio::spawn(async move {
+            let _ = axum::serve(listener, sim_exchange::router(sim)).await;
+        }));
+        tracing::info!(%base, "simulated exchange serving the venues without a configured URL");
+        Some(base)
+    } else {
+        None
+    };
+    let venues = configured
+        .iter()
+        .map(|(exchange, url)| {
+            let base = (*url).clone().or_else(|| simulated.clone()).expect("a simulated base when a URL is missing");
+            ExchangeClient::new(*exchange, &base, Duration::from_secs(10))
+        })
+        .collect();
+    let scheduler = scheduler::Scheduler::new(db.clone(), venues, config.round_horizon);
+    workers.push(scheduler::spawn(scheduler, config.scheduler_period));
+    Ok(workers)
 }
 
 /// Completes on SIGINT (Ctrl-C) or SIGTERM.

@@ -4,6 +4,9 @@
 mod api_keys;
 mod auth;
 mod health;
+mod markets;
+mod page;
+mod series;
 mod users;
 
 use axum::Router;
@@ -19,7 +22,16 @@ pub fn router(state: AppState) -> Router {
         .route("/auth/verify", post(auth::verify))
         .route("/api-keys", post(api_keys::create).get(api_keys::list))
         .route("/api-keys/{id}", delete(api_keys::revoke))
-        .route("/users/me", get(users::me));
+        .route("/users/me", get(users::me))
+        .route("/series", get(series::list))
+        .route("/series/{slug}", get(series::get))
+        .route("/series/{slug}/rounds", get(series::rounds))
+        .route("/markets", get(markets::list))
+        .route("/markets/{id}", get(markets::get))
+        .route("/markets/{id}/trades", get(markets::trades))
+        .route("/markets/{id}/quote", get(markets::quote))
+        .route("/markets/{id}/prices", get(markets::prices))
+        .route("/quote", get(markets::series_quote));
     Router::new()
         .route("/health", get(health::health))
         .nest("/v1", v1)

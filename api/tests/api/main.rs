@@ -7,4 +7,5 @@ mod exchanges;
 mod health;
 mod helpers;
 mod limits;
+mod markets;
 mod scheduler;

@@ -1,0 +1,257 @@
+//! Series, markets, rounds, trades, prices and quotes through the HTTP API on real Postgres.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use api::exchanges::{Exchange, ExchangeClient, FundingRate};
+use api::markets::scheduler::Scheduler;
+use api::markets::{series, settlement};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::helpers::*;
+
+async fn series_id(db: &PgPool, slug: &str) -> Uuid {
+    sqlx::query_scalar("SELECT id FROM series WHERE slug = $1").bind(slug).fetch_one(db).await.unwrap()
+}
+
+/// A round of `slug` with explicit times, status and prior (b = 200 USDC, opening q from prior).
+async fn insert_market(db: &PgPool, slug: &str, number: i32, settlement: DateTime<Utc>, status: &str, prior_ppm: u32) -> Uuid {
+    let opening = lmsr::Lmsr::opening(200_000_000, prior_ppm).unwrap();
+    let id = Uuid::new_v4();
+    sqlx::query(
+        "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
+                              yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 200000000, $8, $9, $10, $11, 123456)",
+    )
+    .bind(id)
+    .bind(series_id(db, slug).await)
+    .bind(number)
+    .bind(settlement - chrono::Duration::hours(8))
+    .bind(settlement - chrono::Duration::minutes(5))
+    .bind(settlement)
+    .bind(status)
+    .bind(opening.q(lmsr::Side::Yes) as i64)
+    .bind(opening.q(lmsr::Side::No) as i64)
+    .bind(opening.prices_micro().0 as i32)
+    .bind(prior_ppm as i32)
+    .execute(db)
+    .await
+    .unwrap();
+    id
+}
+
+async fn json(app: &TestApp, path: &str) -> (u16, Value) {
+    let r = app.get(path).await;
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+async fn app_with_series(db: &PgPool) -> TestApp {
+    series::ensure(db, &series::default_series()).await.unwrap();
+    spawn(state(db.clone(), &redis_url())).await
+}
+
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn series_are_listed_filtered_and_paged(db: PgPool) {
+    let app = app_with_series(&db).await;
+    let (status, body) = json(&app, "/v1/series").await;
+    assert_eq!(status, 200);
+    let cards = body["data"].as_array().unwrap();
+    assert_eq!(cards.len(), 20);
+    assert_eq!(body["meta"], serde_json::json!({"page": 1, "limit": 50, "total": 20}));
+    assert_eq!(cards[0]["tier"], 1, "tier 1 first");
+    let btc = cards.iter().find(|c| c["slug"] == "binance-btcusdt").unwrap();
+    assert_eq!((btc["display_name"].as_str(), btc["symbol"].as_str(), btc["exchange"].as_str()), (Some("BTC/USDT"), Some("BTCUSDT"), Some("binance")));
+    assert_eq!((btc["total_volume"].as_str(), btc["yes_rate"].as_str(), btc["avg_funding_rate"].as_str()), (Some("0.000000"), Some("0.00"), Some("0.00000000")));
+    assert_eq!(btc["current_round"], Value::Null);
+
+    let (_, page2) = json(&app, "/v1/series?limit=5&page=2").await;
+    assert_eq!(page2["data"].as_array().unwrap().len(), 5);
+    assert_eq!(page2["meta"]["page"], 2);
+    assert_eq!(page2["data"][0]["slug"], cards[5]["slug"]);
+    let (_, tail) = json(&app, "/v1/series?offset=18&limit=5").await;
+    assert_eq!(tail["data"].as_array().unwrap().len(), 2);
+    let (_, okx) = json(&app, "/v1/series?exchange=okx").await;
+    assert_eq!(okx["meta"]["total"], 4);
+    for (path, parameter) in [
+        ("/v1/series?limit=201", "limit"),
+        ("/v1/series?limit=0", "limit"),
+        ("/v1/series?page=0", "page"),
+        ("/v1/series?limit=abc", "limit"),
+        ("/v1/series?exchange=ftx", "exchange"),
+        ("/v1/series?page=1&offset=3", "offset"),
+    ] {
+        let (status, body) = json(&app, path).await;
+        assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{path}");
+        assert!(body["error"]["message"].as_str().unwrap().contains(parameter), "{path}: {}", body["error"]["message"]);
+    }
+    let (status, body) = json(&app, "/v1/series/binance-nopeusdt").await;
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("NOT_FOUND")));
+}
+
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn settlements_update_series_statistics_incrementally(db: PgPool) {
+    let app = app_with_series(&db).await;
+    let now = Utc::now();
+    // Six past rounds settle: + + - + + +  (rates in 1e-12).
+    let rates = [100_000_000i64, 50_000_000, -20_000_000, 10_000_000, 30_000_000, 40_000_000];
+    for (i, rate) in rates.iter().enumerate() {
+        let settlement = now - chrono::Duration::hours(8 * (6 - i as i64));
+        let id = insert_market(&db, "binance-btcusdt", i as i32 + 1, settlement, "resolving", 500_000).await;
+        sqlx::query("UPDATE markets SET total_volume = 1500000 WHERE id = $1").bind(id).execute(&db).await.unwrap();
+        settlement::record(&db, id, FundingRate(*rate), settlement + chrono::Duration::minutes(1)).await.unwrap();
+        assert!(settlement::record(&db, id, FundingRate(*rate), settlement).await.is_err(), "settles once");
+    }
+    let current = insert_market(&db, "binance-btcusdt", 7, now + chrono::Duration::hours(2), "open", 640_000).await;
+
+    let (_, card) = json(&app, "/v1/series/binance-btcusdt").await;
+    let card = &card["data"];
+    assert_eq!((card["total_rounds"].as_i64(), card["yes_rate"].as_str()), (Some(6), Some("83.33")));
+    assert_eq!((card["longest_yes_streak"].as_i64(), card["longest_no_streak"].as_i64()), (Some(3), Some(1)));
+    assert_eq!((card["last_outcome"].as_str(), card["total_volume"].as_str()), (Some("yes"), Some("9.000000")));
+    assert_eq!(card["avg_funding_rate"], "0.00003500", "mean of the six rates");
+    let round = &card["current_round"];
+    assert_eq!((round["id"].as_str(), round["status"].as_str()), (Some(current.to_string().as_str()), Some("open")));
+    assert_eq!(round["ou_prior"], "0.6400");
+    assert_eq!(round["ou_confidence"], "0.1235");
+    let (yes, no) = (round["yes_price"].as_str().unwrap(), round["no_price"].as_str().unwrap());
+    assert_eq!((yes.len(), no.len()), (8, 8), "six decimals");
+    assert_eq!(yes.parse::<f64>().unwrap() + no.parse::<f64>().unwrap(), 1.0);
+
+    let (_, rounds) = json(&app, "/v1/series/binance-btcusdt/rounds?limit=4").await;
+    let items = rounds["data"].as_array().unwrap();
+    assert_eq!((items.len(), rounds["meta"]["total"].as_i64()), (4, Some(6)));
+    assert_eq!(items[0]["round_number"], 6, "latest first");
+    assert_eq!((items[0]["outcome"].as_str(), items[0]["actual_rate"].as_str()), (Some("yes"), Some("0.00004000")));
+    assert_eq!(items[3]["outcome"], "no");
+}
+
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn markets_are_listed_by_status_and_found_by_id(db: PgPool) {
+    let app = app_with_series(&db).await;
+    let now = Utc::now();
+    let open = insert_market(&db, "okx-ethusdt", 1, now + chrono::Duration::hours(3), "open", 500_000).await;
+    let pending = insert_market(&db, "okx-ethusdt", 2, now + chrono::Duration::hours(11), "pending", 500_000).await;
+    let settled = insert_market(&db, "okx-btcusdt", 1, now - chrono::Duration::hours(1), "resolving", 500_000).await;
+    settlement::record(&db, settled, FundingRate(-5), now).await.unwrap();
+
+    let (_, all) = json(&app, "/v1/markets").await;
+    assert_eq!(all["meta"]["total"], 3);
+    assert_eq!(all["data"][0]["id"], open.to_string(), "unfinished soonest first");
+    let (_, only_open) = json(&app, "/v1/markets?status=open").await;
+    assert_eq!(only_open["data"].as_array().unwrap().len(), 1);
+    let (_, m) = json(&app, &format!("/v1/markets/{open}")).await;
+    let m = &m["data"];
+    assert_eq!((m["symbol"].as_str(), m["exchange"].as_str(), m["tier"].as_i64()), (Some("ETHUSDT"), Some("okx"), Some(1)));
+    assert!(m["question"].as_str().unwrap().contains("ETHUSDT") && m["question"].as_str().unwrap().contains("OKX"));
+    assert!(m.get("outcome").is_none() && m.get("actual_rate").is_none() && m.get("settled_at").is_none());
+    let (_, s) = json(&app, &format!("/v1/markets/{settled}")).await;
+    assert_eq!((s["data"]["status"].as_str(), s["data"]["outcome"].as_str()), (Some("settled"), Some("no")));
+    assert_eq!(s["data"]["actual_rate"], "-0.000000000005", "exact, sign kept");
+    assert!(s["data"]["settled_at"].is_string());
+    let _ = pending;
+
+    for (path, status, parameter) in [
+        ("/v1/markets?status=live", 400, "status"),
+        ("/v1/markets?limit=101", 400, "limit"),
+        ("/v1/markets/not-a-uuid", 400, "id"),
+        ("/v1/markets/not-a-uuid/quote?side=yes&amount=5", 400, "id"),
+    ] {
+        let (got, body) = json(&app, path).await;
+        assert_eq!(got, status, "{path}");
+        assert!(body["error"]["message"].as_str().unwrap().contains(parameter), "{path}");
+    }
+    let (status, _) = json(&app, &format!("/v1/markets/{}", Uuid::new_v4())).await;
+    assert_eq!(status, 404);
+}
+
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn quotes_are_the_programs_fill_and_refuse_bad_input(db: PgPool) {
+    let app = app_with_series(&db).await;
+    let now = Utc::now();
+    let open = insert_market(&db, "bybit-solusdt", 1, now + chrono::Duration::hours(3), "open", 640_000).await;
+    let closed = insert_market(&db, "bybit-solusdt", 2, now + chrono::Duration::minutes(3), "closed", 500_000).await;
+
+    let (status, q) = json(&app, &format!("/v1/markets/{open}/quote?side=no&amount=25.5")).await;
+    assert_eq!(status, 200, "{q}");
+    let opening = lmsr::Lmsr::opening(200_000_000, 640_000).unwrap();
+    let fill = opening.buy(lmsr::Side::No, 25_500_000).unwrap();
+    let q = &q["data"];
+    assert_eq!(q["shares"], api::money::micros(fill.amount_out as i64));
+    assert_eq!(q["max_payout"], q["shares"]);
+    assert_eq!((q["fee_usdc"].as_str(), q["total_cost"].as_str(), q["amount"].as_str()), (Some("0.255000"), Some("25.755000"), Some("25.500000")));
+    let (new_yes, new_no) = fill.after.prices_micro();
+    assert_eq!((q["new_yes_price"].clone(), q["new_no_price"].clone()), (api::money::micros(new_yes as i64).into(), api::money::micros(new_no as i64).into()));
+    let impact = new_no as i64 - opening.prices_micro().1 as i64;
+    assert!(impact > 0);
+    assert_eq!(q["price_impact"], api::money::micros(impact));
+
+    let (_, by_slug) = json(&app, "/v1/quote?series_id=bybit-solusdt&side=no&amount=25.5").await;
+    assert_eq!(by_slug["data"]["shares"], q["shares"]);
+    let id = series_id(&db, "bybit-solusdt").await;
+    let (_, by_id) = json(&app, &format!("/v1/quote?series_id={id}&side=no&amount=25.5")).await;
+    assert_eq!(by_id["data"]["shares"], q["shares"]);
+
+    for (query, parameter) in [
+        ("side=maybe&amount=5", "side"),
+        ("amount=5", "side"),
+        ("side=yes", "amount"),
+        ("side=yes&amount=abc", "amount"),
+        ("side=yes&amount=-5", "amount"),
+        ("side=yes&amount=0.99", "amount"),
+        ("side=yes&amount=1.0000001", "amount"),
+        ("side=yes&amount=100000000000", "amount"),
+    ] {
+        let (status, body) = json(&app, &format!("/v1/markets/{open}/quote?{query}")).await;
+        assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{query}");
+        assert!(body["error"]["message"].as_str().unwrap().contains(parameter), "{query}: {body}");
+    }
+    let (status, body) = json(&app, &format!("/v1/markets/{closed}/quote?side=yes&amount=5")).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("MARKET_CLOSED")));
+    let (status, body) = json(&app, "/v1/quote?series_id=okx-tonusdt&side=yes&amount=5").await;
+    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("MARKET_CLOSED")), "no open round");
+    let (status, _) = json(&app, "/v1/quote?series_id=okx-nopeusdt&side=yes&amount=5").await;
+    assert_eq!(status, 404);
+    let (status, _) = json(&app, "/v1/quote?side=yes&amount=5").await;
+    assert_eq!(status, 400);
+}
+
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn trades_and_price_history_are_served(db: PgPool) {
+    let app = app_with_series(&db).await;
+    let market = insert_market(&db, "binance-ethusdt", 1, Utc::now() + chrono::Duration::hours(1), "open", 500_000).await;
+    for (i, (side, shares, amount)) in [("yes", 20_000_000i64, 10_000_000i64), ("no", 5_000_000, 2_600_000)].into_iter().enumerate() {
+        let at = Utc::now() - chrono::Duration::minutes(10 - i as i64);
+        sqlx::query("INSERT INTO trades (id, market_id, side, is_buy, shares, amount, fee, yes_price_ppm, created_at) VALUES ($1, $2, $3, true, $4, $5, $6, 510000, $7)")
+            .bind(Uuid::new_v4()).bind(market).bind(side).bind(shares).bind(amount).bind(amount / 100).bind(at)
+            .execute(&db).await.unwrap();
+        sqlx::query("INSERT INTO market_prices (market_id, at, yes_price_ppm) VALUES ($1, $2, $3)")
+            .bind(market).bind(at).bind(510_000 + i as i32).execute(&db).await.unwrap();
+    }
+    let (_, trades) = json(&app, &format!("/v1/markets/{market}/trades")).await;
+    let items = trades["data"].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!((items[0]["side"].as_str(), items[0]["price_usdc"].as_str(), items[0]["fee_usdc"].as_str()), (Some("no"), Some("0.520000"), Some("0.026000")));
+    assert_eq!((items[1]["shares"].as_str(), items[1]["price_usdc"].as_str()), (Some("20.000000"), Some("0.500000")));
+    let (_, prices) = json(&app, &format!("/v1/markets/{market}/prices")).await;
+    let points = prices["data"].as_array().unwrap();
+    assert_eq!((points[0]["yes_price"].as_str(), points[1]["no_price"].as_str()), (Some("0.510000"), Some("0.489999")));
+}
+
+/// The embedded default: the scheduler on the simulated exchange at wall-clock time gives every
+/// series a current round, visible through the API.
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn the_scheduler_makes_series_live(db: PgPool) {
+    let app = app_with_series(&db).await;
+    let sim = serve(sim_exchange::router(Arc::new(sim_exchange::Sim::new(sim_exchange::Model::new(42, sim_exchange::default_symbols()))))).await;
+    let venues = Exchange::ALL.iter().map(|e| ExchangeClient::new(*e, &sim.base, Duration::from_secs(5))).collect();
+    let report = Scheduler::new(db.clone(), venues, Duration::from_secs(8 * 3600)).run_once(Utc::now()).await.unwrap();
+    assert!(report.skipped.is_empty() && report.created >= 40, "{report:?}");
+    let (_, body) = json(&app, "/v1/series").await;
+    for card in body["data"].as_array().unwrap() {
+        let status = card["current_round"]["status"].as_str().unwrap_or("none");
+        assert!(status == "open" || status == "pending", "{}: {status}", card["slug"]);
+    }
+}

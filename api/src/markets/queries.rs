@@ -44,27 +44,36 @@ pub struct CurrentRound {
     pub round_ou_confidence_ppm: Option<i32>,
 }
 
-const SERIES_SELECT: &str = "
-    SELECT s.id, s.exchange, s.symbol, s.slug, s.display_name, s.tier, s.total_rounds, s.yes_rounds,
-           s.total_volume, CASE WHEN s.total_rounds > 0 THEN round(s.rate_sum / s.total_rounds)::bigint END AS avg_rate,
-           s.longest_yes_streak, s.longest_no_streak, s.last_outcome, s.last_settled_at,
-           c.id AS round_id, c.round_number, c.status AS round_status, c.open_ts AS round_open_ts,
-           c.close_ts AS round_close_ts, c.settlement_ts AS round_settlement_ts,
-           c.yes_price_ppm AS round_yes_price_ppm, c.total_volume AS round_total_volume,
-           c.trade_count AS round_trade_count, c.ou_prior_ppm AS round_ou_prior_ppm,
-           c.ou_confidence_ppm AS round_ou_confidence_ppm
-    FROM series s
-    LEFT JOIN LATERAL (
-        SELECT * FROM markets m
-        WHERE m.series_id = s.id AND m.status IN ('open', 'pending', 'closed', 'resolving')
-        ORDER BY CASE m.status WHEN 'open' THEN 0 WHEN 'pending' THEN 2 ELSE 1 END, m.settlement_ts
-        LIMIT 1
-    ) c ON true";
+/// Series cards for the series chosen by `choose` (a query over `series s` returning whole
+/// rows in listing order): the page is picked first, then each chosen series' current round is
+/// looked up through the partial index on unfinished rounds — never a lookup per series in the
+/// table.
+fn series_cards(choose: &str) -> String {
+    format!(
+        "WITH chosen AS ({choose})
+         SELECT s.id, s.exchange, s.symbol, s.slug, s.display_name, s.tier, s.total_rounds, s.yes_rounds,
+                s.total_volume, CASE WHEN s.total_rounds > 0 THEN round(s.rate_sum / s.total_rounds)::bigint END AS avg_rate,
+                s.longest_yes_streak, s.longest_no_streak, s.last_outcome, s.last_settled_at,
+                c.id AS round_id, c.round_number, c.status AS round_status, c.open_ts AS round_open_ts,
+                c.close_ts AS round_close_ts, c.settlement_ts AS round_settlement_ts,
+                c.yes_price_ppm AS round_yes_price_ppm, c.total_volume AS round_total_volume,
+                c.trade_count AS round_trade_count, c.ou_prior_ppm AS round_ou_prior_ppm,
+                c.ou_confidence_ppm AS round_ou_confidence_ppm
+         FROM chosen s
+         LEFT JOIN LATERAL (
+             SELECT * FROM markets m
+             WHERE m.series_id = s.id AND m.status IN ('pending', 'open', 'closed', 'resolving')
+             ORDER BY CASE m.status WHEN 'open' THEN 0 WHEN 'pending' THEN 2 ELSE 1 END, m.settlement_ts
+             LIMIT 1
+         ) c ON true
+         ORDER BY s.tier, s.slug"
+    )
+}
 
 /// A page of active series (optionally of one exchange), tier then slug, and the total.
 pub async fn list_series(db: &PgPool, exchange: Option<&str>, limit: i64, offset: i64) -> Result<(Vec<SeriesRow>, i64), sqlx::Error> {
-    let rows = sqlx::query_as(&format!(
-        "{SERIES_SELECT} WHERE s.active AND ($1::text IS NULL OR s.exchange = $1) ORDER BY s.tier, s.slug LIMIT $2 OFFSET $3"
+    let rows = sqlx::query_as(&series_cards(
+        "SELECT * FROM series s WHERE s.active AND ($1::text IS NULL OR s.exchange = $1) ORDER BY s.tier, s.slug LIMIT $2 OFFSET $3",
     ))
     .bind(exchange)
     .bind(limit)
@@ -79,11 +88,11 @@ pub async fn list_series(db: &PgPool, exchange: Option<&str>, limit: i64, offset
 }
 
 pub async fn series_by_slug(db: &PgPool, slug: &str) -> Result<Option<SeriesRow>, sqlx::Error> {
-    sqlx::query_as(&format!("{SERIES_SELECT} WHERE s.slug = $1")).bind(slug).fetch_optional(db).await
+    sqlx::query_as(&series_cards("SELECT * FROM series s WHERE s.slug = $1")).bind(slug).fetch_optional(db).await
 }
 
 pub async fn series_by_id(db: &PgPool, id: Uuid) -> Result<Option<SeriesRow>, sqlx::Error> {
-    sqlx::query_as(&format!("{SERIES_SELECT} WHERE s.id = $1")).bind(id).fetch_optional(db).await
+    sqlx::query_as(&series_cards("SELECT * FROM series s WHERE s.id = $1")).bind(id).fetch_optional(db).await
 }
 
 /// A market with what its series contributes (symbol, exchange, tier).

@@ -1,0 +1,102 @@
+//! The read-path benchmark: seeds 4,000 series (each with an open round) into a fresh database,
+//! serves the real application and a bare axum handler, and drives each with the same load
+//! generator in the same run: requests/s and latency percentiles.
+//!
+//! `bash scripts/bench-api.sh` (release build; needs Postgres and Redis: scripts/setup.sh).
+//! Rate limits are raised out of the way but still counted in Redis on every request.
+
+use std::time::{Duration, Instant};
+
+use api::markets::series::{self, SeriesSpec};
+use api::{AppState, Config, cache::Redis, db, exchanges::Exchange};
+use axum::Router;
+use axum::routing::get;
+use sqlx::postgres::PgPoolOptions;
+
+const SERIES: usize = 4_000;
+const CONNECTIONS: usize = 32;
+const SECONDS: u64 = 10;
+
+async fn serve(router: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>()).await.unwrap();
+    });
+    format!("http://{addr}")
+}
+
+/// `CONNECTIONS` concurrent clients for `SECONDS`: (requests/s, p50, p99, p99.9) in ms.
+async fn drive(url: String) -> (f64, f64, f64, f64) {
+    let deadline = Instant::now() + Duration::from_secs(SECONDS);
+    let client = reqwest::Client::builder().pool_max_idle_per_host(CONNECTIONS).build().unwrap();
+    let tasks: Vec<_> = (0..CONNECTIONS)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                while Instant::now() < deadline {
+                    let started = Instant::now();
+                    let response = client.get(&url).send().await.unwrap();
+                    assert!(response.status().is_success(), "{url}: {}", response.status());
+                    response.bytes().await.unwrap();
+                    latencies.push(started.elapsed().as_micros() as u64);
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all.sort_unstable();
+    let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)] as f64 / 1000.0;
+    (all.len() as f64 / SECONDS as f64, pct(0.50), pct(0.99), pct(0.999))
+}
+
+#[tokio::main]
+async fn main() {
+    let admin = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into());
+    let url = format!("{}/fm_bench", admin.rsplit_once('/').unwrap().0);
+    let mut conn = PgPoolOptions::new().max_connections(1).connect(&admin).await.unwrap();
+    sqlx::query("DROP DATABASE IF EXISTS fm_bench").execute(&conn).await.unwrap();
+    conn.close().await;
+    conn = db::pool(&url, 32, Duration::from_secs(5)).unwrap();
+    db::prepare(&url, &conn).await.unwrap();
+
+    // 4,000 series across the venues, each with an open round settling in an hour.
+    let specs: Vec<SeriesSpec> = (0..SERIES)
+        .map(|i| SeriesSpec { exchange: Exchange::ALL[i % 4], symbol: format!("S{i:04}USDT"), interval_hours: 8 })
+        .collect();
+    series::ensure(&conn, &specs).await.unwrap();
+    sqlx::query(
+        "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
+                              yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
+         SELECT gen_random_uuid(), id, 1, now() - interval '1 hour', now() + interval '55 minutes', now() + interval '1 hour',
+                'open', liquidity_b, 0, 0, 500000, 500000, 0 FROM series",
+    )
+    .execute(&conn)
+    .await
+    .unwrap();
+    let market: uuid::Uuid = sqlx::query_scalar("SELECT id FROM markets LIMIT 1").fetch_one(&conn).await.unwrap();
+
+    let mut config = Config::from_env().unwrap();
+    config.rate_public_per_min = u32::MAX;
+    let redis = Redis::new(&config.redis_url, config.health_timeout).unwrap();
+    let app = serve(api::startup::app(AppState::new(config, conn.clone(), redis))).await;
+    let bare = serve(Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))).await;
+
+    println!("{SERIES} series, {CONNECTIONS} connections, {SECONDS} s each, load generator in the same process");
+    println!("{:<40} {:>10} {:>9} {:>9} {:>9}", "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms");
+    for (label, url) in [
+        ("bare axum handler", format!("{bare}/")),
+        ("GET /v1/series?limit=50", format!("{app}/v1/series?limit=50")),
+        ("GET /v1/series?limit=50&page=60", format!("{app}/v1/series?limit=50&page=60")),
+        ("GET /v1/markets/{id}/quote", format!("{app}/v1/markets/{market}/quote?side=yes&amount=25")),
+    ] {
+        let (rps, p50, p99, p999) = drive(url).await;
+        println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2}");
+    }
+    conn.close().await;
+}

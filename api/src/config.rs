@@ -48,6 +48,9 @@ pub struct Config {
     /// `FM_TRUSTED_PROXIES`: comma-separated proxy IPs whose `X-Forwarded-For` is believed.
     /// Default none: the client IP is the socket's peer.
     pub trusted_proxies: Vec<IpAddr>,
+    /// `FM_SERIES`: the series to run, `exchange:SYMBOL[:hours]` comma-separated. Default: the
+    /// built-in twenty across the four venues.
+    pub series: Vec<crate::markets::series::SeriesSpec>,
     /// `FM_SCHEDULER`: run the round scheduler in this process. Default `true`.
     pub scheduler_enabled: bool,
     /// `FM_SCHEDULER_PERIOD_SECS`: time between scheduler passes. Default 30.
@@ -125,6 +128,10 @@ impl Config {
                 .filter(|s| !s.is_empty())
                 .map(|ip| parse("FM_TRUSTED_PROXIES", ip.to_owned()))
                 .collect::<Result<_, _>>()?,
+            series: match lookup("FM_SERIES") {
+                Some(list) => crate::markets::series::parse_list(&list).map_err(|reason| invalid("FM_SERIES", &list, &reason))?,
+                None => crate::markets::series::default_series(),
+            },
             scheduler_enabled: parse("FM_SCHEDULER", get("FM_SCHEDULER", "true"))?,
             scheduler_period: secs("FM_SCHEDULER_PERIOD_SECS", get("FM_SCHEDULER_PERIOD_SECS", "30"))?,
             round_horizon: Duration::from_secs(3600 * positive::<u64>("FM_ROUND_HORIZON_HOURS", get("FM_ROUND_HORIZON_HOURS", "24"))?),
@@ -200,6 +207,9 @@ mod tests {
         assert!(with(&[("FM_JWT_SECRET", "short")]).is_err());
         assert!(with(&[("FM_RATE_PUBLIC_PER_MIN", "0")]).is_err());
         assert!(with(&[("FM_TRUSTED_PROXIES", "10.0.0.1, nope")]).is_err());
+        assert_eq!(with(&[("FM_SERIES", "ftx:BTCUSDT")]).unwrap_err().name, "FM_SERIES");
+        assert_eq!(with(&[("FM_SERIES", "okx:BTCUSDT")]).unwrap().series.len(), 1);
+        assert_eq!(with(&[]).unwrap().series.len(), 20);
         let c = with(&[("FM_TRUSTED_PROXIES", "10.0.0.1, ::1")]).unwrap();
         assert_eq!(c.trusted_proxies.len(), 2);
     }

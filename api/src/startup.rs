@@ -80,7 +80,7 @@ impl Application {
 /// without a URL are served by the simulated exchange, started here on a free local port.
 async fn start_scheduler(config: &Config, db: &sqlx::PgPool) -> Result<Vec<tokio::task::JoinHandle<()>>, StartupError> {
     let mut workers = Vec::new();
-    series::ensure(db, &series::default_series()).await?;
+    series::ensure(db, &config.series).await?;
     let urls = &config.exchange_urls;
     let configured = [
         (Exchange::Binance, &urls.binance),

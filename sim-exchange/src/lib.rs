@@ -74,7 +74,13 @@ pub fn router(sim: Arc<Sim>) -> Router {
         .route("/fapi/v1/fundingRate", get(binance_history))
         .route("/fapi/v1/premiumIndex", get(binance_premium_index))
         .route("/fapi/v1/fundingInfo", get(binance_funding_info))
+        .route("/futures/data/globalLongShortAccountRatio", get(binance_long_short))
+        .route("/fapi/v1/openInterest", get(binance_open_interest))
         .route("/v5/market/funding/history", get(bybit_history))
+        .route("/v5/market/account-ratio", get(bybit_account_ratio))
+        .route("/v5/market/open-interest", get(bybit_open_interest))
+        .route("/api/v5/rubik/stat/contracts/long-short-account-ratio-contract", get(okx_long_short))
+        .route("/api/v5/public/open-interest", get(okx_open_interest))
         .route("/v5/market/tickers", get(bybit_tickers))
         .route("/api/v5/public/funding-rate", get(okx_current))
         .route("/api/v5/public/funding-rate-history", get(okx_history))
@@ -91,7 +97,7 @@ async fn set_fault(State(sim): State<Arc<Sim>>, Json(fault): Json<Fault>) -> Sta
 
 fn venue_of(path: &str) -> &'static str {
     match path {
-        p if p.starts_with("/fapi") => "binance",
+        p if p.starts_with("/fapi") || p.starts_with("/futures") => "binance",
         p if p.starts_with("/v5") => "bybit",
         p if p.starts_with("/api/v5") => "okx",
         _ => "hyperliquid",
@@ -174,6 +180,59 @@ async fn binance_funding_info(State(sim): State<Arc<Sim>>) -> Response {
     Json(adjusted).into_response()
 }
 
+/// Period names to milliseconds (Binance `5m…1d`, Bybit `5min…1d`, OKX `5m…1D`).
+fn period_ms(period: Option<&String>) -> Option<i64> {
+    let p = period.map(String::as_str).unwrap_or("5m");
+    Some(match p {
+        "5m" | "5min" => 300_000,
+        "15m" | "15min" => 900_000,
+        "30m" | "30min" => 1_800_000,
+        "1h" | "1H" => HOUR_MS,
+        "2h" | "2H" => 2 * HOUR_MS,
+        "4h" | "4H" => 4 * HOUR_MS,
+        "6h" | "6H" => 6 * HOUR_MS,
+        "12h" | "12H" => 12 * HOUR_MS,
+        "1d" | "1D" => 24 * HOUR_MS,
+        _ => return None,
+    })
+}
+
+/// The last `limit` period boundaries up to now, oldest first.
+fn periods(now: i64, step: i64, limit: usize) -> Vec<i64> {
+    let last = now.div_euclid(step) * step;
+    (0..limit as i64).rev().map(|i| last - i * step).collect()
+}
+
+/// ppm → decimal string with four places.
+fn ratio4(ppm: i64) -> String {
+    format!("{}.{:04}", ppm / 1_000_000, ppm % 1_000_000 / 100)
+}
+
+async fn binance_long_short(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("binance", sym)) else { return binance_invalid_symbol() };
+    let Some(step) = period_ms(q.get("period")) else {
+        return (StatusCode::BAD_REQUEST, Json(json!({"code": -1120, "msg": "Invalid period."}))).into_response();
+    };
+    let limit = param(&q, "limit").unwrap_or(30).clamp(1, 500) as usize;
+    let rows: Vec<Value> = periods(sim.now(), step, limit)
+        .into_iter()
+        .map(|t| {
+            let long = sim.model.long_share_ppm(s, t) / 100 * 100;
+            let short = 1_000_000 - long;
+            json!({"symbol": s.symbol, "longShortRatio": ratio4(long * 1_000_000 / short), "longAccount": ratio4(long),
+                   "shortAccount": ratio4(short), "timestamp": t.to_string()})
+        })
+        .collect();
+    Json(rows).into_response()
+}
+
+async fn binance_open_interest(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("binance", sym)) else { return binance_invalid_symbol() };
+    let now = sim.now();
+    let oi = sim.model.open_interest_milli(s, now);
+    Json(json!({"openInterest": format!("{}.{:03}", oi / 1000, oi % 1000), "symbol": s.symbol, "time": now})).into_response()
+}
+
 // --- Bybit ---------------------------------------------------------------------------------
 
 fn bybit(ret_code: i64, ret_msg: &str, result: Value, now: i64) -> Response {
@@ -212,6 +271,43 @@ async fn bybit_tickers(State(sim): State<Arc<Sim>>, Query(q): Params) -> Respons
         "markPrice": "63000.10", "indexPrice": "62990.55", "openInterest": "51234.1", "openInterestValue": "3227750000.00",
     });
     bybit(0, "OK", json!({"category": "linear", "list": [ticker]}), now)
+}
+
+async fn bybit_account_ratio(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    let now = sim.now();
+    let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("bybit", sym)) else {
+        return bybit(10001, "params error: symbol invalid", json!({}), now);
+    };
+    let Some(step) = period_ms(q.get("period")) else { return bybit(10001, "params error: period invalid", json!({}), now) };
+    let limit = param(&q, "limit").unwrap_or(50).clamp(1, 500) as usize;
+    let mut list: Vec<Value> = periods(now, step, limit)
+        .into_iter()
+        .map(|t| {
+            let buy = sim.model.long_share_ppm(s, t) / 10_000 * 10_000;
+            json!({"symbol": s.symbol, "buyRatio": ratio4(buy).trim_end_matches('0').to_owned(),
+                   "sellRatio": ratio4(1_000_000 - buy).trim_end_matches('0').to_owned(), "timestamp": t.to_string()})
+        })
+        .collect();
+    list.reverse(); // newest first
+    bybit(0, "OK", json!({"list": list, "nextPageCursor": ""}), now)
+}
+
+async fn bybit_open_interest(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    let now = sim.now();
+    let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("bybit", sym)) else {
+        return bybit(10001, "params error: symbol invalid", json!({}), now);
+    };
+    let Some(step) = period_ms(q.get("intervalTime")) else { return bybit(10001, "params error: intervalTime invalid", json!({}), now) };
+    let limit = param(&q, "limit").unwrap_or(50).clamp(1, 200) as usize;
+    let mut list: Vec<Value> = periods(now, step, limit)
+        .into_iter()
+        .map(|t| {
+            let oi = sim.model.open_interest_milli(s, t);
+            json!({"openInterest": format!("{}.{:03}", oi / 1000, oi % 1000), "timestamp": t.to_string()})
+        })
+        .collect();
+    list.reverse();
+    bybit(0, "OK", json!({"symbol": s.symbol, "category": "linear", "list": list, "nextPageCursor": ""}), now)
 }
 
 // --- OKX -----------------------------------------------------------------------------------
@@ -256,6 +352,32 @@ async fn okx_history(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response 
                              "realizedRate": decimal(r, 8), "fundingTime": t.to_string(), "method": "current_period"}))
         .collect();
     Json(json!({"code": "0", "msg": "", "data": data})).into_response()
+}
+
+/// `data: [[ts, ratio], …]` newest first, arrays of strings.
+async fn okx_long_short(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    let Some(s) = okx_symbol(&sim, &q) else { return okx_error() };
+    let Some(step) = period_ms(q.get("period")) else {
+        return Json(json!({"code": "51000", "msg": "Parameter period error", "data": []})).into_response();
+    };
+    let mut data: Vec<Value> = periods(sim.now(), step, 100)
+        .into_iter()
+        .map(|t| {
+            let long = sim.model.long_share_ppm(s, t) / 100 * 100;
+            json!([t.to_string(), ratio4(long * 1_000_000 / (1_000_000 - long))])
+        })
+        .collect();
+    data.reverse();
+    Json(json!({"code": "0", "msg": "", "data": data})).into_response()
+}
+
+async fn okx_open_interest(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    let Some(s) = okx_symbol(&sim, &q) else { return okx_error() };
+    let now = sim.now();
+    let oi = sim.model.open_interest_milli(s, now);
+    let oi = format!("{}.{:03}", oi / 1000, oi % 1000);
+    Json(json!({"code": "0", "msg": "", "data": [{"instType": "SWAP", "instId": q["instId"], "oi": oi, "oiCcy": oi, "ts": now.to_string()}]}))
+        .into_response()
 }
 
 // --- Hyperliquid ---------------------------------------------------------------------------
@@ -304,13 +426,63 @@ async fn hyperliquid_info(State(sim): State<Arc<Sim>>, Json(body): Json<Value>) 
                 .filter(|s| s.venue == "hyperliquid")
                 .map(|s| {
                     let coin = s.symbol.strip_suffix("USDC").unwrap_or(&s.symbol);
+                    let oi = sim.model.open_interest_milli(s, now);
+                    let oi = format!("{}.{:03}", oi / 1000, oi % 1000);
                     (json!({"name": coin, "szDecimals": 5, "maxLeverage": 40}),
-                     json!({"funding": decimal(sim.model.rate_at(s, now), 8), "openInterest": "1234.5", "markPx": "100.0",
+                     json!({"funding": decimal(sim.model.rate_at(s, now), 8),
+                            "openInterest": oi,
+                            "markPx": "100.0",
                             "oraclePx": "100.0", "midPx": "100.0", "premium": "0.0003", "dayNtlVlm": "1000000.0"}))
                 })
                 .unzip();
             Json(json!([{"universe": universe}, contexts])).into_response()
         }
         _ => (StatusCode::UNPROCESSABLE_ENTITY, "Failed to deserialize the JSON body").into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    const NOW: i64 = model::EPOCH_MS + 50 * model::DAY_MS + 123_456;
+
+    async fn get_json(path: &str) -> (StatusCode, Value) {
+        let sim = Arc::new(Sim::at(Model::new(3, default_symbols()), NOW));
+        let response = router(sim).oneshot(axum::http::Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    #[tokio::test]
+    async fn positioning_and_open_interest_in_each_venues_shape() {
+        let (_, b) = get_json("/futures/data/globalLongShortAccountRatio?symbol=BTCUSDT&period=1h&limit=3").await;
+        let rows = b.as_array().unwrap();
+        assert_eq!(rows.len(), 3);
+        let long: f64 = rows[0]["longAccount"].as_str().unwrap().parse().unwrap();
+        let short: f64 = rows[0]["shortAccount"].as_str().unwrap().parse().unwrap();
+        assert!((long + short - 1.0).abs() < 1e-9 && (0.3..0.7).contains(&long));
+        assert!(rows[0]["timestamp"].as_str().unwrap().parse::<i64>().unwrap() < rows[2]["timestamp"].as_str().unwrap().parse().unwrap());
+        let (status, _) = get_json("/futures/data/globalLongShortAccountRatio?symbol=BTCUSDT&period=7m").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        let (_, oi) = get_json("/fapi/v1/openInterest?symbol=ETHUSDT").await;
+        assert!(oi["openInterest"].as_str().unwrap().contains('.'));
+
+        let (_, by) = get_json("/v5/market/account-ratio?category=linear&symbol=BTCUSDT&period=5min&limit=2").await;
+        assert_eq!(by["retCode"], 0);
+        assert_eq!(by["result"]["list"].as_array().unwrap().len(), 2);
+        let (_, boi) = get_json("/v5/market/open-interest?category=linear&symbol=BTCUSDT&intervalTime=1h&limit=4").await;
+        assert_eq!(boi["result"]["list"].as_array().unwrap().len(), 4);
+
+        let (_, okx) = get_json("/api/v5/rubik/stat/contracts/long-short-account-ratio-contract?instId=BTC-USDT-SWAP&period=5m").await;
+        let first = &okx["data"][0];
+        assert!(first[0].is_string() && first[1].as_str().unwrap().parse::<f64>().unwrap() > 0.0);
+        let (_, ooi) = get_json("/api/v5/public/open-interest?instType=SWAP&instId=ETH-USDT-SWAP").await;
+        assert_eq!(ooi["code"], "0");
+        assert!(ooi["data"][0]["oi"].is_string());
     }
 }

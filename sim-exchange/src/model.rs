@@ -101,6 +101,23 @@ impl Model {
     }
 }
 
+impl Model {
+    /// The share of accounts long at `t_ms` (5-minute buckets), ppm in [300,000, 700,000]:
+    /// seeded, drifting slowly (an hourly anchor plus a small per-bucket wobble).
+    pub fn long_share_ppm(&self, s: &SimSymbol, t_ms: i64) -> i64 {
+        let h = hash(&[s.venue, &s.symbol, "long"], self.seed);
+        let hour = t_ms.div_euclid(HOUR_MS) as u64;
+        let bucket = t_ms.div_euclid(300_000) as u64;
+        350_000 + (mix(h ^ hour) % 280_000) as i64 + (mix(h ^ bucket) % 20_000) as i64
+    }
+
+    /// Open interest in contracts (base units, three decimals as an integer in 1e-3).
+    pub fn open_interest_milli(&self, s: &SimSymbol, t_ms: i64) -> i64 {
+        let h = hash(&[s.venue, &s.symbol, "oi"], self.seed);
+        1_000_000 + (mix(h ^ t_ms.div_euclid(HOUR_MS) as u64) % 50_000_000) as i64
+    }
+}
+
 /// A decimal string with `places` decimals for a pico rate (exact: rates are multiples of 1e-8).
 pub fn decimal(pico: i64, places: u32) -> String {
     let sign = if pico < 0 { "-" } else { "" };

@@ -66,6 +66,33 @@ pub fn default_series() -> Vec<SeriesSpec> {
         .collect()
 }
 
+/// Parses `exchange:SYMBOL[:interval_hours]` items separated by commas (the interval defaults
+/// to 1 hour on Hyperliquid and 8 elsewhere; the scheduler then follows what the venue reports).
+pub fn parse_list(list: &str) -> Result<Vec<SeriesSpec>, String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(|item| {
+            let parts: Vec<&str> = item.split(':').collect();
+            let (exchange, symbol, interval) = match parts.as_slice() {
+                [e, s] => (*e, *s, None),
+                [e, s, i] => (*e, *s, Some(*i)),
+                _ => return Err(format!("{item:?}: expected exchange:SYMBOL[:hours]")),
+            };
+            let exchange = Exchange::parse(exchange).ok_or_else(|| format!("{item:?}: unknown exchange"))?;
+            if split_symbol(symbol).is_none() || !symbol.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) {
+                return Err(format!("{item:?}: symbol must be <BASE><QUOTE> in capitals, e.g. BTCUSDT"));
+            }
+            let interval_hours = match interval {
+                Some(h) => h.parse().ok().filter(|h| [1, 2, 4, 8].contains(h)).ok_or_else(|| format!("{item:?}: hours must be 1, 2, 4 or 8"))?,
+                None if exchange == Exchange::Hyperliquid => 1,
+                None => 8,
+            };
+            Ok(SeriesSpec { exchange, symbol: symbol.to_owned(), interval_hours })
+        })
+        .collect()
+}
+
 /// Inserts the series that do not exist yet (idempotent). Returns how many were new.
 pub async fn ensure(db: &PgPool, specs: &[SeriesSpec]) -> Result<u64, sqlx::Error> {
     let mut created = 0;
@@ -100,5 +127,15 @@ mod tests {
         let btc = SeriesSpec { exchange: Exchange::Hyperliquid, symbol: "BTCUSDC".into(), interval_hours: 1 };
         assert_eq!((btc.slug().as_str(), btc.tier(), liquidity_for_tier(btc.tier())), ("hyperliquid-btcusdc", 1, 200_000_000));
         assert_eq!(default_series().len(), 20);
+    }
+
+    #[test]
+    fn series_lists_parse_with_clear_errors() {
+        let specs = parse_list("binance:BTCUSDT, hyperliquid:ETHUSDC ,okx:SOLUSDT:4").unwrap();
+        assert_eq!(specs.iter().map(|s| s.interval_hours).collect::<Vec<_>>(), [8, 1, 4]);
+        assert_eq!(specs[2].slug(), "okx-solusdt");
+        for bad in ["ftx:BTCUSDT", "binance:btcusdt", "binance:BTC", "binance:BTCUSDT:3", "binance"] {
+            assert!(parse_list(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -428,3 +428,39 @@ async fn on_chain_void_refunds_everyone_what_they_put_in() {
     }
     assert_eq!(h.balance(client::treasury_pda()).await, treasury_before - from_treasury);
 }
+
+/// Two wallets cycle in a market that is then voided: A buys the cheap side, B buys it after
+/// (pushing it up), A sells at a profit; the next cycle does the same on the other side. B is
+/// refunded everything it paid, A keeps its profits, and the market cannot cover both. The
+/// treasury pays the difference, every refund is exact, and nothing is left behind.
+#[tokio::test]
+async fn a_void_the_market_cannot_cover_is_topped_up_from_the_treasury() {
+    let mut h = Harness::new().await;
+    let a = h.trader(5_000 * USDC).await;
+    let b = h.trader(5_000 * USDC).await;
+    h.create_market(Harness::market_params(9, 20 * USDC, 500_000)).await.unwrap();
+    let id = [9u8; 16];
+    for cycle in 0..6 {
+        let side = if cycle % 2 == 0 { Side::Yes } else { Side::No };
+        h.buy(&a, &id, side, 60 * USDC, 0).await.unwrap();
+        h.buy(&b, &id, side, 60 * USDC, 0).await.unwrap();
+        let p = h.position(&id, &a.pubkey()).await;
+        h.sell(&a, &id, side, if side == Side::Yes { p.yes_shares } else { p.no_shares }, 0).await.unwrap();
+    }
+    let (pa, pb) = (h.position(&id, &a.pubkey()).await, h.position(&id, &b.pubkey()).await);
+    assert!(pa.paid_out > pa.paid_in, "A came out ahead: in {}, out {}", pa.paid_in, pa.paid_out);
+    let market_vault = h.market(&id).await.vault;
+    let held = h.balance(market_vault).await;
+    let owed = pb.paid_in - pb.paid_out;
+    assert!(owed > held, "the market holds {held} but owes B {owed}");
+
+    h.set_time(T0 + 3600);
+    h.void(&id).await.unwrap();
+    let treasury = h.balance(client::treasury_pda()).await;
+    h.settle(&id, &b.pubkey()).await.unwrap();
+    h.settle(&id, &a.pubkey()).await.unwrap();
+    assert_eq!(h.balance(client::vault_pda(&b.pubkey())).await, 5_000 * USDC, "B is made whole");
+    assert_eq!(h.balance(client::vault_pda(&a.pubkey())).await, 5_000 * USDC + pa.paid_out - pa.paid_in, "A keeps its profit");
+    assert_eq!(h.balance(market_vault).await, 0);
+    assert_eq!(h.balance(client::treasury_pda()).await, treasury - (owed - held), "the treasury paid exactly the shortfall");
+}

@@ -1,6 +1,9 @@
-//! The indexer: follows the program's confirmed transactions from a stored cursor, decodes the
-//! `emit_cpi!` events from their inner instructions and projects them into Postgres, each event
-//! once (DESIGN §2, §8).
+//! Chain access and the indexer (DESIGN §2, §8).
 //!
-//! This crate is the workspace's slot for it; the chain interface and the projection arrive
-//! with the chain-access issue, and nothing here pretends to index yet.
+//! `chain::rpc` reads and writes any Solana cluster through its JSON-RPC API at `confirmed`
+//! commitment: signatures of the program since a cursor, transactions with their inner
+//! instructions (where `emit_cpi!` events travel), accounts, the latest blockhash and the clock,
+//! and sending a transaction until it confirms. The embedded chain, event decoding and the
+//! projection into Postgres are the next parts of this crate (see the indexer issue's note).
+
+pub mod chain;

@@ -3,7 +3,11 @@
 //! `chain::rpc` reads and writes any Solana cluster through its JSON-RPC API at `confirmed`
 //! commitment: signatures of the program since a cursor, transactions with their inner
 //! instructions (where `emit_cpi!` events travel), accounts, the latest blockhash and the clock,
-//! and sending a transaction until it confirms. The embedded chain, event decoding and the
-//! projection into Postgres are the next parts of this crate (see the indexer issue's note).
+//! and sending a transaction until it confirms. `events` decodes the program's `emit_cpi!`
+//! events, `projection` writes them into Postgres once each with the cursor, `stats` keeps
+//! series statistics. The embedded chain and the follow loop are the next parts.
 
 pub mod chain;
+pub mod events;
+pub mod projection;
+pub mod stats;

@@ -82,6 +82,8 @@ pub struct TradeExecuted {
     pub position_no: u64,
     /// The market vault after the trade, micro-USDC.
     pub vault_balance: u64,
+    /// The trader's vault (trading balance) after the trade, micro-USDC.
+    pub user_vault_balance: u64,
     /// Unix seconds.
     pub ts: i64,
 }
@@ -111,6 +113,8 @@ pub struct PositionSettled {
     pub payout: u64,
     /// Part of `payout` drawn from the treasury because the market vault fell short (voids only).
     pub from_treasury: u64,
+    /// The owner's vault after the payout, micro-USDC.
+    pub user_vault_balance: u64,
     pub voided: bool,
     /// Unix seconds.
     pub ts: i64,

@@ -335,6 +335,7 @@ async fn trades_emit_their_event_as_an_inner_instruction() {
     assert_eq!((e.q_yes, e.q_no, e.volume, e.trade_count), (market.q_yes, market.q_no, market.volume, 1));
     assert_eq!(e.yes_price + e.no_price, USDC);
     assert_eq!(e.vault_balance, h.balance(market.vault).await);
+    assert_eq!(e.user_vault_balance, h.balance(client::vault_pda(&alice.pubkey())).await);
     // A MarketCreated payload is not mistaken for a trade.
     assert!(client::decode_event::<TradeExecuted>(&[0u8; 8]).is_none());
 }

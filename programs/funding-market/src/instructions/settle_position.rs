@@ -77,7 +77,9 @@ pub fn handler(ctx: Context<SettlePosition>) -> Result<()> {
         from_treasury,
     )?;
 
-    let (yes_shares, no_shares, wallet) = (position.yes_shares, position.no_shares, position.wallet);
+    ctx.accounts.user_vault.reload()?;
+    let user_vault_balance = ctx.accounts.user_vault.amount;
+    let (yes_shares, no_shares, wallet) = (ctx.accounts.position.yes_shares, ctx.accounts.position.no_shares, ctx.accounts.position.wallet);
     let market = &mut ctx.accounts.market;
     market.sold_yes = market.sold_yes.saturating_sub(yes_shares);
     market.sold_no = market.sold_no.saturating_sub(no_shares);
@@ -89,6 +91,7 @@ pub fn handler(ctx: Context<SettlePosition>) -> Result<()> {
         no_shares,
         payout,
         from_treasury,
+        user_vault_balance,
         voided,
         ts: Clock::get()?.unix_timestamp,
     });

@@ -133,7 +133,9 @@ pub fn buy(ctx: Context<BuyShares>, side: Side, usdc_amount: u64, min_shares: u6
     position.fees_paid = add(position.fees_paid, fee)?;
 
     require_solvent(market, &mut ctx.accounts.market_vault)?;
-    emit_cpi!(trade_event(market, position, side, true, shares, usdc_amount, fee, ctx.accounts.market_vault.amount, now));
+    ctx.accounts.user_vault.reload()?;
+    let balances = (ctx.accounts.market_vault.amount, ctx.accounts.user_vault.amount);
+    emit_cpi!(trade_event(market, position, side, true, shares, usdc_amount, fee, balances, now));
     Ok(())
 }
 
@@ -174,7 +176,9 @@ pub fn sell(ctx: Context<SellShares>, side: Side, shares: u64, min_usdc_out: u64
     position.fees_paid = add(position.fees_paid, fee)?;
 
     require_solvent(market, &mut ctx.accounts.market_vault)?;
-    emit_cpi!(trade_event(market, position, side, false, shares, proceeds, fee, ctx.accounts.market_vault.amount, now));
+    ctx.accounts.user_vault.reload()?;
+    let balances = (ctx.accounts.market_vault.amount, ctx.accounts.user_vault.amount);
+    emit_cpi!(trade_event(market, position, side, false, shares, proceeds, fee, balances, now));
     Ok(())
 }
 
@@ -187,7 +191,7 @@ fn trade_event(
     shares: u64,
     amount: u64,
     fee: u64,
-    vault_balance: u64,
+    (vault_balance, user_vault_balance): (u64, u64),
     ts: i64,
 ) -> TradeExecuted {
     let (yes_price, no_price) = lmsr::Lmsr::new(market.b, market.q_yes, market.q_no)
@@ -210,6 +214,7 @@ fn trade_event(
         position_yes: position.yes_shares,
         position_no: position.no_shares,
         vault_balance,
+        user_vault_balance,
         ts,
     }
 }

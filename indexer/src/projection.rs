@@ -1,0 +1,250 @@
+//! Projects the program's events into Postgres. One confirmed transaction at a time, in one
+//! database transaction that also advances the cursor: every event is recorded once (unique on
+//! signature + outer instruction + event index, with its raw bytes), and only a newly recorded
+//! event changes the projection, so duplicate deliveries are no-ops. Failed transactions and
+//! instructions that are not events are skipped. Out-of-order deliveries cannot regress state:
+//! market and position updates apply only if they carry a later trade count, balances only if
+//! they come from a later slot.
+
+use std::collections::HashMap;
+
+use anchor_lang::prelude::Pubkey;
+use chrono::{DateTime, TimeZone, Utc};
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+use crate::chain::ConfirmedTransaction;
+use crate::events::{self, ProgramEvent};
+use crate::stats;
+use funding_market::state::{Outcome, Side};
+
+pub struct Projector {
+    db: PgPool,
+    program_id: String,
+}
+
+/// Where an event sits in its transaction.
+struct At<'a> {
+    signature: &'a str,
+    ix_index: i32,
+    slot: i64,
+}
+
+fn time(ts: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(ts, 0).single().unwrap_or_default()
+}
+
+fn side(side: Side) -> &'static str {
+    match side {
+        Side::Yes => "yes",
+        Side::No => "no",
+    }
+}
+
+impl Projector {
+    pub fn new(db: PgPool, program_id: &Pubkey) -> Projector {
+        Projector { db, program_id: program_id.to_string() }
+    }
+
+    /// The last transaction applied, if any.
+    pub async fn cursor(&self) -> Result<Option<String>, sqlx::Error> {
+        sqlx::query_scalar("SELECT signature FROM chain_cursor WHERE program = $1").bind(&self.program_id).fetch_optional(&self.db).await
+    }
+
+    /// Applies one confirmed transaction and moves the cursor to it. Returns how many events
+    /// were new.
+    pub async fn apply(&self, tx: &ConfirmedTransaction) -> Result<usize, sqlx::Error> {
+        let mut db = self.db.begin().await?;
+        let mut new = 0;
+        if tx.err.is_none() {
+            let mut per_instruction: HashMap<usize, i32> = HashMap::new();
+            for inner in tx.inner_instructions.iter().filter(|i| i.instruction.program_id == self.program_id) {
+                let Some(event) = events::decode(&inner.instruction.data) else { continue };
+                let index = per_instruction.entry(inner.outer_index).or_insert(0);
+                let at = At { signature: &tx.signature, ix_index: inner.outer_index as i32, slot: tx.slot as i64 };
+                let recorded = sqlx::query(
+                    "INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data) VALUES ($1, $2, $3, $4, $5, $6)
+                     ON CONFLICT DO NOTHING",
+                )
+                .bind(at.signature)
+                .bind(at.ix_index)
+                .bind(*index)
+                .bind(at.slot)
+                .bind(event.kind())
+                .bind(&inner.instruction.data)
+                .execute(&mut *db)
+                .await?
+                .rows_affected();
+                *index += 1;
+                if recorded == 1 {
+                    project(&mut db, &event, &at).await?;
+                    new += 1;
+                }
+            }
+        }
+        sqlx::query(
+            "INSERT INTO chain_cursor (program, signature, slot) VALUES ($1, $2, $3)
+             ON CONFLICT (program) DO UPDATE SET signature = EXCLUDED.signature, slot = EXCLUDED.slot, updated_at = now()
+             WHERE chain_cursor.slot <= EXCLUDED.slot",
+        )
+        .bind(&self.program_id)
+        .bind(&tx.signature)
+        .bind(tx.slot as i64)
+        .execute(&mut *db)
+        .await?;
+        db.commit().await?;
+        Ok(new)
+    }
+}
+
+async fn market_of(db: &mut PgConnection, address: &Pubkey) -> Result<Option<(Uuid, Uuid)>, sqlx::Error> {
+    sqlx::query_as("SELECT id, series_id FROM markets WHERE onchain_address = $1").bind(address.to_string()).fetch_optional(db).await
+}
+
+async fn set_balance(db: &mut PgConnection, wallet: &Pubkey, balance: u64, at: &At<'_>, ts: i64) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO vault_balances (wallet, balance, slot, updated_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot, updated_at = EXCLUDED.updated_at
+         WHERE vault_balances.slot <= EXCLUDED.slot",
+    )
+    .bind(wallet.to_string())
+    .bind(balance as i64)
+    .bind(at.slot)
+    .bind(time(ts))
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Result<(), sqlx::Error> {
+    match event {
+        ProgramEvent::UserCreated(e) => set_balance(db, &e.wallet, 0, at, e.ts).await?,
+        ProgramEvent::DepositSwept(e) => {
+            sqlx::query("INSERT INTO deposits (signature, ix_index, wallet, amount, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING")
+                .bind(at.signature)
+                .bind(at.ix_index)
+                .bind(e.wallet.to_string())
+                .bind(e.amount as i64)
+                .bind(time(e.ts))
+                .execute(&mut *db)
+                .await?;
+            set_balance(db, &e.wallet, e.vault_balance, at, e.ts).await?;
+        }
+        ProgramEvent::MarketCreated(e) => {
+            let updated = sqlx::query(
+                "UPDATE markets SET onchain_address = $2, liquidity_b = $3, q_yes = $4, q_no = $5, yes_price_ppm = $6 WHERE id = $1",
+            )
+            .bind(Uuid::from_bytes(e.market_id))
+            .bind(e.market.to_string())
+            .bind(e.b as i64)
+            .bind(e.q_yes as i64)
+            .bind(e.q_no as i64)
+            .bind(e.yes_price as i32)
+            .execute(db)
+            .await?;
+            if updated.rows_affected() == 0 {
+                tracing::warn!(market = %Uuid::from_bytes(e.market_id), "on-chain market unknown to the service; event kept");
+            }
+        }
+        ProgramEvent::TradeExecuted(e) => {
+            let Some((market_id, _)) = market_of(db, &e.market).await? else {
+                tracing::warn!(market = %e.market, "trade in a market unknown to the service; event kept");
+                return Ok(());
+            };
+            sqlx::query(
+                "UPDATE markets SET q_yes = $2, q_no = $3, yes_price_ppm = $4, total_volume = $5, trade_count = $6
+                 WHERE id = $1 AND trade_count < $6",
+            )
+            .bind(market_id)
+            .bind(e.q_yes as i64)
+            .bind(e.q_no as i64)
+            .bind(e.yes_price as i32)
+            .bind(e.volume as i64)
+            .bind(e.trade_count as i32)
+            .execute(&mut *db)
+            .await?;
+            sqlx::query(
+                "INSERT INTO trades (id, market_id, user_id, wallet, signature, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)
+                 VALUES ($1, $2, (SELECT id FROM users WHERE wallet_address = $3), $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+            )
+            .bind(Uuid::new_v4())
+            .bind(market_id)
+            .bind(e.wallet.to_string())
+            .bind(at.signature)
+            .bind(side(e.side))
+            .bind(e.is_buy)
+            .bind(e.shares as i64)
+            .bind(e.amount as i64)
+            .bind(e.fee as i64)
+            .bind(e.yes_price as i32)
+            .bind(time(e.ts))
+            .execute(&mut *db)
+            .await?;
+            sqlx::query(
+                "INSERT INTO positions (market_id, wallet, yes_shares, no_shares, last_trade_count, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (market_id, wallet) DO UPDATE SET yes_shares = EXCLUDED.yes_shares, no_shares = EXCLUDED.no_shares,
+                     last_trade_count = EXCLUDED.last_trade_count, updated_at = EXCLUDED.updated_at
+                 WHERE positions.last_trade_count < EXCLUDED.last_trade_count",
+            )
+            .bind(market_id)
+            .bind(e.wallet.to_string())
+            .bind(e.position_yes as i64)
+            .bind(e.position_no as i64)
+            .bind(e.trade_count as i64)
+            .bind(time(e.ts))
+            .execute(&mut *db)
+            .await?;
+            sqlx::query("INSERT INTO market_prices (market_id, at, yes_price_ppm) VALUES ($1, $2, $3) ON CONFLICT (market_id, at) DO UPDATE SET yes_price_ppm = EXCLUDED.yes_price_ppm")
+                .bind(market_id)
+                .bind(time(e.ts))
+                .bind(e.yes_price as i32)
+                .execute(&mut *db)
+                .await?;
+            set_balance(db, &e.wallet, e.user_vault_balance, at, e.ts).await?;
+        }
+        ProgramEvent::MarketFinalized(e) => {
+            let Some((market_id, series_id)) = market_of(db, &e.market).await? else { return Ok(()) };
+            let (status, outcome) = match (e.voided, e.outcome) {
+                (true, _) => ("voided", None),
+                (false, Outcome::Yes) => ("settled", Some("yes")),
+                (false, _) => ("settled", Some("no")),
+            };
+            let volume: Option<i64> = sqlx::query_scalar(
+                "UPDATE markets SET status = $2, outcome = $3, actual_rate = $4, settled_at = $5
+                 WHERE id = $1 AND status NOT IN ('settled', 'voided') RETURNING total_volume",
+            )
+            .bind(market_id)
+            .bind(status)
+            .bind(outcome)
+            .bind(if e.voided { None } else { Some(e.actual_rate) })
+            .bind(time(e.ts))
+            .fetch_optional(&mut *db)
+            .await?;
+            if let (Some(volume), Some(outcome)) = (volume, outcome) {
+                stats::record_outcome(db, series_id, outcome == "yes", volume, e.actual_rate, time(e.ts)).await?;
+            }
+        }
+        ProgramEvent::PositionSettled(e) => {
+            let Some((market_id, _)) = market_of(db, &e.market).await? else { return Ok(()) };
+            sqlx::query(
+                "INSERT INTO settlements (market_id, wallet, yes_shares, no_shares, payout, from_treasury, voided, at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+            )
+            .bind(market_id)
+            .bind(e.wallet.to_string())
+            .bind(e.yes_shares as i64)
+            .bind(e.no_shares as i64)
+            .bind(e.payout as i64)
+            .bind(e.from_treasury as i64)
+            .bind(e.voided)
+            .bind(time(e.ts))
+            .execute(&mut *db)
+            .await?;
+            sqlx::query("DELETE FROM positions WHERE market_id = $1 AND wallet = $2").bind(market_id).bind(e.wallet.to_string()).execute(&mut *db).await?;
+            set_balance(db, &e.wallet, e.user_vault_balance, at, e.ts).await?;
+        }
+        ProgramEvent::Withdrawn(e) => set_balance(db, &e.wallet, e.vault_balance, at, e.ts).await?,
+        ProgramEvent::MarketClosed(_) => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! The projection on real Postgres: a market's life as the program's events describe it,
+//! delivered as confirmed transactions — once, twice, out of order, failed, mixed with
+//! instructions that are not events.
+
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::{Event, event::EVENT_IX_TAG_LE};
+use funding_market::events::{DepositSwept, MarketCreated, MarketFinalized, PositionSettled, TradeExecuted, UserCreated};
+use funding_market::state::{Outcome, Side};
+use indexer::chain::{ConfirmedTransaction, InnerInstruction, Instruction};
+use indexer::projection::Projector;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+const T: i64 = 1_800_000_000;
+
+/// What `emit_cpi!` puts in the inner instruction: the event-instruction tag, then the event's
+/// discriminator and Borsh bytes.
+fn event_data(event: &impl Event) -> Vec<u8> {
+    [EVENT_IX_TAG_LE, &event.data()].concat()
+}
+
+fn tx(signature: &str, slot: u64, events: Vec<Vec<u8>>) -> ConfirmedTransaction {
+    let program = funding_market::ID.to_string();
+    let mut inner: Vec<InnerInstruction> = vec![
+        // A token transfer and a non-event call of our program sit beside the events.
+        InnerInstruction { outer_index: 0, instruction: Instruction { program_id: anchor_spl_token(), data: vec![3, 1, 0, 0, 0, 0, 0, 0, 0] } },
+        InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), data: vec![9; 12] } },
+    ];
+    inner.extend(events.into_iter().map(|data| InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), data } }));
+    ConfirmedTransaction { signature: signature.into(), slot, block_time: Some(T), err: None, instructions: vec![], inner_instructions: inner }
+}
+
+fn anchor_spl_token() -> String {
+    "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA".into()
+}
+
+async fn seed_market(db: &PgPool) -> Uuid {
+    let series = Uuid::new_v4();
+    sqlx::query("INSERT INTO series (id, exchange, symbol, slug, display_name, tier, liquidity_b, interval_hours) VALUES ($1, 'binance', 'BTCUSDT', 'binance-btcusdt', 'BTC/USDT', 1, 200000000, 8)")
+        .bind(series).execute(db).await.unwrap();
+    let market = Uuid::new_v4();
+    sqlx::query(
+        "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
+         VALUES ($1, $2, 1, now(), now() + interval '55 minutes', now() + interval '1 hour', 'open', 200000000, 0, 0, 500000, 500000, 0)",
+    )
+    .bind(market).bind(series).execute(db).await.unwrap();
+    market
+}
+
+fn trade(market: Pubkey, wallet: Pubkey, count: u64, yes_after: u64, q_yes: u64, user_vault: u64) -> TradeExecuted {
+    TradeExecuted {
+        market, wallet, side: Side::Yes, is_buy: true, shares: 10_000_000, amount: 5_000_000, fee: 50_000,
+        q_yes, q_no: 0, yes_price: 510_000 + count, no_price: 490_000 - count, volume: 5_000_000 * count, trade_count: count,
+        position_yes: yes_after, position_no: 0, vault_balance: 100_000_000, user_vault_balance: user_vault, ts: T + count as i64,
+    }
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_market_life_is_projected_once_whatever_the_delivery(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let (market, wallet) = (Pubkey::new_unique(), Pubkey::new_unique());
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let created = MarketCreated {
+        market, market_id: *market_id.as_bytes(), series: [0; 32], open_ts: T, close_ts: T + 3300, settlement_ts: T + 3600,
+        b: 200_000_000, q_yes: 0, q_no: 0, subsidy: 138_629_437, yes_price: 500_000, no_price: 500_000, ts: T,
+    };
+    let txs = vec![
+        tx("sig-user", 10, vec![event_data(&UserCreated { wallet, user: Pubkey::new_unique(), deposit: Pubkey::new_unique(), vault: Pubkey::new_unique(), ts: T })]),
+        tx("sig-deposit", 11, vec![event_data(&DepositSwept { wallet, amount: 50_000_000, vault_balance: 50_000_000, ts: T })]),
+        tx("sig-create", 12, vec![event_data(&created)]),
+        tx("sig-trade-1", 13, vec![event_data(&trade(market, wallet, 1, 10_000_000, 10_000_000, 44_950_000))]),
+        // Two events in one transaction get their own indexes.
+        tx("sig-trade-2", 14, vec![
+            event_data(&trade(market, wallet, 2, 20_000_000, 20_000_000, 39_900_000)),
+            event_data(&trade(market, wallet, 3, 30_000_000, 30_000_000, 34_850_000)),
+        ]),
+    ];
+    let mut new = 0;
+    for t in &txs {
+        new += projector.apply(t).await.unwrap();
+    }
+    assert_eq!(new, 6);
+    // Every delivery again, and an old trade out of order: nothing changes.
+    for t in &txs {
+        assert_eq!(projector.apply(t).await.unwrap(), 0);
+    }
+    let mut late = tx("sig-late", 9, vec![event_data(&trade(market, wallet, 0, 1, 1, 1))]);
+    late.signature = "sig-old-trade".into();
+    projector.apply(&late).await.unwrap();
+    // A failed transaction's events are ignored.
+    let mut failed = tx("sig-failed", 15, vec![event_data(&trade(market, wallet, 9, 99, 99, 99))]);
+    failed.err = Some(serde_json::json!({"InstructionError": [0, {"Custom": 6007}]}));
+    assert_eq!(projector.apply(&failed).await.unwrap(), 0);
+
+    let (q_yes, price, volume, count, address): (i64, i32, i64, i32, String) = sqlx::query_as(
+        "SELECT q_yes, yes_price_ppm, total_volume, trade_count, onchain_address FROM markets WHERE id = $1",
+    )
+    .bind(market_id).fetch_one(&db).await.unwrap();
+    assert_eq!((q_yes, price, volume, count, address), (30_000_000, 510_003, 15_000_000, 3, market.to_string()));
+    let trades: i64 = sqlx::query_scalar("SELECT count(*) FROM trades WHERE market_id = $1").bind(market_id).fetch_one(&db).await.unwrap();
+    assert_eq!(trades, 4, "three trades, plus the out-of-order one recorded as history but not as state");
+    let position: (i64, i64) = sqlx::query_as("SELECT yes_shares, no_shares FROM positions WHERE wallet = $1").bind(wallet.to_string()).fetch_one(&db).await.unwrap();
+    assert_eq!(position, (30_000_000, 0), "the late trade did not regress the position");
+    let balance: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet.to_string()).fetch_one(&db).await.unwrap();
+    assert_eq!(balance, 34_850_000);
+    let deposits: i64 = sqlx::query_scalar("SELECT sum(amount)::bigint FROM deposits").fetch_one(&db).await.unwrap();
+    assert_eq!(deposits, 50_000_000);
+    let events: i64 = sqlx::query_scalar("SELECT count(*) FROM chain_events").fetch_one(&db).await.unwrap();
+    assert_eq!(events, 7);
+    assert_eq!(projector.cursor().await.unwrap().as_deref(), Some("sig-failed"), "the cursor moves past failed transactions too");
+
+    // Resolution and settlement.
+    let resolved = MarketFinalized { market, voided: false, outcome: Outcome::Yes, actual_rate: 123_000_000, fees_to_treasury: 150_000, ts: T + 3600 };
+    let settled = PositionSettled { market, wallet, yes_shares: 30_000_000, no_shares: 0, payout: 30_000_000, from_treasury: 0, user_vault_balance: 64_850_000, voided: false, ts: T + 3700 };
+    projector.apply(&tx("sig-resolve", 20, vec![event_data(&resolved)])).await.unwrap();
+    projector.apply(&tx("sig-settle", 21, vec![event_data(&settled)])).await.unwrap();
+    projector.apply(&tx("sig-resolve", 20, vec![event_data(&resolved)])).await.unwrap();
+    let (status, outcome, rate): (String, String, i64) = sqlx::query_as("SELECT status, outcome, actual_rate FROM markets WHERE id = $1").bind(market_id).fetch_one(&db).await.unwrap();
+    assert_eq!((status.as_str(), outcome.as_str(), rate), ("settled", "yes", 123_000_000));
+    let (rounds, yes_rounds, series_volume): (i32, i32, i64) = sqlx::query_as("SELECT total_rounds, yes_rounds, total_volume FROM series").fetch_one(&db).await.unwrap();
+    assert_eq!((rounds, yes_rounds, series_volume), (1, 1, 15_000_000), "statistics counted once");
+    let open_positions: i64 = sqlx::query_scalar("SELECT count(*) FROM positions").fetch_one(&db).await.unwrap();
+    assert_eq!(open_positions, 0);
+    let payout: i64 = sqlx::query_scalar("SELECT payout FROM settlements").fetch_one(&db).await.unwrap();
+    assert_eq!(payout, 30_000_000);
+    let balance: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet.to_string()).fetch_one(&db).await.unwrap();
+    assert_eq!(balance, 64_850_000);
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn events_of_unknown_markets_are_kept_not_lost(db: PgPool) {
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let stray = trade(Pubkey::new_unique(), Pubkey::new_unique(), 1, 1, 1, 1);
+    assert_eq!(projector.apply(&tx("sig-stray", 5, vec![event_data(&stray)])).await.unwrap(), 1);
+    let kept: (String, Vec<u8>) = sqlx::query_as("SELECT kind, data FROM chain_events").fetch_one(&db).await.unwrap();
+    assert_eq!(kept.0, "TradeExecuted");
+    assert!(indexer::events::decode(&kept.1).is_some(), "the raw event can be projected again later");
+}

@@ -9,5 +9,6 @@
 
 pub mod chain;
 pub mod events;
+pub mod follow;
 pub mod projection;
 pub mod stats;

@@ -3,6 +3,26 @@
 
 pub mod rpc;
 
+/// Where the indexer reads the program's history: the RPC chain, or the embedded chain.
+pub trait ChainSource: Send + Sync {
+    /// Every signature of `address` after `cursor` (exclusive; `None`: from the start), oldest
+    /// first.
+    fn signatures_after(&self, address: &str, cursor: Option<&str>) -> impl Future<Output = Result<Vec<SignatureInfo>, rpc::ChainError>> + Send;
+
+    /// A confirmed transaction, or `None` if the source does not know it (yet).
+    fn transaction(&self, signature: &str) -> impl Future<Output = Result<Option<ConfirmedTransaction>, rpc::ChainError>> + Send;
+}
+
+impl ChainSource for rpc::RpcChain {
+    async fn signatures_after(&self, address: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, rpc::ChainError> {
+        rpc::RpcChain::signatures_after(self, address, cursor).await
+    }
+
+    async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, rpc::ChainError> {
+        rpc::RpcChain::transaction(self, signature).await
+    }
+}
+
 /// A program signature as listed by the cluster.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SignatureInfo {

@@ -1,0 +1,114 @@
+//! The follow loop over a chain source: everything after the cursor, in order, once — and a
+//! crash at any point resumes with no gap and no duplicate.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anchor_lang::prelude::Pubkey;
+use common::*;
+use funding_market::events::MarketCreated;
+use indexer::chain::rpc::ChainError;
+use indexer::chain::{ChainSource, ConfirmedTransaction, SignatureInfo};
+use indexer::follow::Indexer;
+use indexer::projection::Projector;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+/// A source over an in-memory ledger (a stand-in for the RPC or embedded chain, which have
+/// their own tests); `visible` limits how much of it has "confirmed" so far.
+struct Ledger {
+    txs: Vec<ConfirmedTransaction>,
+    visible: std::sync::atomic::AtomicUsize,
+}
+
+/// The shared ledger as a source.
+#[derive(Clone)]
+struct Source(Arc<Ledger>);
+
+impl ChainSource for Source {
+    async fn signatures_after(&self, _: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, ChainError> {
+        let visible = &self.0.txs[..self.0.visible.load(std::sync::atomic::Ordering::SeqCst)];
+        let start = cursor.and_then(|c| visible.iter().position(|t| t.signature == c)).map_or(0, |i| i + 1);
+        Ok(visible[start..].iter().map(|t| SignatureInfo { signature: t.signature.clone(), slot: t.slot, failed: t.err.is_some(), block_time: t.block_time }).collect())
+    }
+
+    async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
+        tokio::task::yield_now().await;
+        Ok(self.0.txs.iter().find(|t| t.signature == signature).cloned())
+    }
+}
+
+/// A market's creation and then `n` trades, one per transaction; every 7th transaction failed.
+fn ledger(market_id: Uuid, market: Pubkey, n: u64) -> Arc<Ledger> {
+    let created = MarketCreated {
+        market, market_id: *market_id.as_bytes(), series: [0; 32], open_ts: T, close_ts: T + 3300, settlement_ts: T + 3600,
+        b: 200_000_000, q_yes: 0, q_no: 0, subsidy: 1, yes_price: 500_000, no_price: 500_000, ts: T,
+    };
+    let mut txs = vec![tx("create", 1, vec![event_data(&created)])];
+    let wallet = Pubkey::new_unique();
+    let mut count = 0;
+    for i in 1..=n {
+        let mut t = tx(&format!("trade-{i}"), 1 + i, vec![event_data(&trade(market, wallet, count + 1, (count + 1) * 10, (count + 1) * 10, 1_000))]);
+        if i % 7 == 0 {
+            t.err = Some(serde_json::json!({"InstructionError": [0, {"Custom": 6010}]}));
+        } else {
+            count += 1;
+        }
+        txs.push(t);
+    }
+    let visible = std::sync::atomic::AtomicUsize::new(txs.len());
+    Arc::new(Ledger { txs, visible })
+}
+
+async fn state(db: &PgPool, market_id: Uuid) -> (i64, i64, i32, i64) {
+    let events: i64 = sqlx::query_scalar("SELECT count(*) FROM chain_events").fetch_one(db).await.unwrap();
+    let trades: i64 = sqlx::query_scalar("SELECT count(*) FROM trades").fetch_one(db).await.unwrap();
+    let (count, q): (i32, i64) = sqlx::query_as("SELECT trade_count, q_yes FROM markets WHERE id = $1").bind(market_id).fetch_one(db).await.unwrap();
+    (events, trades, count, q)
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn follows_new_transactions_as_they_confirm(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let source = ledger(market_id, Pubkey::new_unique(), 20);
+    source.visible.store(8, std::sync::atomic::Ordering::SeqCst);
+    let program = funding_market::ID.to_string();
+    let indexer = Indexer::new(Source(source.clone()), Projector::new(db.clone(), &funding_market::ID), &program);
+    let first = indexer.run_once().await.unwrap();
+    assert_eq!((first.transactions, first.events), (8, 7), "creation + 6 trades; the 7th trade failed");
+    assert_eq!(indexer.run_once().await.unwrap().transactions, 0, "nothing new");
+    source.visible.store(21, std::sync::atomic::Ordering::SeqCst);
+    let second = indexer.run_once().await.unwrap();
+    assert_eq!(second.transactions, 13);
+    assert_eq!(state(&db, market_id).await, (1 + 18, 18, 18, 180));
+}
+
+/// The indexer task is killed at arbitrary points (between and inside database transactions)
+/// and restarted; it ends exactly where an uninterrupted run ends.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_crash_at_any_point_loses_and_repeats_nothing(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let source = ledger(market_id, Pubkey::new_unique(), 300);
+    let program = funding_market::ID.to_string();
+    for kill_after_ms in [3u64, 7, 11, 2, 13, 5, 17, 4, 9, 6] {
+        let (db, source, program) = (db.clone(), source.clone(), program.clone());
+        let task = tokio::spawn(async move {
+            Indexer::new(Source(source), Projector::new(db, &funding_market::ID), &program).run_once().await.unwrap();
+        });
+        tokio::time::sleep(Duration::from_millis(kill_after_ms)).await;
+        task.abort();
+        let _ = task.await;
+    }
+    let progress: i64 = sqlx::query_scalar("SELECT count(*) FROM chain_events").fetch_one(&db).await.unwrap();
+    let trades = 300 - 300 / 7;
+    assert!(progress > 0, "the interrupted runs made progress");
+    assert!(progress < 1 + trades as i64, "and were really interrupted before the end");
+    Indexer::new(Source(source.clone()), Projector::new(db.clone(), &funding_market::ID), &program).run_once().await.unwrap();
+    assert_eq!(state(&db, market_id).await, (1 + trades as i64, trades as i64, trades as i32, trades as i64 * 10));
+    assert_eq!(
+        Projector::new(db.clone(), &funding_market::ID).cursor().await.unwrap().as_deref(),
+        Some("trade-300")
+    );
+}

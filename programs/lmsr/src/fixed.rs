@@ -25,8 +25,6 @@ pub const E36: u128 = 1_000_000_000_000_000_000_000_000_000_000_000_000;
 const LN2_Q120: u128 = 921_350_637_599_661_305_226_344_307_672_478_454;
 /// 1/ln 2 × 2^60, rounded up (only used to guess k, which is then corrected).
 const INV_LN2_Q60: u128 = 1_663_314_137_230_540_312;
-/// √2 × 2^60.
-const SQRT2: u128 = 1_630_477_228_166_597_776;
 
 /// Upper bound, in ulps of 2^-60, on the absolute error of any composed quantity computed in
 /// `market` (measured: under 40; see the reference tests). Subtracted before flooring and added
@@ -122,40 +120,73 @@ pub fn exp_neg(x: i128) -> i128 {
 
 /// Natural logarithm of a positive Q60 value `y` (real y = `y` / 2^60), `y` ≤ u128::MAX.
 /// Error ≤ 6 ulps (measured ≤ 4.1).
+///
+/// No division: y = 2^e·m with m in [1, 2); m = c·(1 + t) with c = 1 + k/64 from m's top six
+/// fractional bits, so t = (m − c)/c < 1/64 comes from a multiplication by the tabulated 1/c;
+/// ln y = e·ln 2 + ln c (tabulated) + ln(1 + t), the last by eleven terms of its series.
 pub fn ln(y: u128) -> i128 {
     debug_assert!(y > 0);
     if y == 0 {
         return i128::MIN / 2; // unreachable for callers; -∞ stand-in without panicking
     }
-    // y = m·2^k with m in [1/√2, √2): the bit length gives k, one comparison centres m.
     // Right shifts round to nearest (a floor would bias every large input low).
-    let mut k = (128 - y.leading_zeros() as i32) - (FRAC_BITS as i32 + 1);
-    let shift = |k: i32| match k {
-        1.. => (y >> k) + ((y >> (k - 1)) & 1),
+    let mut e = (128 - y.leading_zeros() as i32) - (FRAC_BITS as i32 + 1);
+    let mut m = match e {
+        1.. => (y >> e) + ((y >> (e - 1)) & 1),
         0 => y,
-        _ => y << (-k),
+        _ => y << (-e),
     };
-    let mut m = shift(k);
-    if m >= SQRT2 {
-        k += 1;
-        m = shift(k);
+    if m == 2 * ONE_U {
+        // Rounding carried into the next power of two.
+        m = ONE_U;
+        e += 1;
     }
-    // ln m = 2·atanh(z), z = (m-1)/(m+1), |z| < 0.172: 2(z + z³/3 + z⁵/5 + …), 13 terms,
-    // evaluated on |z| in 64 bits (z² and the sum are positive) with the sign put back last.
-    let (num, below_one) = if m >= ONE_U { (m - ONE_U, false) } else { (ONE_U - m, true) };
-    let z = ((num << FRAC_BITS) / (m + ONE_U)) as u64;
-    let w = mul_u60(z, z);
-    let mut s = 0u64;
-    let mut j = 13;
-    while j > 0 {
-        j -= 1;
-        s = INV[2 * j + 1] + mul_u60(w, s);
+    let k = ((m - ONE_U) >> (FRAC_BITS - 6)) as usize;
+    let c = ONE_U + ((k as u128) << (FRAC_BITS - 6));
+    let t = mul_u60((m - c) as u64, INV_C[k]);
+    // ln(1 + t) = t(1 − t(1/2 − t(1/3 − …))): with t < 1/64 every partial value is positive,
+    // and eleven terms leave a truncation error below 2^-66.
+    let mut a = INV[11];
+    let mut n = 10;
+    while n > 0 {
+        a = INV[n] - mul_u60(t, a);
+        n -= 1;
     }
-    let ln_m_abs = 2 * mul_u60(z, s) as i128;
-    let ln_m = if below_one { -ln_m_abs } else { ln_m_abs };
-    let k_ln2 = ((k.unsigned_abs() as u128 * LN2_Q120 + (1 << (FRAC_BITS - 1))) >> FRAC_BITS) as i128;
-    ln_m + if k >= 0 { k_ln2 } else { -k_ln2 }
+    let ln_m = (LN_C[k] + mul_u60(t, a)) as i128;
+    let e_ln2 = ((e.unsigned_abs() as u128 * LN2_Q120 + (1 << (FRAC_BITS - 1))) >> FRAC_BITS) as i128;
+    ln_m + if e >= 0 { e_ln2 } else { -e_ln2 }
 }
+
+/// 2^60 / (1 + k/64) = 2^66 / (64 + k), rounded down, k = 0..63.
+const INV_C: [u64; 64] = {
+    let mut table = [0u64; 64];
+    let mut k = 0;
+    while k < 64 {
+        table[k] = ((1u128 << 66) / (64 + k as u128)) as u64;
+        k += 1;
+    }
+    table
+};
+
+/// ln(1 + k/64) × 2^60, rounded to nearest, k = 0..63 (computed at 60 digits).
+const LN_C: [u64; 64] = [
+    0, 17875110068750280, 35477307009321985, 52814799206541282,
+    69895430200825139, 86726699994914057, 103315784827581626, 119669555544806966,
+    135794594686119519, 151697212392459053, 167383461231764586, 182859150029464525,
+    198129856782957177, 213200940731932963, 228077553649899151, 242764650416438875,
+    257266998924493878, 271589189372239037, 285735642984858962, 299710620207691992,
+    313518228408730497, 327162429125319017, 340647044887039015, 353975765644180082,
+    367152154828845215, 380179655073598274, 393061593610613396, 405801187372510129,
+    418401547814437287, 430865685475487961, 443196514296174253, 455396855707451055,
+    467469442505642749, 479416922526585443, 491241862131341475, 502946749514964734,
+    514533997848987755, 526005948267558232, 537364872706467888, 548612976603685369,
+    559752401469422381, 570785227333224374, 581713475075080035, 592539108647084071,
+    603264037191762267, 613890117062773631, 624419153753339093, 634852903737407334,
+    645193076228253727, 655441334858916161, 665599299288599926, 675668546738931165,
+    685650613463703312, 695546996155541899, 705359153292709077, 715088506429078866,
+    724736441430136626, 734304309657690431, 743793429105827201, 753205085490501710,
+    762540533295011191, 771800996773481633, 780987670914373246, 790101722365901496,
+];
 
 /// ln(n / d) in Q60 for positive integers n, d < 2^64: both logarithms are taken at full
 /// relative precision, so tiny ratios (a 1 USDC trade against b = 100,000 USDC) keep it too.

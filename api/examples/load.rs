@@ -69,7 +69,12 @@ async fn main() {
     let specs: Vec<SeriesSpec> = (0..SERIES)
         .map(|i| SeriesSpec { exchange: Exchange::ALL[i % 4], symbol: format!("S{i:04}USDT"), interval_hours: 8 })
         .collect();
+    let seeding = Instant::now();
     series::ensure(&conn, &specs).await.unwrap();
+    let seeded_in = seeding.elapsed();
+    let again = Instant::now();
+    series::ensure(&conn, &specs).await.unwrap();
+    println!("seeding {SERIES} series: {:.0} ms new, {:.0} ms when they all exist (every start-up)", seeded_in.as_secs_f64() * 1e3, again.elapsed().as_secs_f64() * 1e3);
     sqlx::query(
         "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
                               yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)

@@ -93,7 +93,8 @@ async fn start_scheduler(config: &Config, db: &sqlx::PgPool) -> Result<Vec<tokio
         let bind_error = |source| StartupError::Bind { addr, source };
         let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
         let base = format!("http://{}", listener.local_addr().map_err(bind_error)?);
-        let sim = std::sync::Arc::new(sim_exchange::Sim::new(sim_exchange::Model::new(42, sim_exchange::default_symbols())));
+        let model = sim_exchange::Model::new(42, series::simulated(&config.series));
+        let sim = std::sync::Arc::new(sim_exchange::Sim::new(model));
         workers.push(tokio::spawn(async move {
             let _ = axum::serve(listener, sim_exchange::router(sim)).await;
         }));

@@ -93,27 +93,42 @@ pub fn parse_list(list: &str) -> Result<Vec<SeriesSpec>, String> {
         .collect()
 }
 
-/// Inserts the series that do not exist yet (idempotent). Returns how many were new.
+/// Inserts the series that do not exist yet, in one statement (start-up runs this with every
+/// configured series). Idempotent. Returns how many were new.
 pub async fn ensure(db: &PgPool, specs: &[SeriesSpec]) -> Result<u64, sqlx::Error> {
-    let mut created = 0;
-    for spec in specs {
-        let done = sqlx::query(
-            "INSERT INTO series (id, exchange, symbol, slug, display_name, tier, liquidity_b, interval_hours)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (exchange, symbol) DO NOTHING",
-        )
-        .bind(Uuid::new_v4())
-        .bind(spec.exchange.id())
-        .bind(&spec.symbol)
-        .bind(spec.slug())
-        .bind(spec.display_name())
-        .bind(spec.tier() as i16)
-        .bind(liquidity_for_tier(spec.tier()) as i64)
-        .bind(spec.interval_hours as i16)
-        .execute(db)
-        .await?;
-        created += done.rows_affected();
-    }
-    Ok(created)
+    let ids: Vec<Uuid> = specs.iter().map(|_| Uuid::new_v4()).collect();
+    let exchanges: Vec<&str> = specs.iter().map(|s| s.exchange.id()).collect();
+    let symbols: Vec<&str> = specs.iter().map(|s| s.symbol.as_str()).collect();
+    let slugs: Vec<String> = specs.iter().map(SeriesSpec::slug).collect();
+    let names: Vec<String> = specs.iter().map(SeriesSpec::display_name).collect();
+    let tiers: Vec<i16> = specs.iter().map(|s| s.tier() as i16).collect();
+    let liquidity: Vec<i64> = specs.iter().map(|s| liquidity_for_tier(s.tier()) as i64).collect();
+    let intervals: Vec<i16> = specs.iter().map(|s| s.interval_hours as i16).collect();
+    let done = sqlx::query(
+        "INSERT INTO series (id, exchange, symbol, slug, display_name, tier, liquidity_b, interval_hours)
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::bigint[], $8::smallint[])
+         ON CONFLICT (exchange, symbol) DO NOTHING",
+    )
+    .bind(&ids)
+    .bind(&exchanges)
+    .bind(&symbols)
+    .bind(&slugs)
+    .bind(&names)
+    .bind(&tiers)
+    .bind(&liquidity)
+    .bind(&intervals)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// The simulated exchange's view of `specs`, so the embedded default serves exactly the
+/// configured series (any symbol, on any venue).
+pub fn simulated(specs: &[SeriesSpec]) -> Vec<sim_exchange::SimSymbol> {
+    specs
+        .iter()
+        .map(|s| sim_exchange::SimSymbol { venue: s.exchange.id(), symbol: s.symbol.clone(), interval_hours: s.interval_hours as i64 })
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,6 +8,17 @@ use sqlx::{Connection, PgConnection};
 
 use crate::helpers::*;
 
+/// The service process, killed if the test ends early (a failed assertion must not leave it
+/// running: it would hold the test runner's output open and hang CI).
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn admin_url() -> String {
     std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into())
 }
@@ -22,14 +33,18 @@ async fn starts_creates_its_database_and_stops_on_sigterm() {
     let name = format!("fm_binary_{}", uuid::Uuid::new_v4().simple());
     let database_url = with_database(&admin_url(), &name);
     let port = free_port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_funding-api"))
+    let mut child = KillOnDrop(Command::new(env!("CARGO_BIN_EXE_funding-api"))
         .env("FM_BIND_ADDR", format!("127.0.0.1:{port}"))
         .env("DATABASE_URL", &database_url)
         .env("REDIS_URL", redis_url())
         .env("RUST_LOG", "warn")
+        // One series outside the simulator's own default set: the embedded simulator must
+        // serve whatever is configured.
+        .env("FM_SERIES", "binance:BTCUSDT,okx:LINKUSDT")
+        .env("FM_RATE_PUBLIC_PER_MIN", "100000")
         .stdout(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap());
 
     let client = reqwest::Client::new();
     let started = Instant::now();
@@ -43,6 +58,19 @@ async fn starts_creates_its_database_and_stops_on_sigterm() {
     }
     assert_eq!(status, 200, "the service did not come up healthy");
 
+    // The scheduler's first pass gives every configured series a round.
+    let mut rounds = Vec::new();
+    while started.elapsed() < Duration::from_secs(30) {
+        let body: serde_json::Value = client.get(format!("http://127.0.0.1:{port}/v1/series")).send().await.unwrap().json().await.unwrap();
+        rounds = body["data"].as_array().unwrap().iter().map(|c| (c["slug"].as_str().unwrap().to_owned(), !c["current_round"].is_null())).collect();
+        if rounds.len() == 2 && rounds.iter().all(|(_, has)| *has) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    rounds.sort();
+    assert_eq!(rounds, [("binance-btcusdt".to_owned(), true), ("okx-linkusdt".to_owned(), true)]);
+
     let mut db = PgConnection::connect(&database_url).await.unwrap();
     let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
         .fetch_one(&mut db)
@@ -51,11 +79,11 @@ async fn starts_creates_its_database_and_stops_on_sigterm() {
     assert_eq!(applied as usize, api::db::MIGRATOR.iter().count());
     db.close().await.unwrap();
 
-    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let killed = Command::new("kill").args(["-TERM", &child.0.id().to_string()]).status().unwrap();
     assert!(killed.success());
     let deadline = Instant::now() + Duration::from_secs(10);
     let exit = loop {
-        if let Some(exit) = child.try_wait().unwrap() {
+        if let Some(exit) = child.0.try_wait().unwrap() {
             break exit;
         }
         assert!(Instant::now() < deadline, "did not stop within 10 s of SIGTERM");

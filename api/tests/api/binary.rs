@@ -60,16 +60,19 @@ async fn starts_creates_its_database_and_stops_on_sigterm() {
 
     // The scheduler's first pass gives every configured series a round.
     let mut rounds = Vec::new();
+    let mut last = serde_json::Value::Null;
     while started.elapsed() < Duration::from_secs(30) {
-        let body: serde_json::Value = client.get(format!("http://127.0.0.1:{port}/v1/series")).send().await.unwrap().json().await.unwrap();
-        rounds = body["data"].as_array().unwrap().iter().map(|c| (c["slug"].as_str().unwrap().to_owned(), !c["current_round"].is_null())).collect();
-        if rounds.len() == 2 && rounds.iter().all(|(_, has)| *has) {
-            break;
+        last = client.get(format!("http://127.0.0.1:{port}/v1/series")).send().await.unwrap().json().await.unwrap();
+        if let Some(cards) = last["data"].as_array() {
+            rounds = cards.iter().map(|c| (c["slug"].as_str().unwrap().to_owned(), !c["current_round"].is_null())).collect();
+            if rounds.len() == 2 && rounds.iter().all(|(_, has)| *has) {
+                break;
+            }
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     rounds.sort();
-    assert_eq!(rounds, [("binance-btcusdt".to_owned(), true), ("okx-linkusdt".to_owned(), true)]);
+    assert_eq!(rounds, [("binance-btcusdt".to_owned(), true), ("okx-linkusdt".to_owned(), true)], "last answer: {last}");
 
     let mut db = PgConnection::connect(&database_url).await.unwrap();
     let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")

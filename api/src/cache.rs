@@ -13,23 +13,23 @@ use tokio::sync::OnceCell;
 pub struct Redis {
     client: Client,
     manager: Arc<OnceCell<ConnectionManager>>,
-    timeout: Duration,
+    config: ConnectionManagerConfig,
 }
 
 impl Redis {
     /// Parses the URL; connects lazily (the service starts even while Redis is down).
     pub fn new(url: &str, timeout: Duration) -> RedisResult<Redis> {
-        Ok(Redis { client: Client::open(url)?, manager: Arc::new(OnceCell::new()), timeout })
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(timeout)
+            .set_response_timeout(timeout)
+            .set_number_of_retries(1);
+        Ok(Redis { client: Client::open(url)?, manager: Arc::new(OnceCell::new()), config })
     }
 
     /// A handle on the shared connection (cheap to clone), connecting first if needed.
     pub async fn connection(&self) -> RedisResult<ConnectionManager> {
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(self.timeout)
-            .set_response_timeout(self.timeout)
-            .set_number_of_retries(1);
         self.manager
-            .get_or_try_init(|| ConnectionManager::new_with_config(self.client.clone(), config))
+            .get_or_try_init(|| ConnectionManager::new_with_config(self.client.clone(), self.config.clone()))
             .await
             .cloned()
     }

@@ -43,6 +43,11 @@ impl<T: Serialize> Data<T> {
     pub fn new(data: T) -> Self {
         Data(StatusCode::OK, data, Meta::default())
     }
+
+    /// A page of a list, with its pagination facts.
+    pub fn paged(data: T, meta: Meta) -> Self {
+        Data(StatusCode::OK, data, meta)
+    }
 }
 
 impl<T: Serialize> IntoResponse for Data<T> {

@@ -4,8 +4,9 @@
 //! commitment: signatures of the program since a cursor, transactions with their inner
 //! instructions (where `emit_cpi!` events travel), accounts, the latest blockhash and the clock,
 //! and sending a transaction until it confirms. `events` decodes the program's `emit_cpi!`
-//! events, `projection` writes them into Postgres once each with the cursor, `stats` keeps
-//! series statistics. The embedded chain and the follow loop are the next parts.
+//! events, `projection` writes them into Postgres once each with the cursor, `follow` runs the
+//! loop from the cursor over any `ChainSource`, `stats` keeps series statistics. The embedded
+//! chain is the next part.
 
 pub mod chain;
 pub mod events;

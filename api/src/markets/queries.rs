@@ -186,8 +186,9 @@ pub struct TradeRow {
     pub created_at: DateTime<Utc>,
 }
 
-pub async fn trades(db: &PgPool, market_id: Uuid, limit: i64, offset: i64) -> Result<Vec<TradeRow>, sqlx::Error> {
-    sqlx::query_as(
+/// A page of the market's trades, latest first, and how many there are.
+pub async fn trades(db: &PgPool, market_id: Uuid, limit: i64, offset: i64) -> Result<(Vec<TradeRow>, i64), sqlx::Error> {
+    let rows = sqlx::query_as(
         "SELECT id, side, is_buy, shares, amount, fee, created_at FROM trades WHERE market_id = $1
          ORDER BY created_at DESC, id LIMIT $2 OFFSET $3",
     )
@@ -195,7 +196,9 @@ pub async fn trades(db: &PgPool, market_id: Uuid, limit: i64, offset: i64) -> Re
     .bind(limit)
     .bind(offset)
     .fetch_all(db)
-    .await
+    .await?;
+    let total = sqlx::query_scalar("SELECT count(*) FROM trades WHERE market_id = $1").bind(market_id).fetch_one(db).await?;
+    Ok((rows, total))
 }
 
 pub async fn price_history(db: &PgPool, market_id: Uuid, limit: i64) -> Result<Vec<(DateTime<Utc>, i32)>, sqlx::Error> {

@@ -2,7 +2,6 @@
 //! by the same `lmsr` functions the program executes.
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -148,7 +147,7 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery
         return Err(ApiError::InvalidInput(format!("status must be one of {}, got {s:?}", STATUSES.join(", "))));
     }
     let (rows, total) = queries::list_markets(&state.db, q.status.as_deref(), page.limit, page.offset).await?;
-    Ok(Data(StatusCode::OK, rows.into_iter().map(Market::from).collect(), page.meta(total)))
+    Ok(Data::paged(rows.into_iter().map(Market::from).collect(), page.meta(total)))
 }
 
 pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Market>, ApiError> {
@@ -190,8 +189,8 @@ pub async fn trades(
 ) -> Result<Data<Vec<TradeItem>>, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
     let market = find(&state, &id).await?;
-    let rows = queries::trades(&state.db, market.id, page.limit, page.offset).await?;
-    Ok(Data(StatusCode::OK, rows.into_iter().map(TradeItem::from).collect(), page.meta(market.trade_count as i64)))
+    let (rows, total) = queries::trades(&state.db, market.id, page.limit, page.offset).await?;
+    Ok(Data::paged(rows.into_iter().map(TradeItem::from).collect(), page.meta(total)))
 }
 
 #[derive(Serialize)]

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::markets::SettledRound;
 use super::page::PageQuery;
-use crate::envelope::{Data, Meta};
+use crate::envelope::Data;
 use crate::exchanges::{Exchange, FundingRate};
 use crate::extract::{ApiPath, ApiQuery};
 use crate::markets::queries::{self, SeriesRow};
@@ -127,7 +127,7 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery
         None => None,
     };
     let (rows, total) = queries::list_series(&state.db, exchange.map(Exchange::id), page.limit, page.offset).await?;
-    Ok(Data(axum::http::StatusCode::OK, rows.into_iter().map(SeriesCard::from).collect(), page.meta(total)))
+    Ok(Data::paged(rows.into_iter().map(SeriesCard::from).collect(), page.meta(total)))
 }
 
 pub async fn find(db: &sqlx::PgPool, slug: &str) -> Result<SeriesRow, ApiError> {
@@ -146,6 +146,5 @@ pub async fn rounds(
     let page = q.resolve(MAX_LIMIT)?;
     let series = find(&state.db, &slug).await?;
     let (rows, total) = queries::settled_rounds(&state.db, series.id, page.limit, page.offset).await?;
-    let meta: Meta = page.meta(total);
-    Ok(Data(axum::http::StatusCode::OK, rows.into_iter().map(SettledRound::from).collect(), meta))
+    Ok(Data::paged(rows.into_iter().map(SettledRound::from).collect(), page.meta(total)))
 }

@@ -233,6 +233,7 @@ async fn trades_and_price_history_are_served(db: PgPool) {
     let (_, trades) = json(&app, &format!("/v1/markets/{market}/trades")).await;
     let items = trades["data"].as_array().unwrap();
     assert_eq!(items.len(), 2);
+    assert_eq!(trades["meta"]["total"], 2, "the total counts the rows listed");
     assert_eq!((items[0]["side"].as_str(), items[0]["price_usdc"].as_str(), items[0]["fee_usdc"].as_str()), (Some("no"), Some("0.520000"), Some("0.026000")));
     assert_eq!((items[1]["shares"].as_str(), items[1]["price_usdc"].as_str()), (Some("20.000000"), Some("0.500000")));
     let (_, prices) = json(&app, &format!("/v1/markets/{market}/prices")).await;

@@ -139,7 +139,11 @@ async fn markets_are_listed_by_status_and_found_by_id(db: PgPool) {
 
     let (_, all) = json(&app, "/v1/markets").await;
     assert_eq!(all["meta"]["total"], 3);
-    assert_eq!(all["data"][0]["id"], open.to_string(), "unfinished soonest first");
+    let order: Vec<&str> = all["data"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(order, [open.to_string(), pending.to_string(), settled.to_string()], "unfinished soonest first, then finished");
+    let (_, only_pending) = json(&app, "/v1/markets?status=pending").await;
+    assert_eq!(only_pending["data"][0]["id"], pending.to_string());
+    assert_eq!(only_pending["meta"]["total"], 1);
     let (_, only_open) = json(&app, "/v1/markets?status=open").await;
     assert_eq!(only_open["data"].as_array().unwrap().len(), 1);
     let (_, m) = json(&app, &format!("/v1/markets/{open}")).await;
@@ -151,7 +155,6 @@ async fn markets_are_listed_by_status_and_found_by_id(db: PgPool) {
     assert_eq!((s["data"]["status"].as_str(), s["data"]["outcome"].as_str()), (Some("settled"), Some("no")));
     assert_eq!(s["data"]["actual_rate"], "-0.000000000005", "exact, sign kept");
     assert!(s["data"]["settled_at"].is_string());
-    let _ = pending;
 
     for (path, status, parameter) in [
         ("/v1/markets?status=live", 400, "status"),

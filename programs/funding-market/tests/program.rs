@@ -68,9 +68,9 @@ async fn deposits_sweep_only_from_the_minimum_and_anyone_can_crank() {
     h.send(&[client::sweep_deposit(carol.pubkey())], &[]).await.unwrap();
     assert_eq!(h.balance(client::vault_pda(&carol.pubkey())).await, USDC);
     assert_eq!(h.balance(deposit).await, 0);
-    // Creating the same user twice fails (accounts exist).
+    // Creating the same user twice fails: the system program's AccountAlreadyInUse (custom 0).
     let payer = h.payer();
-    assert!(h.send(&[client::create_user(payer, carol.pubkey(), h.mint.pubkey())], &[]).await.is_err());
+    assert_eq!(h.send(&[client::create_user(payer, carol.pubkey(), h.mint.pubkey())], &[]).await, Err(Failure::Code(0)));
 }
 
 #[tokio::test]
@@ -163,7 +163,7 @@ async fn substituted_accounts_are_refused() {
 
     let mut ix = client::buy_shares(alice.pubkey(), alice.pubkey(), &ID1, Side::Yes, 2 * USDC, 0);
     ix.accounts[0].pubkey = client::treasury_pda(); // not the config
-    assert!(h.send(&[ix], &[&alice]).await.is_err());
+    assert_eq!(h.send(&[ix], &[&alice]).await, Err(anchor_error(A::AccountOwnedByWrongProgram)));
 
     // A market vault of the wrong mint cannot be created; a treasury substitute is refused.
     let fake_treasury = h.token_account(&h.authority.pubkey()).await;

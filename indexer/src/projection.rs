@@ -194,12 +194,19 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
             .bind(time(e.ts))
             .execute(&mut *db)
             .await?;
-            sqlx::query("INSERT INTO market_prices (market_id, at, yes_price_ppm) VALUES ($1, $2, $3) ON CONFLICT (market_id, at) DO UPDATE SET yes_price_ppm = EXCLUDED.yes_price_ppm")
-                .bind(market_id)
-                .bind(time(e.ts))
-                .bind(e.yes_price as i32)
-                .execute(&mut *db)
-                .await?;
+            // One point per second: a later trade in the same second replaces the point, an
+            // earlier one delivered late does not.
+            sqlx::query(
+                "INSERT INTO market_prices (market_id, at, yes_price_ppm) VALUES ($1, $2, $3)
+                 ON CONFLICT (market_id, at) DO UPDATE SET yes_price_ppm = EXCLUDED.yes_price_ppm
+                 WHERE $4 >= (SELECT trade_count FROM markets WHERE id = $1)",
+            )
+            .bind(market_id)
+            .bind(time(e.ts))
+            .bind(e.yes_price as i32)
+            .bind(e.trade_count as i32)
+            .execute(&mut *db)
+            .await?;
             set_balance(db, &e.wallet, e.user_vault_balance, at, e.ts).await?;
         }
         ProgramEvent::MarketFinalized(e) => {

@@ -92,3 +92,21 @@ async fn events_of_unknown_markets_are_kept_not_lost(db: PgPool) {
     assert_eq!(kept.0, "TradeExecuted");
     assert!(indexer::events::decode(&kept.1).is_some(), "the raw event can be projected again later");
 }
+
+/// Two trades in the same second, delivered newest first: the price point of that second stays
+/// the newer trade's.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_late_trade_does_not_overwrite_a_newer_price_point(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let (market, wallet) = (Pubkey::new_unique(), Pubkey::new_unique());
+    sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1").bind(market_id).bind(market.to_string()).execute(&db).await.unwrap();
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let mut newer = trade(market, wallet, 2, 20, 20, 1);
+    let mut older = trade(market, wallet, 1, 10, 10, 1);
+    newer.ts = T;
+    older.ts = T;
+    projector.apply(&tx("newer", 11, vec![event_data(&newer)])).await.unwrap();
+    projector.apply(&tx("older", 10, vec![event_data(&older)])).await.unwrap();
+    let price: i32 = sqlx::query_scalar("SELECT yes_price_ppm FROM market_prices WHERE market_id = $1").bind(market_id).fetch_one(&db).await.unwrap();
+    assert_eq!(price, newer.yes_price as i32);
+}

@@ -250,7 +250,21 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
             sqlx::query("DELETE FROM positions WHERE market_id = $1 AND wallet = $2").bind(market_id).bind(e.wallet.to_string()).execute(&mut *db).await?;
             set_balance(db, &e.wallet, e.user_vault_balance, at, e.ts).await?;
         }
-        ProgramEvent::Withdrawn(e) => set_balance(db, &e.wallet, e.vault_balance, at, e.ts).await?,
+        ProgramEvent::Withdrawn(e) => {
+            sqlx::query(
+                "INSERT INTO chain_withdrawals (signature, ix_index, wallet, destination, amount, at) VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(at.signature)
+            .bind(at.ix_index)
+            .bind(e.wallet.to_string())
+            .bind(e.destination.to_string())
+            .bind(e.amount as i64)
+            .bind(time(e.ts))
+            .execute(&mut *db)
+            .await?;
+            set_balance(db, &e.wallet, e.vault_balance, at, e.ts).await?;
+        }
         ProgramEvent::MarketClosed(_) => {}
     }
     Ok(())

@@ -1,25 +1,109 @@
 //! Chain access. Types here are plain (base58 strings, byte vectors) so the same indexer code
 //! can follow a real cluster or the embedded chain.
+//!
+//! `ChainSource` is what the indexer reads; `AnyChain` is the whole narrow interface (send and
+//! confirm, accounts, blockhash, clock, plus the source) over either implementation, chosen by
+//! configuration at start-up.
 
+pub mod embedded;
 pub mod rpc;
+
+use std::time::Duration;
+
+pub use embedded::EmbeddedChain;
+pub use rpc::{ChainError, RpcChain};
 
 /// Where the indexer reads the program's history: the RPC chain, or the embedded chain.
 pub trait ChainSource: Send + Sync {
     /// Every signature of `address` after `cursor` (exclusive; `None`: from the start), oldest
     /// first.
-    fn signatures_after(&self, address: &str, cursor: Option<&str>) -> impl Future<Output = Result<Vec<SignatureInfo>, rpc::ChainError>> + Send;
+    fn signatures_after(&self, address: &str, cursor: Option<&str>) -> impl Future<Output = Result<Vec<SignatureInfo>, ChainError>> + Send;
 
     /// A confirmed transaction, or `None` if the source does not know it (yet).
-    fn transaction(&self, signature: &str) -> impl Future<Output = Result<Option<ConfirmedTransaction>, rpc::ChainError>> + Send;
+    fn transaction(&self, signature: &str) -> impl Future<Output = Result<Option<ConfirmedTransaction>, ChainError>> + Send;
 }
 
-impl ChainSource for rpc::RpcChain {
-    async fn signatures_after(&self, address: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, rpc::ChainError> {
-        rpc::RpcChain::signatures_after(self, address, cursor).await
+impl ChainSource for RpcChain {
+    async fn signatures_after(&self, address: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, ChainError> {
+        RpcChain::signatures_after(self, address, cursor).await
     }
 
-    async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, rpc::ChainError> {
-        rpc::RpcChain::transaction(self, signature).await
+    async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
+        RpcChain::transaction(self, signature).await
+    }
+}
+
+impl ChainSource for EmbeddedChain {
+    async fn signatures_after(&self, address: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, ChainError> {
+        EmbeddedChain::signatures_after(self, address, cursor).await
+    }
+
+    async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
+        EmbeddedChain::transaction(self, signature).await
+    }
+}
+
+/// The chain the service runs against.
+#[derive(Clone)]
+pub enum AnyChain {
+    Rpc(RpcChain),
+    Embedded(EmbeddedChain),
+}
+
+/// How long `send_and_confirm` waits on a real cluster.
+pub const CONFIRM_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl AnyChain {
+    /// Sends a signed transaction (wire bytes) and waits until it is confirmed.
+    pub async fn send_and_confirm(&self, transaction: &[u8]) -> Result<String, ChainError> {
+        match self {
+            AnyChain::Rpc(c) => c.send_and_confirm(transaction, CONFIRM_TIMEOUT).await,
+            AnyChain::Embedded(c) => c.send_and_confirm(transaction).await,
+        }
+    }
+
+    pub async fn account(&self, address: &str) -> Result<Option<Account>, ChainError> {
+        match self {
+            AnyChain::Rpc(c) => c.account(address).await,
+            AnyChain::Embedded(c) => c.account(address).await,
+        }
+    }
+
+    pub async fn accounts(&self, addresses: &[&str]) -> Result<Vec<Option<Account>>, ChainError> {
+        match self {
+            AnyChain::Rpc(c) => c.accounts(addresses).await,
+            AnyChain::Embedded(c) => c.accounts(addresses).await,
+        }
+    }
+
+    pub async fn latest_blockhash(&self) -> Result<(String, u64), ChainError> {
+        match self {
+            AnyChain::Rpc(c) => c.latest_blockhash().await,
+            AnyChain::Embedded(c) => c.latest_blockhash().await,
+        }
+    }
+
+    pub async fn clock(&self) -> Result<Clock, ChainError> {
+        match self {
+            AnyChain::Rpc(c) => c.clock().await,
+            AnyChain::Embedded(c) => c.clock().await,
+        }
+    }
+}
+
+impl ChainSource for AnyChain {
+    async fn signatures_after(&self, address: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, ChainError> {
+        match self {
+            AnyChain::Rpc(c) => c.signatures_after(address, cursor).await,
+            AnyChain::Embedded(c) => c.signatures_after(address, cursor).await,
+        }
+    }
+
+    async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
+        match self {
+            AnyChain::Rpc(c) => c.transaction(signature).await,
+            AnyChain::Embedded(c) => c.transaction(signature).await,
+        }
     }
 }
 

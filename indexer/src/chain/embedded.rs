@@ -1,0 +1,483 @@
+//! The embedded chain: an in-process SVM (solana-program-test's bank, the real SPL Token
+//! program) running the program natively, for local runs and tests where no validator can run
+//! an SBF build (../shared/notes/solana-toolchain.md).
+//!
+//! It behaves like a cluster behind the RPC chain, so callers cannot tell them apart:
+//! - sending runs a preflight simulation first, like `sendTransaction`: a transaction that would
+//!   fail is refused (RPC error -32002 with the transaction error) and never lands; signatures
+//!   are verified, stale blockhashes and duplicates refused;
+//! - a landed transaction is confirmed only once it is durable: its ledger row (what
+//!   `getTransaction` returns, inner instructions included) and every account it touched are
+//!   committed to Postgres in one database transaction. A restart rebuilds the bank from those
+//!   accounts, so the chain resumes exactly at its last confirmed transaction;
+//! - the clock follows wall time (plus an offset that tests move) and is set before each
+//!   transaction; slots never go backwards across restarts.
+//!
+//! Writes are serialised (one transaction at a time, as a leader orders them); reads are not.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+use anchor_lang::prelude::{AccountInfo, Pubkey};
+use anchor_lang::solana_program::entrypoint::ProgramResult;
+use anchor_lang::solana_program::instruction::Instruction as ProgramInstruction;
+use anchor_lang::solana_program::program_pack::Pack;
+use anchor_lang::solana_program::system_instruction;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use funding_market::client;
+use funding_market::instructions::InitializeParams;
+use serde_json::{Value, json};
+use solana_account::Account as SolanaAccount;
+use solana_keypair::Keypair;
+use solana_program_test::{BanksClient, BanksClientError, ProgramTest, ProgramTestContext, processor};
+use solana_signer::Signer;
+use solana_transaction::Transaction;
+use solana_transaction::versioned::VersionedTransaction;
+use sqlx::PgPool;
+use tokio::sync::{Mutex, watch};
+
+use super::rpc::ChainError;
+use super::{Account, Clock, ConfirmedTransaction, InnerInstruction, Instruction, SignatureInfo};
+
+/// What the program's config is initialised with on a fresh chain.
+#[derive(Clone, Debug)]
+pub struct GenesisParams {
+    /// Trading fee, basis points.
+    pub fee_bps: u16,
+    /// Micro-USDC.
+    pub min_deposit: u64,
+    /// Micro-USDC.
+    pub min_trade: u64,
+    /// Test USDC minted into the treasury, which funds market subsidies (micro-USDC).
+    pub treasury_funds: u64,
+}
+
+impl Default for GenesisParams {
+    fn default() -> Self {
+        GenesisParams { fee_bps: 100, min_deposit: 1_000_000, min_trade: 1_000_000, treasury_funds: 10_000_000 * 1_000_000 }
+    }
+}
+
+/// The keys created at genesis and kept across restarts.
+pub struct Keys {
+    /// The test USDC mint (6 decimals).
+    pub mint: Keypair,
+    pub mint_authority: Keypair,
+    /// The program's config roles.
+    pub authority: Keypair,
+    pub operator: Keypair,
+    pub oracle: Keypair,
+}
+
+/// SOL given to each config role at genesis, for fees and rent.
+const ROLE_LAMPORTS: u64 = 1_000 * 1_000_000_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbeddedError {
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+    #[error("stored embedded-chain state is corrupt: {0}")]
+    Corrupt(String),
+}
+
+#[derive(Clone)]
+pub struct EmbeddedChain(Arc<Inner>);
+
+struct Inner {
+    db: PgPool,
+    banks: BanksClient,
+    /// Held for the whole of a send: one transaction at a time.
+    context: Mutex<ProgramTestContext>,
+    keys: Keys,
+    clock_offset: AtomicI64,
+    /// The ledger sequence of the last confirmed transaction (wakes followers).
+    confirmed: watch::Sender<i64>,
+    /// Set when a landed transaction could not be made durable: the bank is then ahead of
+    /// Postgres, and only a restart (which rebuilds from Postgres) makes them agree again.
+    diverged: AtomicBool,
+}
+
+/// Anchor's generated `entry` ties the program id, accounts and data to one lifetime `'info`;
+/// the runtime's builtin signature gives each its own. Shortening the account infos' lifetime
+/// is what a real loader does too (it builds them with one lifetime), and sound here because
+/// the program keeps no reference past the call. Unlike leaking copies, it costs nothing per
+/// transaction.
+fn process_instruction(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]) -> ProgramResult {
+    fn one_lifetime<'a, 'b>(accounts: &'a [AccountInfo<'b>]) -> &'a [AccountInfo<'a>] {
+        // SAFETY: see above; `AccountInfo` is invariant only because of its `RefCell`s, and
+        // nothing stores a shorter-lived reference into them.
+        unsafe { std::mem::transmute::<&'a [AccountInfo<'b>], &'a [AccountInfo<'a>]>(accounts) }
+    }
+    funding_market::entry(program_id, one_lifetime(accounts), data)
+}
+
+fn db_error(e: sqlx::Error) -> ChainError {
+    ChainError::Transport(format!("embedded chain storage: {e}"))
+}
+
+fn banks_error(e: BanksClientError) -> ChainError {
+    ChainError::Transport(format!("embedded bank: {e}"))
+}
+
+fn parse_address(address: &str) -> Result<Pubkey, ChainError> {
+    address.parse().map_err(|_| ChainError::Rpc { code: -32602, message: format!("Invalid param: Invalid address {address:?}"), data: None })
+}
+
+/// Owners of accounts that belong to the runtime (sysvars, native programs), not to its state.
+const RUNTIME_OWNERS: [&str; 2] = ["Sysvar1111111111111111111111111111111111111", "NativeLoader1111111111111111111111111111111"];
+
+/// Accounts that are part of the runtime, not of its state: never persisted.
+fn is_runtime_account(account: &SolanaAccount) -> bool {
+    account.executable || RUNTIME_OWNERS.contains(&account.owner.to_string().as_str())
+}
+
+impl EmbeddedChain {
+    /// Opens the chain stored in `db` (migrated), creating it on first use: a test USDC mint, the
+    /// program's config with `genesis`, a funded treasury and funded config roles.
+    pub async fn open(db: PgPool, genesis: &GenesisParams) -> Result<EmbeddedChain, EmbeddedError> {
+        let mut program_test = ProgramTest::new("funding_market", funding_market::ID, processor!(process_instruction));
+        program_test.prefer_bpf(false);
+        let stored: Vec<(String, i64, String, Vec<u8>, bool, i64)> =
+            sqlx::query_as("SELECT address, lamports, owner, data, executable, rent_epoch FROM embedded_accounts").fetch_all(&db).await?;
+        for (address, lamports, owner, data, executable, rent_epoch) in stored {
+            let corrupt = || EmbeddedError::Corrupt(format!("account {address}"));
+            let address: Pubkey = address.parse().map_err(|_| corrupt())?;
+            let owner: Pubkey = owner.parse().map_err(|_| corrupt())?;
+            program_test.add_account(address, SolanaAccount { lamports: lamports as u64, data, owner, executable, rent_epoch: rent_epoch as u64 });
+        }
+        let mut context = program_test.start_with_context().await;
+        let last_slot: Option<i64> = sqlx::query_scalar("SELECT max(slot) FROM embedded_ledger").fetch_one(&db).await?;
+        if let Some(last) = last_slot {
+            let current = context.banks_client.get_root_slot().await.map_err(banks_error)?;
+            if last as u64 >= current {
+                context.warp_to_slot(last as u64 + 1).map_err(|e| EmbeddedError::Corrupt(format!("cannot resume after slot {last}: {e:?}")))?;
+            }
+        }
+        let keys = load_or_create_keys(&db).await?;
+        let last_seq: Option<i64> = sqlx::query_scalar("SELECT max(seq) FROM embedded_ledger").fetch_one(&db).await?;
+        let (confirmed, _) = watch::channel(last_seq.unwrap_or(0));
+        let chain = EmbeddedChain(Arc::new(Inner {
+            db,
+            banks: context.banks_client.clone(),
+            context: Mutex::new(context),
+            keys,
+            clock_offset: AtomicI64::new(0),
+            confirmed,
+            diverged: AtomicBool::new(false),
+        }));
+        chain.ensure_genesis(genesis).await?;
+        Ok(chain)
+    }
+
+    pub fn keys(&self) -> &Keys {
+        &self.0.keys
+    }
+
+    pub fn mint(&self) -> Pubkey {
+        self.0.keys.mint.pubkey()
+    }
+
+    /// Follows confirmations: the value is the ledger sequence of the last confirmed one.
+    pub fn subscribe(&self) -> watch::Receiver<i64> {
+        self.0.confirmed.subscribe()
+    }
+
+    /// Moves the chain's clock `seconds` away from wall time (tests: reach a market's close).
+    pub fn set_clock_offset(&self, seconds: i64) {
+        self.0.clock_offset.store(seconds, Ordering::Relaxed);
+    }
+
+    fn now(&self) -> i64 {
+        chrono::Utc::now().timestamp() + self.0.clock_offset.load(Ordering::Relaxed)
+    }
+
+    async fn ensure_genesis(&self, genesis: &GenesisParams) -> Result<(), EmbeddedError> {
+        let keys = &self.0.keys;
+        if self.account(&keys.mint.pubkey().to_string()).await?.is_none() {
+            let rent = self.0.banks.get_rent().await.map_err(banks_error)?;
+            let space = spl_token_interface::state::Mint::LEN;
+            let create = system_instruction::create_account(
+                &self.payer().await,
+                &keys.mint.pubkey(),
+                rent.minimum_balance(space),
+                space as u64,
+                &spl_token_interface::ID,
+            );
+            let init = spl_token_interface::instruction::initialize_mint2(&spl_token_interface::ID, &keys.mint.pubkey(), &keys.mint_authority.pubkey(), None, 6)
+                .map_err(|e| EmbeddedError::Corrupt(e.to_string()))?;
+            self.send_as_payer(&[create, init], &[&keys.mint]).await?;
+        }
+        if self.account(&client::config_pda().to_string()).await?.is_none() {
+            let payer = self.payer().await;
+            let params = InitializeParams {
+                authority: keys.authority.pubkey(),
+                operator: keys.operator.pubkey(),
+                oracle: keys.oracle.pubkey(),
+                fee_bps: genesis.fee_bps,
+                min_deposit: genesis.min_deposit,
+                min_trade: genesis.min_trade,
+            };
+            let mut ixs = vec![client::initialize(payer, keys.mint.pubkey(), params), self.mint_to_instruction(&client::treasury_pda(), genesis.treasury_funds)];
+            for role in [&keys.authority, &keys.operator, &keys.oracle] {
+                ixs.push(system_instruction::transfer(&payer, &role.pubkey(), ROLE_LAMPORTS));
+            }
+            self.send_as_payer(&ixs, &[&keys.mint_authority]).await?;
+        }
+        Ok(())
+    }
+
+    async fn payer(&self) -> Pubkey {
+        self.0.context.lock().await.payer.pubkey()
+    }
+
+    fn mint_to_instruction(&self, token_account: &Pubkey, amount: u64) -> ProgramInstruction {
+        let keys = &self.0.keys;
+        spl_token_interface::instruction::mint_to(&spl_token_interface::ID, &keys.mint.pubkey(), token_account, &keys.mint_authority.pubkey(), &[], amount)
+            .expect("mint_to with the token program id builds")
+    }
+
+    /// Sends `instructions` paid by the bank's genesis account (which holds the test SOL).
+    async fn send_as_payer(&self, instructions: &[ProgramInstruction], signers: &[&Keypair]) -> Result<String, ChainError> {
+        let wire = {
+            let context = self.0.context.lock().await;
+            let blockhash = self.0.banks.get_latest_blockhash().await.map_err(banks_error)?;
+            let mut all: Vec<&Keypair> = vec![&context.payer];
+            all.extend_from_slice(signers);
+            let tx = Transaction::new_signed_with_payer(instructions, Some(&context.payer.pubkey()), &all, blockhash);
+            bincode::serialize(&tx).expect("a transaction serialises")
+        };
+        self.send_and_confirm(&wire).await
+    }
+
+    /// Mints test USDC into a token account (the faucet: as if someone sent USDC there).
+    pub async fn mint_usdc(&self, token_account: &Pubkey, amount: u64) -> Result<String, ChainError> {
+        let ix = self.mint_to_instruction(token_account, amount);
+        self.send_as_payer(&[ix], &[&self.0.keys.mint_authority]).await
+    }
+
+    /// Gives `to` test SOL for fees and rent.
+    pub async fn airdrop(&self, to: &Pubkey, lamports: u64) -> Result<String, ChainError> {
+        let payer = self.payer().await;
+        self.send_as_payer(&[system_instruction::transfer(&payer, to, lamports)], &[]).await
+    }
+
+    /// Sends a signed transaction (wire bytes) and returns its signature once it is confirmed
+    /// (durable). Refusals carry the RPC node's error codes: -32602 undecodable, -32003 bad
+    /// signature, -32002 preflight failure (with `data.err`).
+    pub async fn send_and_confirm(&self, wire: &[u8]) -> Result<String, ChainError> {
+        let tx: VersionedTransaction = bincode::deserialize(wire)
+            .map_err(|e| ChainError::Rpc { code: -32602, message: format!("failed to deserialize transaction: {e}"), data: None })?;
+        tx.sanitize().map_err(|e| ChainError::Rpc { code: -32602, message: format!("invalid transaction: {e}"), data: None })?;
+        if !tx.verify_with_results().iter().all(|ok| *ok) {
+            return Err(ChainError::Rpc { code: -32003, message: "Transaction signature verification failure".into(), data: None });
+        }
+        let signature = tx.signatures[0].to_string();
+        let context = self.0.context.lock().await;
+        if self.0.diverged.load(Ordering::Relaxed) {
+            return Err(ChainError::Transport("the embedded chain could not persist a transaction; restart the service".into()));
+        }
+        let banks = &self.0.banks;
+        let mut clock: anchor_lang::prelude::Clock = banks.get_sysvar().await.map_err(banks_error)?;
+        clock.unix_timestamp = self.now();
+        context.set_sysvar(&clock);
+
+        let simulated = banks.simulate_transaction(tx.clone()).await.map_err(banks_error)?;
+        if let Some(Err(err)) = simulated.result {
+            let err = serde_json::to_value(&err).unwrap_or(Value::Null);
+            return Err(ChainError::Rpc { code: -32002, message: format!("Transaction simulation failed: {err}"), data: Some(json!({"err": err})) });
+        }
+        let inner = simulated.simulation_details.and_then(|d| d.inner_instructions).unwrap_or_default();
+        let processed = banks.process_transaction_with_metadata(tx.clone()).await.map_err(banks_error)?;
+        if processed.metadata.is_none() {
+            // Refused before execution (stale blockhash, duplicate, fee payer short of SOL):
+            // nothing landed.
+            let err = processed.result.err().map(|e| serde_json::to_value(&e).unwrap_or(Value::Null)).unwrap_or(Value::Null);
+            return Err(ChainError::Rpc { code: -32002, message: format!("Transaction simulation failed: {err}"), data: Some(json!({"err": err})) });
+        }
+        let err = processed.result.err().map(|e| serde_json::to_value(&e).unwrap_or(Value::Null));
+        if let Err(e) = self.record(&tx, &signature, clock.slot, clock.unix_timestamp, err.clone(), inner).await {
+            self.0.diverged.store(true, Ordering::Relaxed);
+            tracing::error!(error = %e, signature, "embedded chain: a landed transaction could not be persisted; refusing further writes until restart");
+            return Err(e);
+        }
+        drop(context);
+        match err {
+            Some(err) => Err(ChainError::TransactionFailed { signature, err }),
+            None => Ok(signature),
+        }
+    }
+
+    /// Makes a landed transaction durable: its ledger row and the accounts it touched, in one
+    /// database transaction; then wakes followers.
+    async fn record(
+        &self,
+        tx: &VersionedTransaction,
+        signature: &str,
+        slot: u64,
+        block_time: i64,
+        err: Option<Value>,
+        inner: Vec<Vec<solana_message::inner_instruction::InnerInstruction>>,
+    ) -> Result<(), ChainError> {
+        let keys = tx.message.static_account_keys();
+        let instruction_json = |program_index: u8, data: &[u8]| -> Value {
+            let program_id = keys.get(program_index as usize).map(|k| k.to_string()).unwrap_or_default();
+            json!({"program_id": program_id, "data": BASE64.encode(data)})
+        };
+        let instructions: Vec<Value> = tx.message.instructions().iter().map(|ix| instruction_json(ix.program_id_index, &ix.data)).collect();
+        let mut inner_json = Vec::new();
+        for (outer_index, group) in inner.iter().enumerate() {
+            for ix in group {
+                let mut value = instruction_json(ix.instruction.program_id_index, &ix.instruction.data);
+                value["outer_index"] = json!(outer_index);
+                inner_json.push(value);
+            }
+        }
+        let mut touched = Vec::with_capacity(keys.len());
+        for key in keys {
+            touched.push((*key, self.0.banks.get_account(*key).await.map_err(banks_error)?));
+        }
+
+        let mut db = self.0.db.begin().await.map_err(db_error)?;
+        let seq: i64 = sqlx::query_scalar(
+            "INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, instructions, inner_instructions)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq",
+        )
+        .bind(signature)
+        .bind(slot as i64)
+        .bind(block_time)
+        .bind(&err)
+        .bind(keys.iter().map(|k| k.to_string()).collect::<Vec<_>>())
+        .bind(Value::Array(instructions))
+        .bind(Value::Array(inner_json))
+        .fetch_one(&mut *db)
+        .await
+        .map_err(db_error)?;
+        for (key, account) in touched {
+            match account {
+                Some(account) if is_runtime_account(&account) => {}
+                Some(account) => {
+                    sqlx::query(
+                        "INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch) VALUES ($1, $2, $3, $4, $5, $6)
+                         ON CONFLICT (address) DO UPDATE SET lamports = EXCLUDED.lamports, owner = EXCLUDED.owner, data = EXCLUDED.data,
+                             executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch",
+                    )
+                    .bind(key.to_string())
+                    .bind(account.lamports as i64)
+                    .bind(account.owner.to_string())
+                    .bind(&account.data)
+                    .bind(account.executable)
+                    .bind(account.rent_epoch as i64)
+                    .execute(&mut *db)
+                    .await
+                    .map_err(db_error)?;
+                }
+                // Closed by the transaction.
+                None => {
+                    sqlx::query("DELETE FROM embedded_accounts WHERE address = $1").bind(key.to_string()).execute(&mut *db).await.map_err(db_error)?;
+                }
+            }
+        }
+        db.commit().await.map_err(db_error)?;
+        self.0.confirmed.send_replace(seq);
+        Ok(())
+    }
+
+    pub async fn account(&self, address: &str) -> Result<Option<Account>, ChainError> {
+        let address = parse_address(address)?;
+        let account = self.0.banks.get_account(address).await.map_err(banks_error)?;
+        Ok(account.map(|a| Account { lamports: a.lamports, owner: a.owner.to_string(), data: a.data, executable: a.executable }))
+    }
+
+    /// Several accounts, in the order asked (`None` where one does not exist).
+    pub async fn accounts(&self, addresses: &[&str]) -> Result<Vec<Option<Account>>, ChainError> {
+        let mut out = Vec::with_capacity(addresses.len());
+        for address in addresses {
+            out.push(self.account(address).await?);
+        }
+        Ok(out)
+    }
+
+    /// The latest blockhash and the last block height at which it is valid.
+    pub async fn latest_blockhash(&self) -> Result<(String, u64), ChainError> {
+        let (hash, last_valid) = self
+            .0
+            .banks
+            .get_latest_blockhash_with_commitment(Default::default())
+            .await
+            .map_err(banks_error)?
+            .ok_or_else(|| ChainError::Format("no blockhash".into()))?;
+        Ok((hash.to_string(), last_valid))
+    }
+
+    /// The clock a transaction sent now would see.
+    pub async fn clock(&self) -> Result<Clock, ChainError> {
+        let slot = self.0.banks.get_root_slot().await.map_err(banks_error)?;
+        Ok(Clock { slot, unix_timestamp: self.now() })
+    }
+
+    /// Every landed transaction that mentions `address`, after `cursor` (exclusive), oldest
+    /// first.
+    pub async fn signatures_after(&self, address: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, ChainError> {
+        let after: i64 = match cursor {
+            None => 0,
+            Some(signature) => sqlx::query_scalar("SELECT seq FROM embedded_ledger WHERE signature = $1")
+                .bind(signature)
+                .fetch_optional(&self.0.db)
+                .await
+                .map_err(db_error)?
+                .ok_or_else(|| ChainError::Rpc { code: -32602, message: format!("Invalid param: unknown signature {signature}"), data: None })?,
+        };
+        let rows: Vec<(String, i64, bool, i64)> = sqlx::query_as(
+            "SELECT signature, slot, err IS NOT NULL, block_time FROM embedded_ledger WHERE $1 = ANY(account_keys) AND seq > $2 ORDER BY seq",
+        )
+        .bind(address)
+        .bind(after)
+        .fetch_all(&self.0.db)
+        .await
+        .map_err(db_error)?;
+        Ok(rows.into_iter().map(|(signature, slot, failed, block_time)| SignatureInfo { signature, slot: slot as u64, failed, block_time: Some(block_time) }).collect())
+    }
+
+    pub async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
+        let row: Option<(i64, i64, Option<Value>, Value, Value)> =
+            sqlx::query_as("SELECT slot, block_time, err, instructions, inner_instructions FROM embedded_ledger WHERE signature = $1")
+                .bind(signature)
+                .fetch_optional(&self.0.db)
+                .await
+                .map_err(db_error)?;
+        let Some((slot, block_time, err, instructions, inner)) = row else { return Ok(None) };
+        let instruction = |value: &Value| -> Result<Instruction, ChainError> {
+            let corrupt = || ChainError::Format(format!("ledger row of {signature}"));
+            let program_id = value["program_id"].as_str().ok_or_else(corrupt)?.to_owned();
+            let data = BASE64.decode(value["data"].as_str().ok_or_else(corrupt)?).map_err(|_| corrupt())?;
+            Ok(Instruction { program_id, data })
+        };
+        let as_array = |v: &Value| v.as_array().cloned().unwrap_or_default();
+        let instructions = as_array(&instructions).iter().map(instruction).collect::<Result<_, _>>()?;
+        let inner_instructions = as_array(&inner)
+            .iter()
+            .map(|v| Ok(InnerInstruction { outer_index: v["outer_index"].as_u64().unwrap_or(0) as usize, instruction: instruction(v)? }))
+            .collect::<Result<_, ChainError>>()?;
+        Ok(Some(ConfirmedTransaction { signature: signature.to_owned(), slot: slot as u64, block_time: Some(block_time), err, instructions, inner_instructions }))
+    }
+}
+
+async fn load_or_create_keys(db: &PgPool) -> Result<Keys, EmbeddedError> {
+    const ROLES: [&str; 5] = ["mint", "mint_authority", "authority", "operator", "oracle"];
+    for role in ROLES {
+        sqlx::query("INSERT INTO embedded_keys (role, keypair) VALUES ($1, $2) ON CONFLICT (role) DO NOTHING")
+            .bind(role)
+            .bind(Keypair::new().to_bytes().to_vec())
+            .execute(db)
+            .await?;
+    }
+    let rows: Vec<(String, Vec<u8>)> = sqlx::query_as("SELECT role, keypair FROM embedded_keys").fetch_all(db).await?;
+    let key = |role: &str| -> Result<Keypair, EmbeddedError> {
+        let bytes = rows.iter().find(|(r, _)| r == role).map(|(_, k)| k).ok_or_else(|| EmbeddedError::Corrupt(format!("no {role} key")))?;
+        Keypair::try_from(bytes.as_slice()).map_err(|_| EmbeddedError::Corrupt(format!("{role} key")))
+    };
+    Ok(Keys { mint: key("mint")?, mint_authority: key("mint_authority")?, authority: key("authority")?, operator: key("operator")?, oracle: key("oracle")? })
+}

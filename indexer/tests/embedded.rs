@@ -1,0 +1,260 @@
+//! The embedded chain: a real flow (users, deposits, a market, custodial and wallet-signed
+//! trades, a refused trade, resolution, settlement, a withdrawal) indexed into a fresh Postgres
+//! must equal the on-chain accounts exactly; the chain survives a restart; what a cluster's
+//! `sendTransaction` refuses, it refuses.
+
+mod common;
+
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::solana_program::instruction::Instruction;
+use anchor_lang::solana_program::program_pack::Pack;
+use anchor_lang::solana_program::system_instruction;
+use funding_market::client;
+use funding_market::instructions::CreateMarketParams;
+use funding_market::state::{Market, MarketStatus, Outcome, Position, Side};
+use indexer::chain::embedded::GenesisParams;
+use indexer::chain::{ChainError, EmbeddedChain};
+use indexer::follow::Indexer;
+use indexer::projection::Projector;
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+use solana_transaction::Transaction;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+const USDC: u64 = 1_000_000;
+
+async fn wire(chain: &EmbeddedChain, ixs: &[Instruction], payer: &Keypair, signers: &[&Keypair]) -> Vec<u8> {
+    let (blockhash, _) = chain.latest_blockhash().await.unwrap();
+    let mut all = vec![payer];
+    all.extend_from_slice(signers);
+    let tx = Transaction::new_signed_with_payer(ixs, Some(&payer.pubkey()), &all, blockhash.parse().unwrap());
+    bincode::serialize(&tx).unwrap()
+}
+
+async fn send(chain: &EmbeddedChain, ixs: &[Instruction], payer: &Keypair, signers: &[&Keypair]) -> Result<String, ChainError> {
+    chain.send_and_confirm(&wire(chain, ixs, payer, signers).await).await
+}
+
+async fn token_balance(chain: &EmbeddedChain, address: &Pubkey) -> u64 {
+    let account = chain.account(&address.to_string()).await.unwrap().expect("token account exists");
+    spl_token_interface::state::Account::unpack(&account.data).unwrap().amount
+}
+
+async fn decode<T: anchor_lang::AccountDeserialize>(chain: &EmbeddedChain, address: &Pubkey) -> Option<T> {
+    chain.account(&address.to_string()).await.unwrap().map(|a| client::decode(&a.data).unwrap())
+}
+
+/// A wallet with SOL, its user accounts, and `usdc` deposited and swept into its vault.
+async fn trader(chain: &EmbeddedChain, usdc: u64) -> Keypair {
+    let wallet = Keypair::new();
+    chain.airdrop(&wallet.pubkey(), 10_000_000_000).await.unwrap();
+    send(chain, &[client::create_user(wallet.pubkey(), wallet.pubkey(), chain.mint())], &wallet, &[]).await.unwrap();
+    chain.mint_usdc(&client::deposit_pda(&wallet.pubkey()), usdc).await.unwrap();
+    let operator = chain.keys().operator.insecure_clone();
+    send(chain, &[client::sweep_deposit(wallet.pubkey())], &operator, &[]).await.unwrap();
+    wallet
+}
+
+/// The service's row for a market, as the scheduler would have made it.
+async fn market_row(db: &PgPool, open: i64) -> Uuid {
+    let series = Uuid::new_v4();
+    sqlx::query("INSERT INTO series (id, exchange, symbol, slug, display_name, tier, liquidity_b, interval_hours) VALUES ($1, 'binance', 'BTCUSDT', 'binance-btcusdt', 'BTC/USDT', 1, 100000000, 1)")
+        .bind(series)
+        .execute(db)
+        .await
+        .unwrap();
+    let market = Uuid::new_v4();
+    sqlx::query(
+        "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
+         VALUES ($1, $2, 1, to_timestamp($3), to_timestamp($3 + 3300), to_timestamp($3 + 3600), 'open', 100000000, 0, 0, 500000, 500000, 0)",
+    )
+    .bind(market)
+    .bind(series)
+    .bind(open as f64)
+    .execute(db)
+    .await
+    .unwrap();
+    market
+}
+
+fn indexer(chain: &EmbeddedChain, db: &PgPool) -> Indexer<EmbeddedChain> {
+    Indexer::new(chain.clone(), Projector::new(db.clone(), &funding_market::ID), &funding_market::ID.to_string())
+}
+
+/// Every projected position equals its on-chain account; every on-chain position is projected.
+async fn assert_positions_match(chain: &EmbeddedChain, db: &PgPool, market_id: Uuid, wallets: &[&Keypair]) {
+    let market = client::market_pda(market_id.as_bytes());
+    for wallet in wallets {
+        let onchain: Option<Position> = decode(chain, &client::position_pda(&market, &wallet.pubkey())).await;
+        let projected: Option<(i64, i64)> = sqlx::query_as("SELECT yes_shares, no_shares FROM positions WHERE market_id = $1 AND wallet = $2")
+            .bind(market_id)
+            .bind(wallet.pubkey().to_string())
+            .fetch_optional(db)
+            .await
+            .unwrap();
+        assert_eq!(projected, onchain.map(|p| (p.yes_shares as i64, p.no_shares as i64)), "position of {}", wallet.pubkey());
+    }
+}
+
+async fn assert_market_matches(chain: &EmbeddedChain, db: &PgPool, market_id: Uuid) -> Market {
+    let onchain: Market = decode(chain, &client::market_pda(market_id.as_bytes())).await.unwrap();
+    let projected: (i64, i64, i64, i32, String, Option<String>) =
+        sqlx::query_as("SELECT q_yes, q_no, total_volume, trade_count, status, outcome FROM markets WHERE id = $1").bind(market_id).fetch_one(db).await.unwrap();
+    let (status, outcome) = match (onchain.status, onchain.outcome) {
+        (MarketStatus::Resolved, Outcome::Yes) => ("settled", Some("yes".to_owned())),
+        (MarketStatus::Resolved, Outcome::No) => ("settled", Some("no".to_owned())),
+        (MarketStatus::Voided, _) => ("voided", None),
+        _ => ("open", None),
+    };
+    assert_eq!(projected, (onchain.q_yes as i64, onchain.q_no as i64, onchain.volume as i64, onchain.trade_count as i32, status.to_owned(), outcome));
+    onchain
+}
+
+async fn assert_balances_match(chain: &EmbeddedChain, db: &PgPool, wallets: &[&Keypair]) {
+    for wallet in wallets {
+        let onchain = token_balance(chain, &client::vault_pda(&wallet.pubkey())).await;
+        let projected: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet.pubkey().to_string()).fetch_one(db).await.unwrap();
+        assert_eq!(projected as u64, onchain, "vault of {}", wallet.pubkey());
+    }
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn a_real_flow_is_projected_exactly(db: PgPool) {
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let keys = chain.keys();
+    let (authority, operator, oracle) = (keys.authority.insecure_clone(), keys.operator.insecure_clone(), keys.oracle.insecure_clone());
+    let alice = trader(&chain, 100 * USDC).await;
+    let bob = trader(&chain, 50 * USDC).await;
+
+    let now = chain.clock().await.unwrap().unix_timestamp;
+    let market_id = market_row(&db, now - 60).await;
+    let id = *market_id.as_bytes();
+    let mut series = [0u8; 32];
+    series[..15].copy_from_slice(b"binance-btcusdt");
+    let params = CreateMarketParams { market_id: id, series, open_ts: now - 60, close_ts: now + 3240, settlement_ts: now + 3540, b: 100 * USDC, prior_ppm: 550_000 };
+    send(&chain, &[client::create_market(authority.pubkey(), operator.pubkey(), chain.mint(), params)], &operator, &[&authority]).await.unwrap();
+
+    // Alice signs her own trades; Bob's go through the operator (the custodial path).
+    send(&chain, &[client::buy_shares(alice.pubkey(), alice.pubkey(), &id, Side::Yes, 10 * USDC, 0)], &alice, &[]).await.unwrap();
+    send(&chain, &[client::buy_shares(operator.pubkey(), bob.pubkey(), &id, Side::No, 20 * USDC, 0)], &operator, &[]).await.unwrap();
+    let alice_yes = decode::<Position>(&chain, &client::position_pda(&client::market_pda(&id), &alice.pubkey())).await.unwrap().yes_shares;
+    send(&chain, &[client::sell_shares(alice.pubkey(), alice.pubkey(), &id, Side::Yes, alice_yes / 3, 0)], &alice, &[]).await.unwrap();
+
+    // More than Bob has: refused at preflight, nothing lands.
+    let before: i64 = sqlx::query_scalar("SELECT count(*) FROM embedded_ledger").fetch_one(&db).await.unwrap();
+    let refused = send(&chain, &[client::buy_shares(operator.pubkey(), bob.pubkey(), &id, Side::No, 500 * USDC, 0)], &operator, &[]).await;
+    assert!(matches!(refused, Err(ChainError::Rpc { code: -32002, .. })), "{refused:?}");
+    let after: i64 = sqlx::query_scalar("SELECT count(*) FROM embedded_ledger").fetch_one(&db).await.unwrap();
+    assert_eq!(after, before);
+
+    let progress = indexer(&chain, &db).run_once().await.unwrap();
+    assert!(progress.events >= 8, "{progress:?}");
+    assert_market_matches(&chain, &db, market_id).await;
+    assert_positions_match(&chain, &db, market_id, &[&alice, &bob]).await;
+    assert_balances_match(&chain, &db, &[&alice, &bob]).await;
+    let deposited: i64 = sqlx::query_scalar("SELECT sum(amount)::BIGINT FROM deposits").fetch_one(&db).await.unwrap();
+    assert_eq!(deposited as u64, 150 * USDC);
+    let trades: Vec<(String, bool, i64, i64, i64)> =
+        sqlx::query_as("SELECT wallet, is_buy, shares, amount, fee FROM trades WHERE market_id = $1 ORDER BY created_at, is_buy DESC").bind(market_id).fetch_all(&db).await.unwrap();
+    assert_eq!(trades.len(), 3);
+    let (bought, fees): (i64, i64) = trades.iter().filter(|t| t.1).fold((0, 0), |(a, f), t| (a + t.3, f + t.4));
+    assert_eq!((bought as u64, fees as u64), (30 * USDC, 30 * USDC / 100), "buys spend the amounts asked plus the 1% fee");
+
+    // Past settlement: the oracle resolves YES and every position is settled.
+    chain.set_clock_offset(3600);
+    send(&chain, &[client::resolve_market(oracle.pubkey(), &id, 125)], &oracle, &[]).await.unwrap();
+    for wallet in [&alice, &bob] {
+        let position: Position = decode(&chain, &client::position_pda(&client::market_pda(&id), &wallet.pubkey())).await.unwrap();
+        send(&chain, &[client::settle_position(&id, wallet.pubkey(), position.rent_payer)], &operator, &[]).await.unwrap();
+    }
+    // Alice withdraws to a token account of her own.
+    let destination = Keypair::new();
+    let rent = 2_039_280;
+    let create = system_instruction::create_account(&alice.pubkey(), &destination.pubkey(), rent, spl_token_interface::state::Account::LEN as u64, &spl_token_interface::ID);
+    let init = spl_token_interface::instruction::initialize_account3(&spl_token_interface::ID, &destination.pubkey(), &chain.mint(), &alice.pubkey()).unwrap();
+    send(&chain, &[create, init, client::withdraw(alice.pubkey(), alice.pubkey(), destination.pubkey(), 7 * USDC)], &alice, &[&destination]).await.unwrap();
+
+    indexer(&chain, &db).run_once().await.unwrap();
+    let market = assert_market_matches(&chain, &db, market_id).await;
+    assert_eq!(market.status, MarketStatus::Resolved);
+    assert_positions_match(&chain, &db, market_id, &[&alice, &bob]).await;
+    assert_balances_match(&chain, &db, &[&alice, &bob]).await;
+    assert_eq!(token_balance(&chain, &destination.pubkey()).await, 7 * USDC);
+    let settled: Vec<(String, i64)> = sqlx::query_as("SELECT wallet, payout FROM settlements WHERE market_id = $1 ORDER BY wallet").bind(market_id).fetch_all(&db).await.unwrap();
+    assert_eq!(settled.len(), 2);
+    let bob_payout = settled.iter().find(|(w, _)| *w == bob.pubkey().to_string()).unwrap().1;
+    assert_eq!(bob_payout, 0, "NO lost");
+    let withdrawn: (String, i64) = sqlx::query_as("SELECT destination, amount FROM chain_withdrawals WHERE wallet = $1").bind(alice.pubkey().to_string()).fetch_one(&db).await.unwrap();
+    assert_eq!(withdrawn, (destination.pubkey().to_string(), 7 * USDC as i64));
+
+    // Indexing again changes nothing.
+    assert_eq!(indexer(&chain, &db).run_once().await.unwrap().events, 0);
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn the_chain_survives_a_restart(db: PgPool) {
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let alice = trader(&chain, 25 * USDC).await;
+    let operator_before = chain.keys().operator.pubkey();
+    let mint_before = chain.mint();
+    let slot_before = chain.clock().await.unwrap().slot;
+    let listed_before = chain.signatures_after(&funding_market::ID.to_string(), None).await.unwrap();
+    drop(chain);
+
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    assert_eq!((chain.keys().operator.pubkey(), chain.mint()), (operator_before, mint_before), "same keys, no second genesis");
+    assert_eq!(token_balance(&chain, &client::vault_pda(&alice.pubkey())).await, 25 * USDC);
+    assert!(chain.clock().await.unwrap().slot > slot_before, "slots never go backwards");
+    assert_eq!(chain.signatures_after(&funding_market::ID.to_string(), None).await.unwrap(), listed_before);
+
+    // It goes on where it stopped: more USDC for Alice, then a withdrawal of all of it.
+    chain.mint_usdc(&client::deposit_pda(&alice.pubkey()), 5 * USDC).await.unwrap();
+    let operator = chain.keys().operator.insecure_clone();
+    send(&chain, &[client::sweep_deposit(alice.pubkey())], &operator, &[]).await.unwrap();
+    assert_eq!(token_balance(&chain, &client::vault_pda(&alice.pubkey())).await, 30 * USDC);
+    indexer(&chain, &db).run_once().await.unwrap();
+    assert_balances_match(&chain, &db, &[&alice]).await;
+    let genesis_config: i64 = sqlx::query_scalar("SELECT count(*) FROM embedded_ledger WHERE $1 = ANY(account_keys)")
+        .bind(client::config_pda().to_string())
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert!(genesis_config >= 1);
+}
+
+#[sqlx::test(migrations = "../migrations")]
+async fn what_a_cluster_refuses_is_refused(db: PgPool) {
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let alice = trader(&chain, 10 * USDC).await;
+    let count = || async { sqlx::query_scalar::<_, i64>("SELECT count(*) FROM embedded_ledger").fetch_one(&db).await.unwrap() };
+    let landed = count().await;
+
+    let garbage = chain.send_and_confirm(b"not a transaction").await;
+    assert!(matches!(garbage, Err(ChainError::Rpc { code: -32602, .. })), "{garbage:?}");
+
+    let ix = client::withdraw(alice.pubkey(), alice.pubkey(), client::deposit_pda(&alice.pubkey()), USDC);
+    let mut forged = wire(&chain, std::slice::from_ref(&ix), &alice, &[]).await;
+    forged[10] ^= 0xff; // inside the signature
+    let forged = chain.send_and_confirm(&forged).await;
+    assert!(matches!(forged, Err(ChainError::Rpc { code: -32003, .. })), "{forged:?}");
+
+    // Someone else cannot withdraw Alice's USDC: a program error, refused at preflight.
+    let mallory = Keypair::new();
+    chain.airdrop(&mallory.pubkey(), 1_000_000_000).await.unwrap();
+    let stolen = send(&chain, &[client::withdraw(mallory.pubkey(), alice.pubkey(), client::deposit_pda(&mallory.pubkey()), USDC)], &mallory, &[]).await;
+    assert!(matches!(&stolen, Err(ChainError::Rpc { code: -32002, data: Some(data), .. }) if data["err"]["InstructionError"].is_array()), "{stolen:?}");
+    let landed = landed + 1; // the airdrop
+
+    // The same signed transaction twice: the second is a duplicate.
+    let ok = wire(&chain, &[client::withdraw(alice.pubkey(), alice.pubkey(), client::deposit_pda(&alice.pubkey()), USDC)], &alice, &[]).await;
+    chain.send_and_confirm(&ok).await.unwrap();
+    let again = chain.send_and_confirm(&ok).await;
+    assert!(matches!(again, Err(ChainError::Rpc { code: -32002, .. })), "{again:?}");
+    assert_eq!(count().await, landed + 1);
+    assert_eq!(token_balance(&chain, &client::vault_pda(&alice.pubkey())).await, 9 * USDC);
+
+    // Unknown signatures and cursors answer like a node.
+    assert_eq!(chain.transaction("1111111111111111111111111111111111111111111111111111111111111111").await.unwrap(), None);
+    assert!(chain.signatures_after(&funding_market::ID.to_string(), Some("nope")).await.is_err());
+}

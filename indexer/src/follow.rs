@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use tokio::sync::watch;
+
 use crate::chain::ChainSource;
 use crate::chain::rpc::ChainError;
 use crate::projection::Projector;
@@ -49,15 +51,25 @@ impl<S: ChainSource> Indexer<S> {
         Ok(progress)
     }
 
-    /// Follows forever, pausing `period` between passes; errors are logged and retried.
-    pub async fn follow(&self, period: Duration) {
+    /// Follows forever: a pass every `period`, or as soon as `confirmations` changes (the
+    /// embedded chain announces each confirmed transaction, so its lag is one pass, not a
+    /// poll). Errors are logged and retried.
+    pub async fn follow(&self, period: Duration, mut confirmations: Option<watch::Receiver<i64>>) {
         loop {
             match self.run_once().await {
                 Ok(p) if p.transactions > 0 => tracing::debug!(?p, "indexed"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "indexer pass failed; retrying"),
             }
-            tokio::time::sleep(period).await;
+            match confirmations.as_mut() {
+                Some(rx) => {
+                    tokio::select! {
+                        changed = rx.changed() => if changed.is_err() { confirmations = None },
+                        _ = tokio::time::sleep(period) => {}
+                    }
+                }
+                None => tokio::time::sleep(period).await,
+            }
         }
     }
 }

@@ -221,6 +221,9 @@ async fn the_chain_survives_a_restart(db: PgPool) {
         .await
         .unwrap();
     assert!(genesis_config >= 1);
+
+    // One writer per database: a second chain on it is refused while this one runs.
+    assert!(matches!(EmbeddedChain::open(db.clone(), &GenesisParams::default()).await, Err(indexer::chain::embedded::EmbeddedError::InUse)));
 }
 
 #[sqlx::test(migrations = "../migrations")]
@@ -248,12 +251,15 @@ async fn what_a_cluster_refuses_is_refused(db: PgPool) {
 
     // The same signed transaction twice: the second is a duplicate.
     let ok = wire(&chain, &[client::withdraw(alice.pubkey(), alice.pubkey(), client::deposit_pda(&alice.pubkey()), USDC)], &alice, &[]).await;
-    chain.send_and_confirm(&ok).await.unwrap();
+    let landed_signature = chain.send_and_confirm(&ok).await.unwrap();
     let again = chain.send_and_confirm(&ok).await;
     assert!(matches!(again, Err(ChainError::Rpc { code: -32002, .. })), "{again:?}");
     assert_eq!(count().await, landed + 1);
     assert_eq!(token_balance(&chain, &client::vault_pda(&alice.pubkey())).await, 9 * USDC);
 
+    // Landed is final on a chain without forks; unknown is not.
+    assert!(chain.is_finalized(&landed_signature).await.unwrap());
+    assert!(!chain.is_finalized("1111111111111111111111111111111111111111111111111111111111111111").await.unwrap());
     // Unknown signatures and cursors answer like a node.
     assert_eq!(chain.transaction("1111111111111111111111111111111111111111111111111111111111111111").await.unwrap(), None);
     assert!(chain.signatures_after(&funding_market::ID.to_string(), Some("nope")).await.is_err());

@@ -142,6 +142,15 @@ async fn handle(State(node): State<Arc<Node>>, Json(request): Json<Value>) -> Re
             node.polls.lock().unwrap().insert(signature.clone(), 0);
             ok(json!(signature))
         }
+        "getSignatureStatuses" if params[1]["searchTransactionHistory"] == true => {
+            // History: the newest 32 transactions are confirmed, older ones finalized.
+            let found = node.ledger.iter().position(|(sig, ..)| Some(sig.as_str()) == params[0][0].as_str());
+            let status = found.map_or(Value::Null, |i| {
+                let level = if i + 32 < node.ledger.len() { "finalized" } else { "confirmed" };
+                json!({"slot": node.ledger[i].1, "confirmations": null, "err": null, "status": {"Ok": null}, "confirmationStatus": level})
+            });
+            ok(json!({"context": {"slot": 11}, "value": [status]}))
+        }
         "getSignatureStatuses" => {
             let sig = params[0][0].as_str().unwrap().to_owned();
             let mut polls = node.polls.lock().unwrap();
@@ -247,6 +256,15 @@ async fn sending_waits_for_confirmation_and_reports_failures() {
     }
     let on_chain = c.send_and_confirm(&wire_transaction(0xFA, 0), Duration::from_secs(5)).await;
     assert!(matches!(on_chain, Err(ChainError::TransactionFailed { ref err, .. }) if err["InstructionError"][1]["Custom"] == 6007), "{on_chain:?}");
+}
+
+#[tokio::test]
+async fn finality_is_read_from_the_signature_history() {
+    let (url, _) = node().await;
+    let c = chain(&url);
+    assert!(c.is_finalized(&signature(0)).await.unwrap());
+    assert!(!c.is_finalized(&signature(TRANSACTIONS - 1)).await.unwrap(), "confirmed, not yet finalized");
+    assert!(!c.is_finalized(&signature(TRANSACTIONS + 5)).await.unwrap(), "unknown");
 }
 
 #[tokio::test]

@@ -81,7 +81,13 @@ pub enum EmbeddedError {
     Chain(#[from] ChainError),
     #[error("stored embedded-chain state is corrupt: {0}")]
     Corrupt(String),
+    #[error("another process runs the embedded chain of this database")]
+    InUse,
 }
+
+/// The advisory lock (per database) held by the one process running a database's embedded
+/// chain: two banks writing one ledger would diverge.
+const SINGLE_WRITER_LOCK: i64 = 0x656d_6265_6464_6564; // "embedded"
 
 #[derive(Clone)]
 pub struct EmbeddedChain(Arc<Inner>);
@@ -95,6 +101,8 @@ struct Inner {
     clock_offset: AtomicI64,
     /// The ledger sequence of the last confirmed transaction (wakes followers).
     confirmed: watch::Sender<i64>,
+    /// Holds `SINGLE_WRITER_LOCK` for the chain's lifetime.
+    _writer: sqlx::PgConnection,
     /// Set when a landed transaction could not be made durable: the bank is then ahead of
     /// Postgres, and only a restart (which rebuilds from Postgres) makes them agree again.
     diverged: AtomicBool,
@@ -138,6 +146,7 @@ impl EmbeddedChain {
     /// Opens the chain stored in `db` (migrated), creating it on first use: a test USDC mint, the
     /// program's config with `genesis`, a funded treasury and funded config roles.
     pub async fn open(db: PgPool, genesis: &GenesisParams) -> Result<EmbeddedChain, EmbeddedError> {
+        let writer = single_writer(&db).await?;
         let mut program_test = ProgramTest::new("funding_market", funding_market::ID, processor!(process_instruction));
         program_test.prefer_bpf(false);
         let stored: Vec<(String, i64, String, Vec<u8>, bool, i64)> =
@@ -166,6 +175,7 @@ impl EmbeddedChain {
             keys,
             clock_offset: AtomicI64::new(0),
             confirmed,
+            _writer: writer,
             diverged: AtomicBool::new(false),
         }));
         chain.ensure_genesis(genesis).await?;
@@ -441,6 +451,14 @@ impl EmbeddedChain {
         Ok(rows.into_iter().map(|(signature, slot, failed, block_time)| SignatureInfo { signature, slot: slot as u64, failed, block_time: Some(block_time) }).collect())
     }
 
+    /// A landed transaction is final: the embedded chain has no forks and confirms only what
+    /// is durable.
+    pub async fn is_finalized(&self, signature: &str) -> Result<bool, ChainError> {
+        let found: Option<i64> =
+            sqlx::query_scalar("SELECT seq FROM embedded_ledger WHERE signature = $1").bind(signature).fetch_optional(&self.0.db).await.map_err(db_error)?;
+        Ok(found.is_some())
+    }
+
     pub async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
         let row: Option<(i64, i64, Option<Value>, Value, Value)> =
             sqlx::query_as("SELECT slot, block_time, err, instructions, inner_instructions FROM embedded_ledger WHERE signature = $1")
@@ -463,6 +481,20 @@ impl EmbeddedChain {
             .collect::<Result<_, ChainError>>()?;
         Ok(Some(ConfirmedTransaction { signature: signature.to_owned(), slot: slot as u64, block_time: Some(block_time), err, instructions, inner_instructions }))
     }
+}
+
+/// A connection holding `SINGLE_WRITER_LOCK`. A previous holder that just went away (a restart
+/// in the same process) can take a moment to release it, hence the short wait.
+async fn single_writer(db: &PgPool) -> Result<sqlx::PgConnection, EmbeddedError> {
+    let mut connection = db.acquire().await?.detach();
+    for _ in 0..50 {
+        let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)").bind(SINGLE_WRITER_LOCK).fetch_one(&mut connection).await?;
+        if locked {
+            return Ok(connection);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    Err(EmbeddedError::InUse)
 }
 
 async fn load_or_create_keys(db: &PgPool) -> Result<Keys, EmbeddedError> {

@@ -89,6 +89,16 @@ impl AnyChain {
             AnyChain::Embedded(c) => c.clock().await,
         }
     }
+
+    /// Whether a transaction can no longer be rolled back. Everything here works at
+    /// `confirmed`; a step that releases money (marking a withdrawal sent, paying out on the
+    /// strength of a credit) re-checks its transaction here first.
+    pub async fn is_finalized(&self, signature: &str) -> Result<bool, ChainError> {
+        match self {
+            AnyChain::Rpc(c) => c.is_finalized(signature).await,
+            AnyChain::Embedded(c) => c.is_finalized(signature).await,
+        }
+    }
 }
 
 impl ChainSource for AnyChain {

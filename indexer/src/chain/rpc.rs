@@ -194,6 +194,22 @@ impl RpcChain {
         }
     }
 
+    /// Whether the transaction is finalized (rooted: it can no longer be rolled back). The
+    /// indexer works at `confirmed`; steps that release money re-check here.
+    pub async fn is_finalized(&self, signature: &str) -> Result<bool, ChainError> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Status {
+            confirmation_status: Option<String>,
+        }
+        #[derive(Deserialize)]
+        struct WithContext {
+            value: Vec<Option<Status>>,
+        }
+        let r: WithContext = self.call("getSignatureStatuses", json!([[signature], {"searchTransactionHistory": true}])).await?;
+        Ok(matches!(r.value.first(), Some(Some(Status { confirmation_status: Some(s) })) if s == "finalized"))
+    }
+
     /// Sends a signed transaction (wire bytes) and waits until it is confirmed; a transaction
     /// that fails on chain, or at preflight, is an error carrying the cluster's reason.
     pub async fn send_and_confirm(&self, transaction: &[u8], timeout: Duration) -> Result<String, ChainError> {

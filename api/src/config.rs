@@ -61,6 +61,22 @@ pub struct Config {
     /// base URLs (e.g. `https://fapi.binance.com`). A venue left unset is served by the
     /// simulated exchange, started in-process (the embedded default).
     pub exchange_urls: ExchangeUrls,
+    /// `FM_CHAIN`: `embedded` (default: an in-process chain persisted in Postgres, with a test
+    /// USDC mint) or `rpc` (a cluster at `FM_RPC_URL`).
+    pub chain: ChainConfig,
+    /// `FM_INDEXER`: follow the program's transactions into Postgres in this process. Default
+    /// `true`.
+    pub indexer_enabled: bool,
+    /// `FM_INDEXER_PERIOD_MS`: time between indexer passes (the embedded chain also wakes it
+    /// on every confirmation). Default 1000.
+    pub indexer_period: Duration,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChainConfig {
+    Embedded,
+    /// `FM_RPC_URL`: the cluster's JSON-RPC endpoint.
+    Rpc { url: String },
 }
 
 #[derive(Clone, Debug, Default)]
@@ -141,6 +157,17 @@ impl Config {
                 okx: lookup("FM_OKX_URL"),
                 hyperliquid: lookup("FM_HYPERLIQUID_URL"),
             },
+            chain: match get("FM_CHAIN", "embedded").as_str() {
+                "embedded" => ChainConfig::Embedded,
+                "rpc" => match lookup("FM_RPC_URL") {
+                    Some(url) if url.starts_with("http://") || url.starts_with("https://") => ChainConfig::Rpc { url },
+                    Some(url) => return Err(invalid("FM_RPC_URL", &url, "expected an http(s) URL")),
+                    None => return Err(invalid("FM_RPC_URL", "", "required when FM_CHAIN=rpc")),
+                },
+                other => return Err(invalid("FM_CHAIN", other, "expected embedded or rpc")),
+            },
+            indexer_enabled: parse("FM_INDEXER", get("FM_INDEXER", "true"))?,
+            indexer_period: millis("FM_INDEXER_PERIOD_MS", get("FM_INDEXER_PERIOD_MS", "1000"))?,
         })
     }
 }

@@ -7,7 +7,15 @@ use std::time::Duration;
 use axum::Router;
 use tokio::net::TcpListener;
 
+use indexer::chain::embedded::{EmbeddedError, GenesisParams};
+use indexer::chain::{AnyChain, EmbeddedChain, RpcChain};
+use indexer::follow::Indexer;
+use indexer::projection::Projector;
+use solana_signer::Signer;
+use sqlx::PgPool;
+
 use crate::cache::Redis;
+use crate::config::ChainConfig;
 use crate::exchanges::{Exchange, ExchangeClient};
 use crate::markets::{scheduler, series};
 use crate::{AppState, Config, db, middleware, routes};
@@ -27,6 +35,8 @@ pub enum StartupError {
     Redis(#[from] redis::RedisError),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
+    #[error("chain: {0}")]
+    Chain(#[from] EmbeddedError),
 }
 
 /// A bound, ready-to-serve service, with its background workers.
@@ -56,8 +66,12 @@ impl Application {
         let listener = TcpListener::bind(config.bind_addr)
             .await
             .map_err(|source| StartupError::Bind { addr: config.bind_addr, source })?;
-        let workers = if config.scheduler_enabled { start_scheduler(&config, &db).await? } else { Vec::new() };
-        let state = AppState::new(config, db, redis);
+        let mut workers = if config.scheduler_enabled { start_scheduler(&config, &db).await? } else { Vec::new() };
+        let chain = open_chain(&config, &db).await?;
+        if config.indexer_enabled {
+            workers.push(start_indexer(&chain, &db, config.indexer_period));
+        }
+        let state = AppState::new(config, db, redis).with_chain(chain);
         Ok(Application { listener, router: app(state), workers })
     }
 
@@ -74,6 +88,30 @@ impl Application {
         self.workers.iter().for_each(|w| w.abort());
         served
     }
+}
+
+/// The configured chain; the embedded one is opened from (or created in) Postgres.
+async fn open_chain(config: &Config, db: &PgPool) -> Result<AnyChain, StartupError> {
+    Ok(match &config.chain {
+        ChainConfig::Embedded => {
+            let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await?;
+            tracing::info!(mint = %chain.mint(), operator = %chain.keys().operator.pubkey(), "embedded chain ready");
+            AnyChain::Embedded(chain)
+        }
+        ChainConfig::Rpc { url } => AnyChain::Rpc(RpcChain::new(url, Duration::from_secs(30))),
+    })
+}
+
+/// The indexer, following the program on `chain` into Postgres. Two replicas following at
+/// once would be harmless (every event is recorded once), only wasteful.
+fn start_indexer(chain: &AnyChain, db: &PgPool, period: Duration) -> tokio::task::JoinHandle<()> {
+    let program = funding_market::ID.to_string();
+    let indexer = Indexer::new(chain.clone(), Projector::new(db.clone(), &funding_market::ID), &program);
+    let confirmations = match chain {
+        AnyChain::Embedded(c) => Some(c.subscribe()),
+        AnyChain::Rpc(_) => None,
+    };
+    tokio::spawn(async move { indexer.follow(period, confirmations).await })
 }
 
 /// Seeds the default series and runs the scheduler against the configured venues; venues

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use indexer::chain::AnyChain;
 use sqlx::PgPool;
 
 use crate::auth::jwt::TokenIssuer;
@@ -14,11 +15,18 @@ pub struct AppState {
     pub db: PgPool,
     pub redis: Redis,
     pub tokens: Arc<TokenIssuer>,
+    /// The chain the service trades on. `None` only where a test serves routes that never
+    /// reach it.
+    pub chain: Option<AnyChain>,
 }
 
 impl AppState {
     pub fn new(config: Config, db: PgPool, redis: Redis) -> AppState {
         let tokens = Arc::new(TokenIssuer::new(&config.jwt_secret, config.token_ttl));
-        AppState { config: Arc::new(config), db, redis, tokens }
+        AppState { config: Arc::new(config), db, redis, tokens, chain: None }
+    }
+
+    pub fn with_chain(self, chain: AnyChain) -> AppState {
+        AppState { chain: Some(chain), ..self }
     }
 }

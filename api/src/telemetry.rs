@@ -5,7 +5,8 @@ use tracing_subscriber::EnvFilter;
 use crate::config::LogFormat;
 
 pub fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // The embedded chain's RPC layer (tarpc) logs every call at info; keep it to warnings.
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,tarpc=warn,solana=warn,agave=warn"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     // A second init (tests) keeps the first subscriber.
     let _ = match format {

@@ -2,12 +2,11 @@
 
 use std::time::Duration;
 
-use sqlx::migrate::{MigrateDatabase, Migrator};
+use sqlx::migrate::MigrateDatabase;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::Postgres;
 
-/// The workspace's migrations, embedded at compile time.
-pub static MIGRATOR: Migrator = sqlx::migrate!("../migrations");
+pub use indexer::MIGRATOR;
 
 /// A pool that connects lazily; `acquire_timeout` bounds how long a request waits for a
 /// connection, so a dead Postgres yields an error quickly instead of a hung request.

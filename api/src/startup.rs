@@ -43,6 +43,7 @@ pub enum StartupError {
 pub struct Application {
     listener: TcpListener,
     router: Router,
+    chain: AnyChain,
     workers: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -71,8 +72,13 @@ impl Application {
         if config.indexer_enabled {
             workers.push(start_indexer(&chain, &db, config.indexer_period));
         }
-        let state = AppState::new(config, db, redis).with_chain(chain);
-        Ok(Application { listener, router: app(state), workers })
+        let state = AppState::new(config, db, redis).with_chain(chain.clone());
+        Ok(Application { listener, router: app(state), chain, workers })
+    }
+
+    /// The chain the service runs on (benchmarks and tests drive it directly).
+    pub fn chain(&self) -> &AnyChain {
+        &self.chain
     }
 
     pub fn local_addr(&self) -> SocketAddr {

@@ -1,0 +1,106 @@
+//! Lag benchmark: from a transaction's confirmation on the embedded chain to its trade being
+//! visible through the API (`GET /v1/markets/{id}` showing the new trade count), with the
+//! indexer running inside the service as it does locally. 300 sequential buys on one market by
+//! one wallet; the client polls the API every 0.5 ms after each confirmation.
+//!
+//! `bash scripts/bench-indexer.sh` (release build; needs Postgres and Redis: scripts/setup.sh).
+
+use std::time::{Duration, Instant};
+
+use api::Config;
+use api::startup::Application;
+use funding_market::client;
+use funding_market::instructions::CreateMarketParams;
+use funding_market::state::Side;
+use indexer::chain::AnyChain;
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+use solana_transaction::Transaction;
+use sqlx::postgres::PgPoolOptions;
+use uuid::Uuid;
+
+const TRADES: usize = 300;
+const USDC: u64 = 1_000_000;
+
+async fn send(chain: &indexer::chain::EmbeddedChain, ixs: &[anchor_lang::solana_program::instruction::Instruction], payer: &Keypair, signers: &[&Keypair]) -> String {
+    let (blockhash, _) = chain.latest_blockhash().await.unwrap();
+    let mut all = vec![payer];
+    all.extend_from_slice(signers);
+    let tx = Transaction::new_signed_with_payer(ixs, Some(&payer.pubkey()), &all, blockhash.parse().unwrap());
+    chain.send_and_confirm(&bincode::serialize(&tx).unwrap()).await.unwrap()
+}
+
+fn percentiles(mut samples: Vec<f64>) -> String {
+    samples.sort_by(f64::total_cmp);
+    let p = |q: f64| samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)];
+    format!("p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms", p(0.5), p(0.9), p(0.99), samples[samples.len() - 1])
+}
+
+#[tokio::main]
+async fn main() {
+    let admin = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into());
+    let url = format!("{}/fm_bench_lag", admin.rsplit_once('/').unwrap().0);
+    let conn = PgPoolOptions::new().max_connections(1).connect(&admin).await.unwrap();
+    sqlx::query("DROP DATABASE IF EXISTS fm_bench_lag").execute(&conn).await.unwrap();
+    conn.close().await;
+
+    let mut config = Config::from_env().unwrap();
+    config.database_url = url.clone();
+    config.bind_addr = "127.0.0.1:0".parse().unwrap();
+    config.scheduler_enabled = false;
+    config.rate_public_per_min = u32::MAX;
+    let app = Application::build(config).await.unwrap();
+    let base = format!("http://{}", app.local_addr());
+    let AnyChain::Embedded(chain) = app.chain().clone() else { unreachable!("the default chain is embedded") };
+    tokio::spawn(app.run_until(std::future::pending()));
+    let db = PgPoolOptions::new().max_connections(2).connect(&url).await.unwrap();
+
+    // A market the service knows, created on chain; a wallet with USDC in its vault.
+    let now = chain.clock().await.unwrap().unix_timestamp;
+    let series = Uuid::new_v4();
+    sqlx::query("INSERT INTO series (id, exchange, symbol, slug, display_name, tier, liquidity_b, interval_hours) VALUES ($1, 'binance', 'BTCUSDT', 'binance-btcusdt', 'BTC/USDT', 1, 100000000, 1)")
+        .bind(series)
+        .execute(&db)
+        .await
+        .unwrap();
+    let market_id = Uuid::new_v4();
+    sqlx::query(
+        "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
+         VALUES ($1, $2, 1, to_timestamp($3), to_timestamp($3 + 3300), to_timestamp($3 + 3600), 'open', 100000000, 0, 0, 500000, 500000, 0)",
+    )
+    .bind(market_id)
+    .bind(series)
+    .bind((now - 60) as f64)
+    .execute(&db)
+    .await
+    .unwrap();
+    let id = *market_id.as_bytes();
+    let (authority, operator) = (chain.keys().authority.insecure_clone(), chain.keys().operator.insecure_clone());
+    let params = CreateMarketParams { market_id: id, series: [0; 32], open_ts: now - 60, close_ts: now + 3240, settlement_ts: now + 3540, b: 100 * USDC, prior_ppm: 500_000 };
+    send(&chain, &[client::create_market(authority.pubkey(), operator.pubkey(), chain.mint(), params)], &operator, &[&authority]).await;
+    let wallet = Keypair::new();
+    chain.airdrop(&wallet.pubkey(), 10_000_000_000).await.unwrap();
+    send(&chain, &[client::create_user(wallet.pubkey(), wallet.pubkey(), chain.mint())], &wallet, &[]).await;
+    chain.mint_usdc(&client::deposit_pda(&wallet.pubkey()), 10_000 * USDC).await.unwrap();
+    send(&chain, &[client::sweep_deposit(wallet.pubkey())], &operator, &[]).await;
+
+    let http = reqwest::Client::new();
+    let trade_count = || async {
+        let body: serde_json::Value = http.get(format!("{base}/v1/markets/{market_id}")).send().await.unwrap().json().await.unwrap();
+        body["data"]["trade_count"].as_i64().unwrap_or(-1)
+    };
+    let (mut confirm, mut lag) = (Vec::new(), Vec::new());
+    for n in 1..=TRADES {
+        let started = Instant::now();
+        send(&chain, &[client::buy_shares(wallet.pubkey(), wallet.pubkey(), &id, Side::Yes, USDC, 0)], &wallet, &[]).await;
+        let confirmed = Instant::now();
+        while trade_count().await < n as i64 {
+            tokio::time::sleep(Duration::from_micros(500)).await;
+        }
+        confirm.push((confirmed - started).as_secs_f64() * 1e3);
+        lag.push(confirmed.elapsed().as_secs_f64() * 1e3);
+    }
+    println!("{TRADES} buys on the embedded chain, indexer in the service (woken by each confirmation)");
+    println!("send -> confirmed (durable):            {}", percentiles(confirm));
+    println!("confirmed -> visible in GET /v1/markets: {}", percentiles(lag));
+}

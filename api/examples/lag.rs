@@ -20,6 +20,7 @@ use sqlx::postgres::PgPoolOptions;
 use uuid::Uuid;
 
 const TRADES: usize = 300;
+const MEMORY_TRADES: usize = 5_000;
 const USDC: u64 = 1_000_000;
 
 async fn send(chain: &indexer::chain::EmbeddedChain, ixs: &[anchor_lang::solana_program::instruction::Instruction], payer: &Keypair, signers: &[&Keypair]) -> String {
@@ -100,7 +101,15 @@ async fn main() {
         confirm.push((confirmed - started).as_secs_f64() * 1e3);
         lag.push(confirmed.elapsed().as_secs_f64() * 1e3);
     }
+    // Memory per transaction in a long-running process: resident set over many more buys.
+    let rss = || std::fs::read_to_string("/proc/self/status").ok().and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())).unwrap_or(0);
+    let before = rss();
+    for _ in 0..MEMORY_TRADES {
+        send(&chain, &[client::buy_shares(wallet.pubkey(), wallet.pubkey(), &id, Side::No, USDC, 0)], &wallet, &[]).await;
+    }
+    let after = rss();
     println!("{TRADES} buys on the embedded chain, indexer in the service (woken by each confirmation)");
     println!("send -> confirmed (durable):            {}", percentiles(confirm));
     println!("confirmed -> visible in GET /v1/markets: {}", percentiles(lag));
+    println!("resident memory over {MEMORY_TRADES} more buys: {before} KiB -> {after} KiB ({:.0} bytes per transaction)", (after as f64 - before as f64) * 1024.0 / MEMORY_TRADES as f64);
 }

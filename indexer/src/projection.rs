@@ -55,33 +55,7 @@ impl Projector {
     /// were new.
     pub async fn apply(&self, tx: &ConfirmedTransaction) -> Result<usize, sqlx::Error> {
         let mut db = self.db.begin().await?;
-        let mut new = 0;
-        if tx.err.is_none() {
-            let mut per_instruction: HashMap<usize, i32> = HashMap::new();
-            for inner in tx.inner_instructions.iter().filter(|i| i.instruction.program_id == self.program_id) {
-                let Some(event) = events::decode(&inner.instruction.data) else { continue };
-                let index = per_instruction.entry(inner.outer_index).or_insert(0);
-                let at = At { signature: &tx.signature, ix_index: inner.outer_index as i32, slot: tx.slot as i64 };
-                let recorded = sqlx::query(
-                    "INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data) VALUES ($1, $2, $3, $4, $5, $6)
-                     ON CONFLICT DO NOTHING",
-                )
-                .bind(at.signature)
-                .bind(at.ix_index)
-                .bind(*index)
-                .bind(at.slot)
-                .bind(event.kind())
-                .bind(&inner.instruction.data)
-                .execute(&mut *db)
-                .await?
-                .rows_affected();
-                *index += 1;
-                if recorded == 1 {
-                    project(&mut db, &event, &at).await?;
-                    new += 1;
-                }
-            }
-        }
+        let new = self.record_events(&mut db, tx).await?;
         sqlx::query(
             "INSERT INTO chain_cursor (program, signature, slot) VALUES ($1, $2, $3)
              ON CONFLICT (program) DO UPDATE SET signature = EXCLUDED.signature, slot = EXCLUDED.slot, updated_at = now()
@@ -93,6 +67,48 @@ impl Projector {
         .execute(&mut *db)
         .await?;
         db.commit().await?;
+        Ok(new)
+    }
+
+    /// Applies one confirmed transaction the service sent itself, at once, without moving the
+    /// cursor (earlier transactions may not be indexed yet). When the indexer reaches it, its
+    /// events are already recorded and the pass is a no-op for them.
+    pub async fn apply_ahead(&self, tx: &ConfirmedTransaction) -> Result<usize, sqlx::Error> {
+        let mut db = self.db.begin().await?;
+        let new = self.record_events(&mut db, tx).await?;
+        db.commit().await?;
+        Ok(new)
+    }
+
+    async fn record_events(&self, db: &mut PgConnection, tx: &ConfirmedTransaction) -> Result<usize, sqlx::Error> {
+        let mut new = 0;
+        if tx.err.is_some() {
+            return Ok(0);
+        }
+        let mut per_instruction: HashMap<usize, i32> = HashMap::new();
+        for inner in tx.inner_instructions.iter().filter(|i| i.instruction.program_id == self.program_id) {
+            let Some(event) = events::decode(&inner.instruction.data) else { continue };
+            let index = per_instruction.entry(inner.outer_index).or_insert(0);
+            let at = At { signature: &tx.signature, ix_index: inner.outer_index as i32, slot: tx.slot as i64 };
+            let recorded = sqlx::query(
+                "INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data) VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(at.signature)
+            .bind(at.ix_index)
+            .bind(*index)
+            .bind(at.slot)
+            .bind(event.kind())
+            .bind(&inner.instruction.data)
+            .execute(&mut *db)
+            .await?
+            .rows_affected();
+            *index += 1;
+            if recorded == 1 {
+                project(&mut *db, &event, &at).await?;
+                new += 1;
+            }
+        }
         Ok(new)
     }
 }

@@ -110,3 +110,27 @@ async fn a_late_trade_does_not_overwrite_a_newer_price_point(db: PgPool) {
     let price: i32 = sqlx::query_scalar("SELECT yes_price_ppm FROM market_prices WHERE market_id = $1").bind(market_id).fetch_one(&db).await.unwrap();
     assert_eq!(price, newer.yes_price as i32);
 }
+
+/// A trade the service sent itself is recorded at once without moving the cursor; when the
+/// indexer then delivers everything in order, the earlier transaction is not skipped and the
+/// one applied ahead is not applied twice.
+#[sqlx::test(migrations = "../migrations")]
+async fn applied_ahead_leaves_the_cursor_and_is_not_applied_twice(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let (market, wallet) = (Pubkey::new_unique(), Pubkey::new_unique());
+    sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1").bind(market_id).bind(market.to_string()).execute(&db).await.unwrap();
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let first = tx("first", 10, vec![event_data(&trade(market, wallet, 1, 10, 10, 900))]);
+    let second = tx("second", 11, vec![event_data(&trade(market, wallet, 2, 20, 20, 800))]);
+    assert_eq!(projector.apply_ahead(&second).await.unwrap(), 1);
+    assert_eq!(projector.cursor().await.unwrap(), None);
+    assert_eq!(projector.apply(&first).await.unwrap(), 1);
+    assert_eq!(projector.apply(&second).await.unwrap(), 0);
+    assert_eq!(projector.cursor().await.unwrap().as_deref(), Some("second"));
+    let (trades, balance): (i64, i64) = sqlx::query_as("SELECT (SELECT count(*) FROM trades), (SELECT balance FROM vault_balances WHERE wallet = $1)")
+        .bind(wallet.to_string())
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!((trades, balance), (2, 800), "both trades once; the balance of the later one");
+}

@@ -11,12 +11,14 @@
 //!   committed to Postgres in one database transaction. A restart rebuilds the bank from those
 //!   accounts, so the chain resumes exactly at its last confirmed transaction;
 //! - the clock follows wall time (plus an offset that tests move) and is set before each
-//!   transaction; slots never go backwards across restarts.
+//!   transaction; each landed transaction gets a slot of its own, one above the last, across
+//!   restarts too, so "later slot" always means "later transaction" (the projection's balance
+//!   guard relies on it).
 //!
 //! Writes are serialised (one transaction at a time, as a leader orders them); reads are not.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 use anchor_lang::prelude::{AccountInfo, Pubkey};
 use anchor_lang::solana_program::entrypoint::ProgramResult;
@@ -99,6 +101,8 @@ struct Inner {
     context: Mutex<ProgramTestContext>,
     keys: Keys,
     clock_offset: AtomicI64,
+    /// The slot of the last landed transaction; the next one gets the slot above.
+    last_slot: AtomicU64,
     /// The ledger sequence of the last confirmed transaction (wakes followers).
     confirmed: watch::Sender<i64>,
     /// Holds `SINGLE_WRITER_LOCK` for the chain's lifetime.
@@ -157,14 +161,8 @@ impl EmbeddedChain {
             let owner: Pubkey = owner.parse().map_err(|_| corrupt())?;
             program_test.add_account(address, SolanaAccount { lamports: lamports as u64, data, owner, executable, rent_epoch: rent_epoch as u64 });
         }
-        let mut context = program_test.start_with_context().await;
+        let context = program_test.start_with_context().await;
         let last_slot: Option<i64> = sqlx::query_scalar("SELECT max(slot) FROM embedded_ledger").fetch_one(&db).await?;
-        if let Some(last) = last_slot {
-            let current = context.banks_client.get_root_slot().await.map_err(banks_error)?;
-            if last as u64 >= current {
-                context.warp_to_slot(last as u64 + 1).map_err(|e| EmbeddedError::Corrupt(format!("cannot resume after slot {last}: {e:?}")))?;
-            }
-        }
         let keys = load_or_create_keys(&db).await?;
         let last_seq: Option<i64> = sqlx::query_scalar("SELECT max(seq) FROM embedded_ledger").fetch_one(&db).await?;
         let (confirmed, _) = watch::channel(last_seq.unwrap_or(0));
@@ -175,6 +173,7 @@ impl EmbeddedChain {
             keys,
             clock_offset: AtomicI64::new(0),
             confirmed,
+            last_slot: AtomicU64::new(last_slot.unwrap_or(0) as u64),
             _writer: writer,
             diverged: AtomicBool::new(false),
         }));
@@ -292,6 +291,7 @@ impl EmbeddedChain {
         let banks = &self.0.banks;
         let mut clock: anchor_lang::prelude::Clock = banks.get_sysvar().await.map_err(banks_error)?;
         clock.unix_timestamp = self.now();
+        clock.slot = self.0.last_slot.load(Ordering::Relaxed) + 1;
         context.set_sysvar(&clock);
 
         let simulated = banks.simulate_transaction(tx.clone()).await.map_err(banks_error)?;
@@ -308,6 +308,7 @@ impl EmbeddedChain {
             return Err(ChainError::Rpc { code: -32002, message: format!("Transaction simulation failed: {err}"), data: Some(json!({"err": err})) });
         }
         let err = processed.result.err().map(|e| serde_json::to_value(&e).unwrap_or(Value::Null));
+        self.0.last_slot.store(clock.slot, Ordering::Relaxed);
         if let Err(e) = self.record(&tx, &signature, clock.slot, clock.unix_timestamp, err.clone(), inner).await {
             self.0.diverged.store(true, Ordering::Relaxed);
             tracing::error!(error = %e, signature, "embedded chain: a landed transaction could not be persisted; refusing further writes until restart");
@@ -424,8 +425,7 @@ impl EmbeddedChain {
 
     /// The clock a transaction sent now would see.
     pub async fn clock(&self) -> Result<Clock, ChainError> {
-        let slot = self.0.banks.get_root_slot().await.map_err(banks_error)?;
-        Ok(Clock { slot, unix_timestamp: self.now() })
+        Ok(Clock { slot: self.0.last_slot.load(Ordering::Relaxed) + 1, unix_timestamp: self.now() })
     }
 
     /// Every landed transaction that mentions `address`, after `cursor` (exclusive), oldest

@@ -29,6 +29,8 @@ CREATE TABLE embedded_ledger (
     block_time   BIGINT NOT NULL,
     err          JSONB,
     account_keys TEXT[] NOT NULL,
+    -- the signing accounts, fee payer first
+    signers      TEXT[] NOT NULL,
     -- [{"program_id", "data" (base64)}], and the same plus "outer_index" for inner instructions
     instructions JSONB NOT NULL,
     inner_instructions JSONB NOT NULL

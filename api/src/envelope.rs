@@ -71,3 +71,18 @@ fn with_marker(mut response: Response) -> Response {
     response.extensions_mut().insert(Enveloped);
     response
 }
+
+/// A whole envelope as JSON, for responses stored and answered again (idempotent requests).
+pub fn stored(status: StatusCode, envelope: serde_json::Value) -> Response {
+    with_marker((status, Json(envelope)).into_response())
+}
+
+/// The envelope of a successful response, as JSON.
+pub fn data_json<T: Serialize>(data: &T) -> serde_json::Value {
+    serde_json::json!({"data": data, "meta": {}, "error": null})
+}
+
+/// The envelope of an error response, as JSON.
+pub fn error_json(status: StatusCode, code: &str, message: &str) -> serde_json::Value {
+    serde_json::json!({"data": null, "meta": {}, "error": {"code": code, "message": message, "status": status.as_u16()}})
+}

@@ -30,6 +30,20 @@ pub enum ApiError {
     /// 422: the market has no program-derived address on chain yet (DESIGN §7).
     #[error("{0}")]
     PdaNotFound(String),
+    /// 409 `IDEMPOTENCY_KEY_REUSED`: an `Idempotency-Key` already used with another request.
+    #[error("{0}")]
+    IdempotencyKeyReused(String),
+    /// 409 `IDEMPOTENCY_KEY_IN_USE`: the first request with this key is still running.
+    #[error("{0}")]
+    IdempotencyKeyInUse(String),
+    /// 422 `SLIPPAGE_EXCEEDED`: the trade would not meet the caller's `min_shares` /
+    /// `min_usdc_out` at the current price (beyond the contract).
+    #[error("{0}")]
+    SlippageExceeded(String),
+    /// 422 `INSUFFICIENT_SHARES`: selling more shares than the position holds (beyond the
+    /// contract).
+    #[error("{0}")]
+    InsufficientShares(String),
     /// 429: over a rate limit; retry after this many seconds.
     #[error("rate limit exceeded, retry in {retry_after_secs} s")]
     RateLimited { retry_after_secs: u64 },
@@ -44,7 +58,10 @@ impl ApiError {
             ApiError::InvalidInput(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::IdempotencyKeyReused(_) | ApiError::IdempotencyKeyInUse(_) => StatusCode::CONFLICT,
             ApiError::MarketClosed(_)
+            | ApiError::SlippageExceeded(_)
+            | ApiError::InsufficientShares(_)
             | ApiError::InsufficientBalance(_)
             | ApiError::ReplayDetected(_)
             | ApiError::PdaNotFound(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -63,6 +80,10 @@ impl ApiError {
             ApiError::InsufficientBalance(_) => "INSUFFICIENT_BALANCE",
             ApiError::ReplayDetected(_) => "REPLAY_DETECTED",
             ApiError::PdaNotFound(_) => "PDA_NOT_FOUND",
+            ApiError::IdempotencyKeyReused(_) => "IDEMPOTENCY_KEY_REUSED",
+            ApiError::IdempotencyKeyInUse(_) => "IDEMPOTENCY_KEY_IN_USE",
+            ApiError::SlippageExceeded(_) => "SLIPPAGE_EXCEEDED",
+            ApiError::InsufficientShares(_) => "INSUFFICIENT_SHARES",
             ApiError::RateLimited { .. } => "RATE_LIMITED",
             ApiError::Internal(_) => "INTERNAL_ERROR",
         }

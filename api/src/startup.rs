@@ -16,6 +16,7 @@ use sqlx::PgPool;
 
 use crate::cache::Redis;
 use crate::config::ChainConfig;
+use crate::onchain::OnChain;
 use crate::exchanges::{Exchange, ExchangeClient};
 use crate::markets::{scheduler, series};
 use crate::{AppState, Config, db, middleware, routes};
@@ -37,6 +38,8 @@ pub enum StartupError {
     Bind { addr: SocketAddr, source: std::io::Error },
     #[error("chain: {0}")]
     Chain(#[from] EmbeddedError),
+    #[error("chain: {0}")]
+    OnChain(#[from] crate::onchain::OnChainError),
 }
 
 /// A bound, ready-to-serve service, with its background workers.
@@ -72,7 +75,11 @@ impl Application {
         if config.indexer_enabled {
             workers.push(start_indexer(&chain, &db, config.indexer_period));
         }
-        let state = AppState::new(config, db, redis).with_chain(chain.clone());
+        let mut state = AppState::new(config, db.clone(), redis);
+        match &chain {
+            AnyChain::Embedded(embedded) => state = state.with_onchain(OnChain::embedded(embedded, db).await?),
+            AnyChain::Rpc(_) => tracing::warn!("custodial trading is not available on an RPC chain yet (operator keys are not configurable)"),
+        }
         Ok(Application { listener, router: app(state), chain, workers })
     }
 

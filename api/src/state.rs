@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use indexer::chain::AnyChain;
+use crate::onchain::OnChain;
 use sqlx::PgPool;
 
 use crate::auth::jwt::TokenIssuer;
@@ -15,18 +15,18 @@ pub struct AppState {
     pub db: PgPool,
     pub redis: Redis,
     pub tokens: Arc<TokenIssuer>,
-    /// The chain the service trades on. `None` only where a test serves routes that never
-    /// reach it.
-    pub chain: Option<AnyChain>,
+    /// The chain the service trades on, with its keys. `None` where a test serves routes that
+    /// never reach it, or on a cluster whose operator keys were not configured.
+    pub onchain: Option<OnChain>,
 }
 
 impl AppState {
     pub fn new(config: Config, db: PgPool, redis: Redis) -> AppState {
         let tokens = Arc::new(TokenIssuer::new(&config.jwt_secret, config.token_ttl));
-        AppState { config: Arc::new(config), db, redis, tokens, chain: None }
+        AppState { config: Arc::new(config), db, redis, tokens, onchain: None }
     }
 
-    pub fn with_chain(self, chain: AnyChain) -> AppState {
-        AppState { chain: Some(chain), ..self }
+    pub fn with_onchain(self, onchain: OnChain) -> AppState {
+        AppState { onchain: Some(onchain), ..self }
     }
 }

@@ -188,6 +188,11 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     let withdrawn: (String, i64) = sqlx::query_as("SELECT destination, amount FROM chain_withdrawals WHERE wallet = $1").bind(alice.pubkey().to_string()).fetch_one(&db).await.unwrap();
     assert_eq!(withdrawn, (destination.pubkey().to_string(), 7 * USDC as i64));
 
+    // The ledger knows who signed: Alice alone for her withdrawal, fee payer first.
+    let last = chain.signatures_after(&funding_market::ID.to_string(), None).await.unwrap().pop().unwrap();
+    let withdrawal = chain.transaction(&last.signature).await.unwrap().unwrap();
+    assert_eq!(withdrawal.signers, vec![alice.pubkey().to_string(), destination.pubkey().to_string()]);
+
     // Indexing again changes nothing.
     assert_eq!(indexer(&chain, &db).run_once().await.unwrap().events, 0);
 }

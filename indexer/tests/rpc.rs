@@ -130,6 +130,7 @@ async fn handle(State(node): State<Arc<Node>>, Json(request): Json<Value>) -> Re
                 .collect();
             ok(json!({"context": {"slot": 1}, "value": values}))
         }
+        "isBlockhashValid" => ok(json!({"context": {"slot": 2792}, "value": params[0] == "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N"})),
         "getLatestBlockhash" => ok(json!({"context": {"slot": 2792}, "value": {"blockhash": "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N", "lastValidBlockHeight": 3090}})),
         "sendTransaction" => {
             let tx = BASE64.decode(params[0].as_str().unwrap()).unwrap();
@@ -203,6 +204,7 @@ async fn transactions_resolve_programs_and_inner_instructions() {
     let (url, node) = node().await;
     let tx = chain(&url).transaction(&node.ledger[42].0).await.unwrap().unwrap();
     assert_eq!((tx.slot, tx.err.clone()), (142, None));
+    assert_eq!(tx.signers, vec![PAYER.to_owned()], "numRequiredSignatures of the account keys");
     assert_eq!(tx.instructions.len(), 1);
     assert_eq!((tx.instructions[0].program_id.as_str(), tx.instructions[0].data.as_slice()), (PROGRAM, &[1u8, 2, 3][..]));
     assert_eq!(tx.inner_instructions.len(), 2);
@@ -273,6 +275,8 @@ async fn rate_limits_and_server_errors_are_retried() {
     node.faults.lock().unwrap().extend([(429, Some(1)), (429, Some(1)), (503, None)]);
     let started = Instant::now();
     assert_eq!(chain(&url).latest_blockhash().await.unwrap().1, 3090);
+    assert!(chain(&url).is_blockhash_valid("EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N").await.unwrap());
+    assert!(!chain(&url).is_blockhash_valid("4vJ9JU1bJJE96FWSJKvHsmmFADCg4gpZQff4P3bkLKi").await.unwrap());
     assert!(started.elapsed() >= Duration::from_secs(2), "Retry-After honoured");
     node.faults.lock().unwrap().push_back((429, Some(3600)));
     assert!(matches!(chain(&url).latest_blockhash().await, Err(ChainError::RateLimited)));

@@ -7,6 +7,7 @@ mod health;
 mod markets;
 mod page;
 mod series;
+mod trading;
 mod users;
 
 use axum::Router;
@@ -31,7 +32,12 @@ pub fn router(state: AppState) -> Router {
         .route("/markets/{id}/trades", get(markets::trades))
         .route("/markets/{id}/quote", get(markets::quote))
         .route("/markets/{id}/prices", get(markets::prices))
-        .route("/quote", get(markets::series_quote));
+        .route("/quote", get(markets::series_quote))
+        .route("/markets/{id}/trade", post(trading::buy))
+        .route("/markets/{id}/sell", post(trading::sell))
+        .route("/deposit/address", get(trading::deposit_address))
+        .route("/users/me/balance", get(trading::balance))
+        .route("/dev/faucet", post(trading::faucet));
     Router::new()
         .route("/health", get(health::health))
         .nest("/v1", v1)

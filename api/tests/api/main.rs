@@ -9,3 +9,4 @@ mod helpers;
 mod limits;
 mod markets;
 mod scheduler;
+mod trading;

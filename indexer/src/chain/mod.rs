@@ -90,6 +90,14 @@ impl AnyChain {
         }
     }
 
+    /// Whether a blockhash can still be used by a new transaction.
+    pub async fn is_blockhash_valid(&self, blockhash: &str) -> Result<bool, ChainError> {
+        match self {
+            AnyChain::Rpc(c) => c.is_blockhash_valid(blockhash).await,
+            AnyChain::Embedded(c) => c.is_blockhash_valid(blockhash).await,
+        }
+    }
+
     /// Whether a transaction can no longer be rolled back. Everything here works at
     /// `confirmed`; a step that releases money (marking a withdrawal sent, paying out on the
     /// strength of a credit) re-checks its transaction here first.
@@ -149,6 +157,8 @@ pub struct ConfirmedTransaction {
     pub block_time: Option<i64>,
     /// The transaction error, if it failed.
     pub err: Option<serde_json::Value>,
+    /// The accounts that signed it, fee payer first.
+    pub signers: Vec<String>,
     pub instructions: Vec<Instruction>,
     pub inner_instructions: Vec<InnerInstruction>,
 }

@@ -184,6 +184,16 @@ impl RpcChain {
         Ok((r.value.blockhash, r.value.last_valid_block_height))
     }
 
+    /// Whether a blockhash can still be used by a new transaction.
+    pub async fn is_blockhash_valid(&self, blockhash: &str) -> Result<bool, ChainError> {
+        #[derive(Deserialize)]
+        struct WithContext {
+            value: bool,
+        }
+        let r: WithContext = self.call("isBlockhashValid", json!([blockhash, {"commitment": "confirmed"}])).await?;
+        Ok(r.value)
+    }
+
     /// The Clock sysvar: slot (bytes 0..8) and unix timestamp (bytes 32..40).
     pub async fn clock(&self) -> Result<Clock, ChainError> {
         let account = self.account(CLOCK_SYSVAR).await?.ok_or_else(|| ChainError::Format("no Clock sysvar".into()))?;
@@ -281,7 +291,14 @@ struct RawTx {
 #[serde(rename_all = "camelCase")]
 struct RawMessage {
     account_keys: Vec<String>,
+    header: RawHeader,
     instructions: Vec<RawInstruction>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawHeader {
+    num_required_signatures: usize,
 }
 
 #[derive(Deserialize)]
@@ -321,6 +338,8 @@ impl RawTransaction {
     fn resolve(self, signature: &str) -> Result<ConfirmedTransaction, ChainError> {
         let meta = self.meta.ok_or_else(|| ChainError::Format(format!("transaction {signature} has no meta")))?;
         let loaded = meta.loaded_addresses.unwrap_or_default();
+        let message = &self.transaction.message;
+        let signers = message.account_keys.iter().take(message.header.num_required_signatures).cloned().collect();
         let keys: Vec<String> = self.transaction.message.account_keys.into_iter().chain(loaded.writable).chain(loaded.readonly).collect();
         let instruction = |raw: RawInstruction| -> Result<Instruction, ChainError> {
             let program_id = keys.get(raw.program_id_index).cloned().ok_or_else(|| ChainError::Format(format!("program index {} out of range", raw.program_id_index)))?;
@@ -334,6 +353,6 @@ impl RawTransaction {
                 inner_instructions.push(InnerInstruction { outer_index: group.index, instruction: instruction(raw)? });
             }
         }
-        Ok(ConfirmedTransaction { signature: signature.to_owned(), slot: self.slot, block_time: self.block_time, err: meta.err, instructions, inner_instructions })
+        Ok(ConfirmedTransaction { signature: signature.to_owned(), slot: self.slot, block_time: self.block_time, err: meta.err, signers, instructions, inner_instructions })
     }
 }

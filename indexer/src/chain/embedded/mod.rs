@@ -1,4 +1,4 @@
-//! The embedded chain: an in-process SVM (solana-program-test's bank, the real SPL Token
+//! The embedded chain: an in-process SVM (an Agave bank, see `bank`, with the real SPL Token
 //! program) running the program natively, for local runs and tests where no validator can run
 //! an SBF build (../shared/notes/solana-toolchain.md).
 //!
@@ -16,12 +16,15 @@
 //!   guard relies on it).
 //!
 //! Writes are serialised (one transaction at a time, as a leader orders them); reads are not.
+//! A new blockhash is registered every 400 ms, so a signed transaction stays valid for about a
+//! minute, as on mainnet.
+
+mod bank;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
-use anchor_lang::prelude::{AccountInfo, Pubkey};
-use anchor_lang::solana_program::entrypoint::ProgramResult;
+use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::instruction::Instruction as ProgramInstruction;
 use anchor_lang::solana_program::program_pack::Pack;
 use anchor_lang::solana_program::system_instruction;
@@ -30,14 +33,17 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use funding_market::client;
 use funding_market::instructions::InitializeParams;
 use serde_json::{Value, json};
-use solana_account::Account as SolanaAccount;
+use solana_account::{Account as SolanaAccount, AccountSharedData, ReadableAccount};
 use solana_keypair::Keypair;
-use solana_program_test::{BanksClient, BanksClientError, ProgramTest, ProgramTestContext, processor};
 use solana_signer::Signer;
+use solana_svm::transaction_processor::ExecutionRecordingConfig;
 use solana_transaction::Transaction;
+use solana_transaction::TransactionVerificationMode;
 use solana_transaction::versioned::VersionedTransaction;
 use sqlx::PgPool;
 use tokio::sync::{Mutex, watch};
+
+use anchor_lang::solana_program::clock::MAX_PROCESSING_AGE;
 
 use super::rpc::ChainError;
 use super::{Account, Clock, ConfirmedTransaction, InnerInstruction, Instruction, SignatureInfo};
@@ -96,9 +102,9 @@ pub struct EmbeddedChain(Arc<Inner>);
 
 struct Inner {
     db: PgPool,
-    banks: BanksClient,
+    runtime: bank::Runtime,
     /// Held for the whole of a send: one transaction at a time.
-    context: Mutex<ProgramTestContext>,
+    writing: Mutex<()>,
     keys: Keys,
     clock_offset: AtomicI64,
     /// The slot of the last landed transaction; the next one gets the slot above.
@@ -112,26 +118,8 @@ struct Inner {
     diverged: AtomicBool,
 }
 
-/// Anchor's generated `entry` ties the program id, accounts and data to one lifetime `'info`;
-/// the runtime's builtin signature gives each its own. Shortening the account infos' lifetime
-/// is what a real loader does too (it builds them with one lifetime), and sound here because
-/// the program keeps no reference past the call. Unlike leaking copies, it costs nothing per
-/// transaction.
-fn process_instruction(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]) -> ProgramResult {
-    fn one_lifetime<'a, 'b>(accounts: &'a [AccountInfo<'b>]) -> &'a [AccountInfo<'a>] {
-        // SAFETY: see above; `AccountInfo` is invariant only because of its `RefCell`s, and
-        // nothing stores a shorter-lived reference into them.
-        unsafe { std::mem::transmute::<&'a [AccountInfo<'b>], &'a [AccountInfo<'a>]>(accounts) }
-    }
-    funding_market::entry(program_id, one_lifetime(accounts), data)
-}
-
 fn db_error(e: sqlx::Error) -> ChainError {
     ChainError::Transport(format!("embedded chain storage: {e}"))
-}
-
-fn banks_error(e: BanksClientError) -> ChainError {
-    ChainError::Transport(format!("embedded bank: {e}"))
 }
 
 fn parse_address(address: &str) -> Result<Pubkey, ChainError> {
@@ -142,8 +130,13 @@ fn parse_address(address: &str) -> Result<Pubkey, ChainError> {
 const RUNTIME_OWNERS: [&str; 2] = ["Sysvar1111111111111111111111111111111111111", "NativeLoader1111111111111111111111111111111"];
 
 /// Accounts that are part of the runtime, not of its state: never persisted.
-fn is_runtime_account(account: &SolanaAccount) -> bool {
-    account.executable || RUNTIME_OWNERS.contains(&account.owner.to_string().as_str())
+fn is_runtime_account(account: &AccountSharedData) -> bool {
+    account.executable() || RUNTIME_OWNERS.contains(&account.owner().to_string().as_str())
+}
+
+fn preflight_failure(err: &solana_transaction_error::TransactionError) -> ChainError {
+    let err = serde_json::to_value(err).unwrap_or(Value::Null);
+    ChainError::Rpc { code: -32002, message: format!("Transaction simulation failed: {err}"), data: Some(json!({"err": err})) }
 }
 
 impl EmbeddedChain {
@@ -151,25 +144,25 @@ impl EmbeddedChain {
     /// program's config with `genesis`, a funded treasury and funded config roles.
     pub async fn open(db: PgPool, genesis: &GenesisParams) -> Result<EmbeddedChain, EmbeddedError> {
         let writer = single_writer(&db).await?;
-        let mut program_test = ProgramTest::new("funding_market", funding_market::ID, processor!(process_instruction));
-        program_test.prefer_bpf(false);
         let stored: Vec<(String, i64, String, Vec<u8>, bool, i64)> =
             sqlx::query_as("SELECT address, lamports, owner, data, executable, rent_epoch FROM embedded_accounts").fetch_all(&db).await?;
+        let mut accounts = Vec::with_capacity(stored.len());
         for (address, lamports, owner, data, executable, rent_epoch) in stored {
             let corrupt = || EmbeddedError::Corrupt(format!("account {address}"));
             let address: Pubkey = address.parse().map_err(|_| corrupt())?;
             let owner: Pubkey = owner.parse().map_err(|_| corrupt())?;
-            program_test.add_account(address, SolanaAccount { lamports: lamports as u64, data, owner, executable, rent_epoch: rent_epoch as u64 });
+            let account = SolanaAccount { lamports: lamports as u64, data, owner, executable, rent_epoch: rent_epoch as u64 };
+            accounts.push((address, AccountSharedData::from(account)));
         }
-        let context = program_test.start_with_context().await;
+        let runtime = bank::Runtime::new(accounts).await;
         let last_slot: Option<i64> = sqlx::query_scalar("SELECT max(slot) FROM embedded_ledger").fetch_one(&db).await?;
         let keys = load_or_create_keys(&db).await?;
         let last_seq: Option<i64> = sqlx::query_scalar("SELECT max(seq) FROM embedded_ledger").fetch_one(&db).await?;
         let (confirmed, _) = watch::channel(last_seq.unwrap_or(0));
         let chain = EmbeddedChain(Arc::new(Inner {
             db,
-            banks: context.banks_client.clone(),
-            context: Mutex::new(context),
+            runtime,
+            writing: Mutex::new(()),
             keys,
             clock_offset: AtomicI64::new(0),
             confirmed,
@@ -177,6 +170,17 @@ impl EmbeddedChain {
             _writer: writer,
             diverged: AtomicBool::new(false),
         }));
+        // The slot clock of a cluster: a new blockhash each slot, while the chain is alive.
+        let alive = Arc::downgrade(&chain.0);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(bank::SLOT).await;
+                match alive.upgrade() {
+                    Some(inner) => inner.runtime.bank.register_unique_recent_blockhash_for_test(),
+                    None => break,
+                }
+            }
+        });
         chain.ensure_genesis(genesis).await?;
         Ok(chain)
     }
@@ -206,12 +210,11 @@ impl EmbeddedChain {
     async fn ensure_genesis(&self, genesis: &GenesisParams) -> Result<(), EmbeddedError> {
         let keys = &self.0.keys;
         if self.account(&keys.mint.pubkey().to_string()).await?.is_none() {
-            let rent = self.0.banks.get_rent().await.map_err(banks_error)?;
             let space = spl_token_interface::state::Mint::LEN;
             let create = system_instruction::create_account(
-                &self.payer().await,
+                &self.payer(),
                 &keys.mint.pubkey(),
-                rent.minimum_balance(space),
+                self.0.runtime.bank.get_minimum_balance_for_rent_exemption(space),
                 space as u64,
                 &spl_token_interface::ID,
             );
@@ -220,7 +223,7 @@ impl EmbeddedChain {
             self.send_as_payer(&[create, init], &[&keys.mint]).await?;
         }
         if self.account(&client::config_pda().to_string()).await?.is_none() {
-            let payer = self.payer().await;
+            let payer = self.payer();
             let params = InitializeParams {
                 authority: keys.authority.pubkey(),
                 operator: keys.operator.pubkey(),
@@ -238,8 +241,8 @@ impl EmbeddedChain {
         Ok(())
     }
 
-    async fn payer(&self) -> Pubkey {
-        self.0.context.lock().await.payer.pubkey()
+    fn payer(&self) -> Pubkey {
+        self.0.runtime.genesis_payer.pubkey()
     }
 
     fn mint_to_instruction(&self, token_account: &Pubkey, amount: u64) -> ProgramInstruction {
@@ -250,14 +253,11 @@ impl EmbeddedChain {
 
     /// Sends `instructions` paid by the bank's genesis account (which holds the test SOL).
     async fn send_as_payer(&self, instructions: &[ProgramInstruction], signers: &[&Keypair]) -> Result<String, ChainError> {
-        let wire = {
-            let context = self.0.context.lock().await;
-            let blockhash = self.0.banks.get_latest_blockhash().await.map_err(banks_error)?;
-            let mut all: Vec<&Keypair> = vec![&context.payer];
-            all.extend_from_slice(signers);
-            let tx = Transaction::new_signed_with_payer(instructions, Some(&context.payer.pubkey()), &all, blockhash);
-            bincode::serialize(&tx).expect("a transaction serialises")
-        };
+        let payer = &self.0.runtime.genesis_payer;
+        let mut all: Vec<&Keypair> = vec![payer];
+        all.extend_from_slice(signers);
+        let tx = Transaction::new_signed_with_payer(instructions, Some(&payer.pubkey()), &all, self.0.runtime.bank.last_blockhash());
+        let wire = bincode::serialize(&tx).expect("a transaction serialises");
         self.send_and_confirm(&wire).await
     }
 
@@ -269,8 +269,7 @@ impl EmbeddedChain {
 
     /// Gives `to` test SOL for fees and rent.
     pub async fn airdrop(&self, to: &Pubkey, lamports: u64) -> Result<String, ChainError> {
-        let payer = self.payer().await;
-        self.send_as_payer(&[system_instruction::transfer(&payer, to, lamports)], &[]).await
+        self.send_as_payer(&[system_instruction::transfer(&self.payer(), to, lamports)], &[]).await
     }
 
     /// Sends a signed transaction (wire bytes) and returns its signature once it is confirmed
@@ -284,37 +283,44 @@ impl EmbeddedChain {
             return Err(ChainError::Rpc { code: -32003, message: "Transaction signature verification failure".into(), data: None });
         }
         let signature = tx.signatures[0].to_string();
-        let context = self.0.context.lock().await;
+        let writing = self.0.writing.lock().await;
         if self.0.diverged.load(Ordering::Relaxed) {
             return Err(ChainError::Transport("the embedded chain could not persist a transaction; restart the service".into()));
         }
-        let banks = &self.0.banks;
-        let mut clock: anchor_lang::prelude::Clock = banks.get_sysvar().await.map_err(banks_error)?;
+        let bank = &self.0.runtime.bank;
+        let mut clock: anchor_lang::prelude::Clock = bank.clock();
         clock.unix_timestamp = self.now();
         clock.slot = self.0.last_slot.load(Ordering::Relaxed) + 1;
-        context.set_sysvar(&clock);
+        bank.set_sysvar_for_tests(&clock);
 
-        let simulated = banks.simulate_transaction(tx.clone()).await.map_err(banks_error)?;
-        if let Some(Err(err)) = simulated.result {
-            let err = serde_json::to_value(&err).unwrap_or(Value::Null);
-            return Err(ChainError::Rpc { code: -32002, message: format!("Transaction simulation failed: {err}"), data: Some(json!({"err": err})) });
+        let sanitized = bank
+            .verify_transaction(tx.clone(), TransactionVerificationMode::FullVerification)
+            .map_err(|e| ChainError::Rpc { code: -32602, message: format!("invalid transaction: {e}"), data: None })?;
+        // Preflight, as `sendTransaction` does: what would fail is refused and never lands.
+        let simulated = bank.simulate_transaction_unchecked(&sanitized, false);
+        if let Err(err) = &simulated.result {
+            return Err(preflight_failure(err));
         }
-        let inner = simulated.simulation_details.and_then(|d| d.inner_instructions).unwrap_or_default();
-        let processed = banks.process_transaction_with_metadata(tx.clone()).await.map_err(banks_error)?;
-        if processed.metadata.is_none() {
+        let batch = bank.prepare_sanitized_batch(std::slice::from_ref(&sanitized));
+        let recording = ExecutionRecordingConfig { enable_cpi_recording: true, ..Default::default() };
+        let (mut results, _) = bank.load_execute_and_commit_transactions(&batch, MAX_PROCESSING_AGE, recording, &mut Default::default(), None);
+        drop(batch);
+        let committed = match results.pop() {
+            Some(Ok(committed)) => committed,
             // Refused before execution (stale blockhash, duplicate, fee payer short of SOL):
             // nothing landed.
-            let err = processed.result.err().map(|e| serde_json::to_value(&e).unwrap_or(Value::Null)).unwrap_or(Value::Null);
-            return Err(ChainError::Rpc { code: -32002, message: format!("Transaction simulation failed: {err}"), data: Some(json!({"err": err})) });
-        }
-        let err = processed.result.err().map(|e| serde_json::to_value(&e).unwrap_or(Value::Null));
+            Some(Err(err)) => return Err(preflight_failure(&err)),
+            None => return Err(ChainError::Transport("the bank returned no result".into())),
+        };
+        let inner = committed.inner_instructions.unwrap_or_default();
+        let err = committed.status.err().map(|e| serde_json::to_value(&e).unwrap_or(Value::Null));
         self.0.last_slot.store(clock.slot, Ordering::Relaxed);
         if let Err(e) = self.record(&tx, &signature, clock.slot, clock.unix_timestamp, err.clone(), inner).await {
             self.0.diverged.store(true, Ordering::Relaxed);
             tracing::error!(error = %e, signature, "embedded chain: a landed transaction could not be persisted; refusing further writes until restart");
             return Err(e);
         }
-        drop(context);
+        drop(writing);
         match err {
             Some(err) => Err(ChainError::TransactionFailed { signature, err }),
             None => Ok(signature),
@@ -348,19 +354,20 @@ impl EmbeddedChain {
         }
         let mut touched = Vec::with_capacity(keys.len());
         for key in keys {
-            touched.push((*key, self.0.banks.get_account(*key).await.map_err(banks_error)?));
+            touched.push((*key, self.0.runtime.bank.get_account(key)));
         }
 
         let mut db = self.0.db.begin().await.map_err(db_error)?;
         let seq: i64 = sqlx::query_scalar(
-            "INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, instructions, inner_instructions)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq",
+            "INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, instructions, inner_instructions)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq",
         )
         .bind(signature)
         .bind(slot as i64)
         .bind(block_time)
         .bind(&err)
         .bind(keys.iter().map(|k| k.to_string()).collect::<Vec<_>>())
+        .bind(keys[..tx.message.header().num_required_signatures as usize].iter().map(|k| k.to_string()).collect::<Vec<_>>())
         .bind(Value::Array(instructions))
         .bind(Value::Array(inner_json))
         .fetch_one(&mut *db)
@@ -376,11 +383,11 @@ impl EmbeddedChain {
                              executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch",
                     )
                     .bind(key.to_string())
-                    .bind(account.lamports as i64)
-                    .bind(account.owner.to_string())
-                    .bind(&account.data)
-                    .bind(account.executable)
-                    .bind(account.rent_epoch as i64)
+                    .bind(account.lamports() as i64)
+                    .bind(account.owner().to_string())
+                    .bind(account.data())
+                    .bind(account.executable())
+                    .bind(account.rent_epoch() as i64)
                     .execute(&mut *db)
                     .await
                     .map_err(db_error)?;
@@ -398,8 +405,8 @@ impl EmbeddedChain {
 
     pub async fn account(&self, address: &str) -> Result<Option<Account>, ChainError> {
         let address = parse_address(address)?;
-        let account = self.0.banks.get_account(address).await.map_err(banks_error)?;
-        Ok(account.map(|a| Account { lamports: a.lamports, owner: a.owner.to_string(), data: a.data, executable: a.executable }))
+        let account = self.0.runtime.bank.get_account(&address);
+        Ok(account.map(|a| Account { lamports: a.lamports(), owner: a.owner().to_string(), data: a.data().to_vec(), executable: a.executable() }))
     }
 
     /// Several accounts, in the order asked (`None` where one does not exist).
@@ -413,14 +420,15 @@ impl EmbeddedChain {
 
     /// The latest blockhash and the last block height at which it is valid.
     pub async fn latest_blockhash(&self) -> Result<(String, u64), ChainError> {
-        let (hash, last_valid) = self
-            .0
-            .banks
-            .get_latest_blockhash_with_commitment(Default::default())
-            .await
-            .map_err(banks_error)?
-            .ok_or_else(|| ChainError::Format("no blockhash".into()))?;
+        let bank = &self.0.runtime.bank;
+        let hash = bank.last_blockhash();
+        let last_valid = bank.get_blockhash_last_valid_block_height(&hash).ok_or_else(|| ChainError::Format("no blockhash".into()))?;
         Ok((hash.to_string(), last_valid))
+    }
+
+    /// Whether a blockhash can still be used by a new transaction.
+    pub async fn is_blockhash_valid(&self, blockhash: &str) -> Result<bool, ChainError> {
+        Ok(blockhash.parse().is_ok_and(|hash| self.0.runtime.bank.is_blockhash_valid(&hash)))
     }
 
     /// The clock a transaction sent now would see.
@@ -460,13 +468,13 @@ impl EmbeddedChain {
     }
 
     pub async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
-        let row: Option<(i64, i64, Option<Value>, Value, Value)> =
-            sqlx::query_as("SELECT slot, block_time, err, instructions, inner_instructions FROM embedded_ledger WHERE signature = $1")
+        let row: Option<(i64, i64, Option<Value>, Vec<String>, Value, Value)> =
+            sqlx::query_as("SELECT slot, block_time, err, signers, instructions, inner_instructions FROM embedded_ledger WHERE signature = $1")
                 .bind(signature)
                 .fetch_optional(&self.0.db)
                 .await
                 .map_err(db_error)?;
-        let Some((slot, block_time, err, instructions, inner)) = row else { return Ok(None) };
+        let Some((slot, block_time, err, signers, instructions, inner)) = row else { return Ok(None) };
         let instruction = |value: &Value| -> Result<Instruction, ChainError> {
             let corrupt = || ChainError::Format(format!("ledger row of {signature}"));
             let program_id = value["program_id"].as_str().ok_or_else(corrupt)?.to_owned();
@@ -479,7 +487,7 @@ impl EmbeddedChain {
             .iter()
             .map(|v| Ok(InnerInstruction { outer_index: v["outer_index"].as_u64().unwrap_or(0) as usize, instruction: instruction(v)? }))
             .collect::<Result<_, ChainError>>()?;
-        Ok(Some(ConfirmedTransaction { signature: signature.to_owned(), slot: slot as u64, block_time: Some(block_time), err, instructions, inner_instructions }))
+        Ok(Some(ConfirmedTransaction { signature: signature.to_owned(), slot: slot as u64, block_time: Some(block_time), err, signers, instructions, inner_instructions }))
     }
 }
 

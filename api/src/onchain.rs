@@ -1,0 +1,313 @@
+//! The transactions the service sends itself, as the program's operator and authority: user
+//! accounts, market creation, custodial trades, and (embedded chain only) the test-USDC faucet.
+//! Each confirmed transaction is projected at once (`Projector::apply_ahead`), so balances and
+//! positions are current when the request returns; the indexer's later pass over the same
+//! transaction is a no-op.
+//!
+//! Program errors come back from the chain's preflight as custom codes; `TradeRefusal` names
+//! the ones a trader can cause, everything else is a fault of ours.
+
+use std::sync::Arc;
+
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::solana_program::instruction::Instruction;
+use chrono::{DateTime, Utc};
+use funding_market::client;
+use funding_market::error::FundingMarketError;
+use funding_market::events::TradeExecuted;
+use funding_market::instructions::CreateMarketParams;
+use funding_market::state::{Config as ProgramConfig, Side};
+use indexer::chain::{AnyChain, ChainError, ChainSource, ConfirmedTransaction, EmbeddedChain};
+use indexer::events::{self, ProgramEvent};
+use indexer::projection::Projector;
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+use solana_transaction::Transaction;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+/// SPL Memo (v3): carries the id that keeps each service transaction unique.
+pub const MEMO_PROGRAM: Pubkey = anchor_lang::pubkey!("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
+
+/// The keys the service signs with.
+pub struct ServiceKeys {
+    pub operator: Keypair,
+    pub authority: Keypair,
+    pub usdc_mint: Pubkey,
+}
+
+#[derive(Clone)]
+pub struct OnChain(Arc<Inner>);
+
+struct Inner {
+    chain: AnyChain,
+    keys: ServiceKeys,
+    /// The program's config (fee, minimums), read at start: the program cannot change it.
+    config: ProgramConfig,
+    projector: Projector,
+    db: PgPool,
+}
+
+/// Why the program refused a trade, as far as the trader is concerned.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TradeRefusal {
+    InsufficientBalance,
+    InsufficientShares,
+    MarketClosed,
+    Slippage,
+    TooSmall,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OnChainError {
+    #[error("refused: {0:?}")]
+    Refused(TradeRefusal),
+    #[error("faucet: only the embedded chain can mint test USDC")]
+    NoFaucet,
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+    #[error("{0}")]
+    Unexpected(String),
+}
+
+/// What the service knows of a market, enough to create it on chain.
+#[derive(Debug, sqlx::FromRow)]
+pub struct MarketPlan {
+    pub id: Uuid,
+    pub slug: String,
+    pub open_ts: DateTime<Utc>,
+    pub close_ts: DateTime<Utc>,
+    pub settlement_ts: DateTime<Utc>,
+    pub liquidity_b: i64,
+    pub ou_prior_ppm: i32,
+}
+
+impl MarketPlan {
+    pub async fn load(db: &PgPool, id: Uuid) -> Result<Option<MarketPlan>, sqlx::Error> {
+        sqlx::query_as(
+            "SELECT m.id, s.slug, m.open_ts, m.close_ts, m.settlement_ts, m.liquidity_b, m.ou_prior_ppm
+             FROM markets m JOIN series s ON s.id = m.series_id WHERE m.id = $1",
+        )
+        .bind(id)
+        .fetch_optional(db)
+        .await
+    }
+
+    pub fn params(&self) -> CreateMarketParams {
+        let mut series = [0u8; 32];
+        let slug = self.slug.as_bytes();
+        series[..slug.len().min(32)].copy_from_slice(&slug[..slug.len().min(32)]);
+        CreateMarketParams {
+            market_id: *self.id.as_bytes(),
+            series,
+            open_ts: self.open_ts.timestamp(),
+            close_ts: self.close_ts.timestamp(),
+            settlement_ts: self.settlement_ts.timestamp(),
+            b: self.liquidity_b as u64,
+            prior_ppm: self.ou_prior_ppm as u32,
+        }
+    }
+}
+
+/// A transaction signed by the service, ready to send.
+pub struct Signed {
+    wire: Vec<u8>,
+    pub signature: String,
+}
+
+fn trade_of(confirmed: &ConfirmedTransaction) -> Result<TradeExecuted, OnChainError> {
+    let program = funding_market::ID.to_string();
+    confirmed
+        .inner_instructions
+        .iter()
+        .filter(|i| i.instruction.program_id == program)
+        .find_map(|i| match events::decode(&i.instruction.data) {
+            Some(ProgramEvent::TradeExecuted(e)) => Some(e),
+            _ => None,
+        })
+        .ok_or_else(|| OnChainError::Unexpected(format!("trade {} emitted no TradeExecuted", confirmed.signature)))
+}
+
+/// The program error code of a preflight or on-chain failure, if it is one of ours.
+fn program_code(e: &ChainError) -> Option<u32> {
+    let err = match e {
+        ChainError::Rpc { data: Some(data), .. } => &data["err"],
+        ChainError::TransactionFailed { err, .. } => err,
+        _ => return None,
+    };
+    err["InstructionError"][1]["Custom"].as_u64().map(|c| c as u32)
+}
+
+fn refusal(e: &ChainError) -> Option<TradeRefusal> {
+    let code = program_code(e)?;
+    let is = |err: FundingMarketError| code == u32::from(err);
+    Some(if is(FundingMarketError::InsufficientBalance) {
+        TradeRefusal::InsufficientBalance
+    } else if is(FundingMarketError::InsufficientShares) {
+        TradeRefusal::InsufficientShares
+    } else if is(FundingMarketError::MarketClosed) || is(FundingMarketError::MarketNotOpen) {
+        TradeRefusal::MarketClosed
+    } else if is(FundingMarketError::SlippageExceeded) {
+        TradeRefusal::Slippage
+    } else if is(FundingMarketError::TradeTooSmall) || is(FundingMarketError::NoShares) || is(FundingMarketError::ZeroAmount) {
+        TradeRefusal::TooSmall
+    } else {
+        return None;
+    })
+}
+
+/// Account already in use: someone created it between our check and our send.
+fn already_exists(e: &ChainError) -> bool {
+    match e {
+        ChainError::Rpc { data: Some(data), .. } => data["err"]["InstructionError"][1]["Custom"] == 0,
+        _ => false,
+    }
+}
+
+impl OnChain {
+    /// Reads the program's config from `chain`; the keys must be its operator and authority.
+    pub async fn connect(chain: AnyChain, keys: ServiceKeys, db: PgPool) -> Result<OnChain, OnChainError> {
+        let account = chain.account(&client::config_pda().to_string()).await?.ok_or_else(|| OnChainError::Unexpected("the program has no config on this chain".into()))?;
+        let config: ProgramConfig = client::decode(&account.data).map_err(|e| OnChainError::Unexpected(format!("config: {e}")))?;
+        if config.operator != keys.operator.pubkey() || config.authority != keys.authority.pubkey() || config.usdc_mint != keys.usdc_mint {
+            return Err(OnChainError::Unexpected("the configured keys or mint are not the program config's".into()));
+        }
+        let projector = Projector::new(db.clone(), &funding_market::ID);
+        Ok(OnChain(Arc::new(Inner { chain, keys, config, projector, db })))
+    }
+
+    /// On the embedded chain, with its own keys.
+    pub async fn embedded(chain: &EmbeddedChain, db: PgPool) -> Result<OnChain, OnChainError> {
+        let keys = chain.keys();
+        let service = ServiceKeys { operator: keys.operator.insecure_clone(), authority: keys.authority.insecure_clone(), usdc_mint: chain.mint() };
+        OnChain::connect(AnyChain::Embedded(chain.clone()), service, db).await
+    }
+
+    pub fn program_config(&self) -> &ProgramConfig {
+        &self.0.config
+    }
+
+    pub fn chain(&self) -> &AnyChain {
+        &self.0.chain
+    }
+
+    pub fn usdc_mint(&self) -> Pubkey {
+        self.0.keys.usdc_mint
+    }
+
+    /// Signs `instructions` with the operator as fee payer (and `extra` signers) on a recent
+    /// blockhash. The signature is known before anything is sent. A memo with a fresh id makes
+    /// every transaction distinct: two identical trades in one blockhash's lifetime would
+    /// otherwise be one transaction, and the second refused as already processed.
+    pub async fn sign(&self, instructions: &[Instruction], extra: &[&Keypair]) -> Result<Signed, OnChainError> {
+        let (blockhash, _) = self.0.chain.latest_blockhash().await?;
+        let blockhash = blockhash.parse().map_err(|_| OnChainError::Unexpected(format!("blockhash {blockhash}")))?;
+        let mut signers = vec![&self.0.keys.operator];
+        signers.extend_from_slice(extra);
+        let memo = Instruction { program_id: MEMO_PROGRAM, accounts: vec![], data: format!("fm:{}", Uuid::new_v4().simple()).into_bytes() };
+        let instructions: Vec<Instruction> = instructions.iter().cloned().chain([memo]).collect();
+        let tx = Transaction::new_signed_with_payer(&instructions, Some(&self.0.keys.operator.pubkey()), &signers, blockhash);
+        let wire = bincode::serialize(&tx).map_err(|e| OnChainError::Unexpected(e.to_string()))?;
+        Ok(Signed { wire, signature: tx.signatures[0].to_string() })
+    }
+
+    /// Sends a signed transaction, waits for confirmation, and projects it at once.
+    pub async fn submit(&self, signed: &Signed) -> Result<ConfirmedTransaction, OnChainError> {
+        let signature = self.0.chain.send_and_confirm(&signed.wire).await?;
+        self.landed(&signature).await?.ok_or_else(|| OnChainError::Unexpected(format!("confirmed transaction {signature} not found")))
+    }
+
+    /// A transaction that landed, projected (a no-op if it already was); `None` if the chain
+    /// does not have it.
+    pub async fn landed(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, OnChainError> {
+        let Some(confirmed) = ChainSource::transaction(&self.0.chain, signature).await? else { return Ok(None) };
+        if confirmed.err.is_none() {
+            self.0.projector.apply_ahead(&confirmed).await?;
+        }
+        Ok(Some(confirmed))
+    }
+
+    async fn execute(&self, instructions: &[Instruction], extra: &[&Keypair]) -> Result<ConfirmedTransaction, OnChainError> {
+        let signed = self.sign(instructions, extra).await?;
+        self.submit(&signed).await
+    }
+
+    /// Whether an account exists.
+    async fn exists(&self, address: &Pubkey) -> Result<bool, OnChainError> {
+        Ok(self.0.chain.account(&address.to_string()).await?.is_some())
+    }
+
+    /// The wallet's user, deposit and vault accounts, created (paid by the operator) if missing.
+    pub async fn ensure_user(&self, wallet: &Pubkey) -> Result<(), OnChainError> {
+        if self.exists(&client::user_pda(wallet)).await? {
+            return Ok(());
+        }
+        let ix = client::create_user(self.0.keys.operator.pubkey(), *wallet, self.0.keys.usdc_mint);
+        match self.execute(&[ix], &[]).await {
+            Err(OnChainError::Chain(e)) if already_exists(&e) => Ok(()),
+            other => other.map(|_| ()),
+        }
+    }
+
+    /// The market's program account, created (authority-signed, operator-paid) if missing.
+    pub async fn ensure_market(&self, plan: &MarketPlan) -> Result<Pubkey, OnChainError> {
+        let address = client::market_pda(plan.id.as_bytes());
+        if self.exists(&address).await? {
+            return Ok(address);
+        }
+        let ix = client::create_market(self.0.keys.authority.pubkey(), self.0.keys.operator.pubkey(), self.0.keys.usdc_mint, plan.params());
+        match self.execute(&[ix], &[&self.0.keys.authority]).await {
+            Err(OnChainError::Chain(e)) if already_exists(&e) => Ok(address),
+            Err(OnChainError::Chain(e)) => Err(refusal(&e).map_or(OnChainError::Chain(e), OnChainError::Refused)),
+            other => other.map(|_| address),
+        }
+    }
+
+    /// A custodial buy, signed by the operator for `wallet`, not yet sent.
+    pub async fn sign_buy(&self, market_id: Uuid, wallet: &Pubkey, side: Side, usdc_amount: u64, min_shares: u64) -> Result<Signed, OnChainError> {
+        let ix = client::buy_shares(self.0.keys.operator.pubkey(), *wallet, market_id.as_bytes(), side, usdc_amount, min_shares);
+        self.sign(&[ix], &[]).await
+    }
+
+    /// A custodial sell, signed by the operator for `wallet`, not yet sent.
+    pub async fn sign_sell(&self, market_id: Uuid, wallet: &Pubkey, side: Side, shares: u64, min_usdc_out: u64) -> Result<Signed, OnChainError> {
+        let ix = client::sell_shares(self.0.keys.operator.pubkey(), *wallet, market_id.as_bytes(), side, shares, min_usdc_out);
+        self.sign(&[ix], &[]).await
+    }
+
+    /// Sends a signed trade; the trade as the program executed it.
+    pub async fn submit_trade(&self, signed: &Signed) -> Result<TradeExecuted, OnChainError> {
+        match self.submit(signed).await {
+            Ok(confirmed) => trade_of(&confirmed),
+            Err(OnChainError::Chain(e)) => Err(refusal(&e).map_or(OnChainError::Chain(e), OnChainError::Refused)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The trade of a transaction sent earlier, if it landed (crash recovery).
+    pub async fn landed_trade(&self, signature: &str) -> Result<Option<TradeExecuted>, OnChainError> {
+        match self.landed(signature).await? {
+            Some(confirmed) if confirmed.err.is_none() => trade_of(&confirmed).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Test USDC into the wallet's deposit account, swept into its vault (embedded chain only).
+    pub async fn faucet(&self, wallet: &Pubkey, amount: u64) -> Result<u64, OnChainError> {
+        let AnyChain::Embedded(embedded) = &self.0.chain else { return Err(OnChainError::NoFaucet) };
+        self.ensure_user(wallet).await?;
+        embedded.mint_usdc(&client::deposit_pda(wallet), amount).await?;
+        let swept = self.execute(&[client::sweep_deposit(*wallet)], &[]).await?;
+        let balance = swept.inner_instructions.iter().find_map(|i| match events::decode(&i.instruction.data) {
+            Some(ProgramEvent::DepositSwept(e)) => Some(e.vault_balance),
+            _ => None,
+        });
+        balance.ok_or_else(|| OnChainError::Unexpected("sweep emitted no DepositSwept".into()))
+    }
+
+    pub fn db(&self) -> &PgPool {
+        &self.0.db
+    }
+}

@@ -1,0 +1,266 @@
+//! Custodial trading on the embedded chain with real keys: faucet, deposit address, buys and
+//! sells through the program, idempotency, the refusals, balances that equal the chain, and
+//! many simultaneous trades from one user that can afford only a few.
+
+use std::time::Duration;
+
+use api::markets::series;
+use api::onchain::OnChain;
+use chrono::Utc;
+use funding_market::client;
+use indexer::chain::EmbeddedChain;
+use indexer::chain::embedded::GenesisParams;
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::helpers::*;
+
+struct Trading {
+    app: TestApp,
+    chain: EmbeddedChain,
+    db: PgPool,
+}
+
+async fn trading(db: &PgPool, request_timeout: Duration) -> Trading {
+    series::ensure(db, &series::default_series()).await.unwrap();
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let onchain = OnChain::embedded(&chain, db.clone()).await.unwrap();
+    let mut config = config();
+    config.request_timeout = request_timeout;
+    let app = spawn(state_with(config, db.clone(), &redis_url()).with_onchain(onchain)).await;
+    Trading { app, chain, db: db.clone() }
+}
+
+/// An open market of `slug` (b = 100 USDC, prior 0.5) closing in 55 minutes.
+async fn open_market(db: &PgPool, status: &str) -> Uuid {
+    let series_id: Uuid = sqlx::query_scalar("SELECT id FROM series WHERE slug = 'binance-btcusdt'").fetch_one(db).await.unwrap();
+    let id = Uuid::new_v4();
+    let now = Utc::now();
+    sqlx::query(
+        "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
+                              yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
+         VALUES ($1, $2, (SELECT coalesce(max(round_number), 0) + 1 FROM markets), $3, $4, $5, $6, 100000000, 0, 0, 500000, 500000, 0)",
+    )
+    .bind(id)
+    .bind(series_id)
+    .bind(now - chrono::Duration::minutes(5))
+    .bind(now + chrono::Duration::minutes(55))
+    .bind(now + chrono::Duration::minutes(60))
+    .bind(status)
+    .execute(db)
+    .await
+    .unwrap();
+    id
+}
+
+impl Trading {
+    async fn call(&self, method: reqwest::Method, path: &str, token: &str, body: Option<Value>, key: Option<&str>) -> (u16, Value) {
+        let mut request = self.app.http.request(method, format!("{}{path}", self.app.base)).bearer_auth(token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        if let Some(key) = key {
+            request = request.header("Idempotency-Key", key);
+        }
+        let response = request.send().await.unwrap();
+        (response.status().as_u16(), response.json().await.unwrap())
+    }
+
+    async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
+        self.call(reqwest::Method::POST, path, token, Some(body), None).await
+    }
+
+    async fn get(&self, path: &str, token: &str) -> (u16, Value) {
+        self.call(reqwest::Method::GET, path, token, None, None).await
+    }
+
+    /// The wallet's vault on chain, micro-USDC (SPL token account: amount at bytes 64..72).
+    async fn vault(&self, wallet: &str) -> u64 {
+        let vault = client::vault_pda(&wallet.parse().unwrap());
+        let account = self.chain.account(&vault.to_string()).await.unwrap().unwrap();
+        u64::from_le_bytes(account.data[64..72].try_into().unwrap())
+    }
+
+    async fn faucet(&self, wallet: &str, amount: &str) -> (u16, Value) {
+        let r = self.app.post_json("/v1/dev/faucet", json!({"wallet_address": wallet, "amount": amount})).await;
+        (r.status().as_u16(), r.json().await.unwrap())
+    }
+}
+
+fn micros(v: &Value) -> i64 {
+    let s = v.as_str().unwrap_or_else(|| panic!("not a decimal string: {v}"));
+    let (int, frac) = s.split_once('.').unwrap();
+    int.parse::<i64>().unwrap() * 1_000_000 + frac.parse::<i64>().unwrap()
+}
+
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn a_trader_funds_buys_and_sells_through_the_program(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let key = wallet();
+    let wallet = address(&key);
+    let token = t.app.sign_in(&key).await;
+
+    let (status, deposit) = t.get("/v1/deposit/address", &token).await;
+    assert_eq!(status, 200, "{deposit}");
+    assert_eq!(deposit["data"]["address"], client::deposit_pda(&wallet.parse().unwrap()).to_string());
+    assert_eq!((deposit["data"]["chain"].as_str(), deposit["data"]["token"].as_str(), deposit["data"]["min_deposit"].as_str()), (Some("solana"), Some("USDC"), Some("1.00")));
+
+    let (status, funded) = t.faucet(&wallet, "100").await;
+    assert_eq!(status, 200, "{funded}");
+    assert_eq!(funded["data"]["usdc_balance"], "100.000000");
+    let (_, balance) = t.get("/v1/users/me/balance", &token).await;
+    assert_eq!(balance["data"], json!({"usdc_balance": "100.000000", "locked_in_positions": "0.000000", "total": "100.000000"}));
+
+    let market = open_market(&db, "open").await;
+    let (status, bought) = t.post(&format!("/v1/markets/{market}/trade"), &token, json!({"side": "yes", "usdc_amount": "10"})).await;
+    assert_eq!(status, 200, "{bought}");
+    let trade = &bought["data"];
+    assert_eq!((trade["side"].as_str(), trade["cost_usdc"].as_str(), trade["fee_usdc"].as_str()), (Some("yes"), Some("10.000000"), Some("0.100000")));
+    assert!(micros(&trade["shares"]) > 10_000_000, "at 0.5 a share, 10 USDC buys more than 10 shares");
+    assert!(micros(&trade["new_yes_price"]) > 500_000);
+    assert_eq!(micros(&trade["new_yes_price"]) + micros(&trade["new_no_price"]), 1_000_000);
+    let (_, balance) = t.get("/v1/users/me/balance", &token).await;
+    assert_eq!(balance["data"], json!({"usdc_balance": "89.900000", "locked_in_positions": "10.100000", "total": "100.000000"}));
+    assert_eq!(t.vault(&wallet).await, 89_900_000, "the projection equals the chain");
+    let listed: Value = t.app.get(&format!("/v1/markets/{market}/trades")).await.json().await.unwrap();
+    assert_eq!(listed["data"][0]["trade_id"], trade["trade_id"]);
+
+    // Selling half the shares, then more than are left.
+    let half = micros(&trade["shares"]) / 2;
+    let half = format!("{}.{:06}", half / 1_000_000, half % 1_000_000);
+    let (status, sold) = t.post(&format!("/v1/markets/{market}/sell"), &token, json!({"side": "yes", "shares": half})).await;
+    assert_eq!(status, 200, "{sold}");
+    assert!(micros(&sold["data"]["new_yes_price"]) < micros(&trade["new_yes_price"]));
+    let (status, too_many) = t.post(&format!("/v1/markets/{market}/sell"), &token, json!({"side": "yes", "shares": "1000"})).await;
+    assert_eq!((status, too_many["error"]["code"].as_str()), (422, Some("INSUFFICIENT_SHARES")));
+    let (status, none_held) = t.post(&format!("/v1/markets/{market}/sell"), &token, json!({"side": "no", "shares": "1"})).await;
+    assert_eq!((status, none_held["error"]["code"].as_str()), (422, Some("INSUFFICIENT_SHARES")));
+    let onchain_vault = t.vault(&wallet).await;
+    let (_, balance) = t.get("/v1/users/me/balance", &token).await;
+    assert_eq!(micros(&balance["data"]["usdc_balance"]) as u64, onchain_vault);
+
+    // Refusals.
+    let path = format!("/v1/markets/{market}/trade");
+    for (body, status, code) in [
+        (json!({"side": "maybe", "usdc_amount": "5"}), 400, "INVALID_INPUT"),
+        (json!({"side": "yes", "usdc_amount": "0.5"}), 400, "INVALID_INPUT"),
+        (json!({"side": "yes", "usdc_amount": "-5"}), 400, "INVALID_INPUT"),
+        (json!({"side": "yes", "usdc_amount": "1.0000001"}), 400, "INVALID_INPUT"),
+        (json!({"side": "yes", "usdc_amount": 5}), 400, "INVALID_INPUT"),
+        (json!({"side": "yes"}), 400, "INVALID_INPUT"),
+        (json!({"side": "yes", "usdc_amount": "5", "leverage": "10"}), 400, "INVALID_INPUT"),
+        (json!({"side": "yes", "usdc_amount": "500"}), 422, "INSUFFICIENT_BALANCE"),
+        (json!({"side": "yes", "usdc_amount": "5", "min_shares": "1000"}), 422, "SLIPPAGE_EXCEEDED"),
+    ] {
+        let (got, body) = t.post(&path, &token, body.clone()).await;
+        assert_eq!((got, body["error"]["code"].as_str()), (status, Some(code)), "{body}");
+    }
+    let closed = open_market(&db, "closed").await;
+    let (status, body) = t.post(&format!("/v1/markets/{closed}/trade"), &token, json!({"side": "no", "usdc_amount": "5"})).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("MARKET_CLOSED")));
+    let (status, body) = t.post(&format!("/v1/markets/{}/trade", Uuid::new_v4()), &token, json!({"side": "no", "usdc_amount": "5"})).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("NOT_FOUND")));
+    let anonymous = t.app.post_json(&path, json!({"side": "no", "usdc_amount": "5"})).await;
+    assert_eq!(anonymous.status().as_u16(), 401);
+    assert_eq!(t.vault(&wallet).await, onchain_vault, "no refusal moved money");
+}
+
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn an_idempotency_key_trades_once(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let key = wallet();
+    let wallet = address(&key);
+    let token = t.app.sign_in(&key).await;
+    t.faucet(&wallet, "50").await;
+    let market = open_market(&db, "open").await;
+    let path = format!("/v1/markets/{market}/trade");
+    let body = json!({"side": "no", "usdc_amount": "5"});
+
+    let (status, first) = t.call(reqwest::Method::POST, &path, &token, Some(body.clone()), Some("order-1")).await;
+    assert_eq!(status, 200, "{first}");
+    let (status, again) = t.call(reqwest::Method::POST, &path, &token, Some(body.clone()), Some("order-1")).await;
+    assert_eq!((status, &again), (200, &first), "the same answer, not a second trade");
+    assert_eq!(t.vault(&wallet).await, 50_000_000 - 5_050_000);
+    let (status, other) = t.call(reqwest::Method::POST, &path, &token, Some(json!({"side": "no", "usdc_amount": "6"})), Some("order-1")).await;
+    assert_eq!((status, other["error"]["code"].as_str()), (409, Some("IDEMPOTENCY_KEY_REUSED")));
+    // A refusal is an answer too: replayed, not retried.
+    let (status, refused) = t.call(reqwest::Method::POST, &path, &token, Some(json!({"side": "no", "usdc_amount": "45"})), Some("order-2")).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (422, Some("INSUFFICIENT_BALANCE")));
+    t.faucet(&wallet, "100").await;
+    let (status, replayed) = t.call(reqwest::Method::POST, &path, &token, Some(json!({"side": "no", "usdc_amount": "45"})), Some("order-2")).await;
+    assert_eq!((status, replayed), (422, refused));
+    // Keys are per user: another user's "order-1" is theirs.
+    let other_key = wallet_key_funded(&t, "20").await;
+    let (status, theirs) = t.call(reqwest::Method::POST, &path, &other_key, Some(body), Some("order-1")).await;
+    assert_eq!(status, 200, "{theirs}");
+    assert_ne!(theirs["data"]["trade_id"], first["data"]["trade_id"]);
+    for bad in ["", "has space", &"k".repeat(256)] {
+        let (status, body) = t.call(reqwest::Method::POST, &path, &token, Some(json!({"side": "no", "usdc_amount": "1"})), Some(bad)).await;
+        assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{bad:?}");
+    }
+}
+
+async fn wallet_key_funded(t: &Trading, usdc: &str) -> String {
+    let key = wallet();
+    let token = t.app.sign_in(&key).await;
+    assert_eq!(t.faucet(&address(&key), usdc).await.0, 200);
+    token
+}
+
+/// 500 simultaneous 1-USDC buys from one user whose balance covers exactly 10 (fees included):
+/// exactly 10 succeed, the rest are refused for the balance, and Postgres equals the vault.
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn simultaneous_trades_never_overdraw(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(120)).await;
+    let key = wallet();
+    let wallet = address(&key);
+    let token = t.app.sign_in(&key).await;
+    assert_eq!(t.faucet(&wallet, "10.1").await.0, 200);
+    let market = open_market(&db, "open").await;
+    let url = format!("{}/v1/markets/{market}/trade", t.app.base);
+    let tasks: Vec<_> = (0..500)
+        .map(|_| {
+            let (http, url, token) = (t.app.http.clone(), url.clone(), token.clone());
+            tokio::spawn(async move {
+                let r = http.post(url).bearer_auth(token).json(&json!({"side": "yes", "usdc_amount": "1"})).send().await.unwrap();
+                let status = r.status().as_u16();
+                let body: Value = r.json().await.unwrap();
+                (status, body["error"]["code"].as_str().unwrap_or("").to_owned())
+            })
+        })
+        .collect();
+    let mut ok = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            (200, _) => ok += 1,
+            (422, code) if code == "INSUFFICIENT_BALANCE" => {}
+            other => panic!("unexpected answer {other:?}"),
+        }
+    }
+    assert_eq!(ok, 10);
+    assert_eq!(t.vault(&wallet).await, 0);
+    let projected: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(&wallet).fetch_one(&t.db).await.unwrap();
+    assert_eq!(projected, 0);
+    let trades: i64 = sqlx::query_scalar("SELECT count(*) FROM trades WHERE wallet = $1").bind(&wallet).fetch_one(&t.db).await.unwrap();
+    assert_eq!(trades, 10);
+}
+
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn the_faucet_has_a_daily_cap(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let wallet = address(&wallet());
+    assert_eq!(t.faucet(&wallet, "9999").await.0, 200);
+    let (status, body) = t.faucet(&wallet, "2").await;
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")));
+    let (status, body) = t.faucet(&wallet, "1").await;
+    assert_eq!((status, body["data"]["remaining_today"].as_str()), (200, Some("0.000000")));
+    assert_eq!(t.vault(&wallet).await, 10_000_000_000);
+    for (bad, amount) in [("not-an-address", "1"), (wallet.as_str(), "-1"), (wallet.as_str(), "abc")] {
+        let (status, body) = t.faucet(bad, amount).await;
+        assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{bad} {amount}");
+    }
+    let stranger = address(&crate::helpers::wallet());
+    let (status, _) = t.faucet(&stranger, "10001").await;
+    assert_eq!(status, 400, "one grant above the cap");
+}

@@ -1,0 +1,123 @@
+//! The embedded chain's runtime: one Agave bank built the way solana-program-test builds its
+//! own (all features, the SPL programs, this program as a native builtin), but owned here, so
+//! the chain decides when blockhashes advance. solana-program-test's context registers a new
+//! blockhash every 6.4 ms, which expires a signed transaction after about one second — too
+//! short for a wallet that signs a transaction the service built.
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use agave_feature_set::FeatureSet;
+use anchor_lang::prelude::{AccountInfo, Pubkey};
+use anchor_lang::solana_program::entrypoint::ProgramResult;
+use solana_account::AccountSharedData;
+use solana_keypair::Keypair;
+use solana_program_runtime::invoke_context::BuiltinFunctionWithContext;
+use solana_program_runtime::loaded_programs::ProgramCacheEntry;
+use solana_program_test::processor;
+use solana_runtime::bank::Bank;
+use solana_runtime::bank_forks::BankForks;
+use solana_runtime::genesis_utils::create_genesis_config_with_leader_ex;
+use solana_signer::Signer;
+
+/// How often a new blockhash is registered: a slot of a real cluster. A blockhash stays valid
+/// for 150 of them (about a minute), as on mainnet.
+pub const SLOT: Duration = Duration::from_millis(400);
+
+/// SOL held by the bank's genesis account, which pays for genesis and airdrops.
+const GENESIS_LAMPORTS: u64 = 1_000_000_000 * 1_000_000_000;
+
+/// Anchor's generated `entry` ties the program id, accounts and data to one lifetime `'info`;
+/// the runtime's builtin signature gives each its own. Shortening the account infos' lifetime
+/// is what a real loader does too (it builds them with one lifetime), and sound here because
+/// the program keeps no reference past the call. Unlike leaking copies (a test harness's way),
+/// it costs nothing per transaction.
+fn process_instruction(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]) -> ProgramResult {
+    fn one_lifetime<'a, 'b>(accounts: &'a [AccountInfo<'b>]) -> &'a [AccountInfo<'a>] {
+        // SAFETY: see above; `AccountInfo` is invariant only because of its `RefCell`s, and
+        // nothing stores a shorter-lived reference into them.
+        unsafe { std::mem::transmute::<&'a [AccountInfo<'b>], &'a [AccountInfo<'a>]>(accounts) }
+    }
+    funding_market::entry(program_id, one_lifetime(accounts), data)
+}
+
+/// A native program calls sysvars and CPIs through process-wide syscall stubs, which
+/// solana-program-test installs the first time it builds a bank. Building (and dropping) one
+/// of its contexts once is the public way to get them installed. It also installs a `log`
+/// logger that prints every instruction at debug level; the service logs through `tracing`,
+/// so the runtime's `log` records are kept to warnings.
+async fn install_syscall_stubs() {
+    static INSTALLED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    INSTALLED
+        .get_or_init(|| async {
+            drop(solana_program_test::ProgramTest::default().start_with_context().await);
+            log::set_max_level(log::LevelFilter::Warn);
+        })
+        .await;
+}
+
+/// The runtime: the working bank (kept inside its `BankForks`, which the program cache needs)
+/// and the genesis account that holds the test SOL.
+pub struct Runtime {
+    _forks: Arc<RwLock<BankForks>>,
+    pub bank: Arc<Bank>,
+    pub genesis_payer: Keypair,
+}
+
+impl Runtime {
+    /// A bank with `accounts` stored on top of genesis (the chain's persisted state).
+    pub async fn new(accounts: Vec<(Pubkey, AccountSharedData)>) -> Runtime {
+        install_syscall_stubs().await;
+        let genesis_payer = Keypair::new();
+        let rent = solana_rent::Rent::default();
+        let fee_rate_governor = solana_fee_calculator::FeeRateGovernor { lamports_per_signature: 5_000, ..Default::default() };
+        let mut genesis = create_genesis_config_with_leader_ex(
+            GENESIS_LAMPORTS,
+            &genesis_payer.pubkey(),
+            &Pubkey::new_unique(),
+            &Keypair::new().pubkey(),
+            &Pubkey::new_unique(),
+            None,
+            rent.minimum_balance(3762) + 1_000_000 * 1_000_000_000,
+            890_880,
+            fee_rate_governor,
+            rent.clone(),
+            solana_cluster_type::ClusterType::Development,
+            &FeatureSet::all_enabled(),
+            Vec::new(),
+        );
+        genesis.poh_config = solana_poh_config::PohConfig::new_sleep(SLOT / 64);
+        let bank = Bank::new_from_genesis(
+            &genesis,
+            Arc::new(solana_runtime::runtime_config::RuntimeConfig::default()),
+            Vec::default(),
+            None,
+            solana_accounts_db::accounts_db::ACCOUNTS_DB_CONFIG_FOR_TESTING,
+            None,
+            None,
+            Arc::default(),
+            None,
+            None,
+        );
+        for (program_id, account) in solana_program_binaries::spl_programs(&rent).iter() {
+            bank.store_account(program_id, account);
+        }
+        for (program_id, account) in solana_program_binaries::core_bpf_programs(&rent, |feature| genesis.accounts.contains_key(feature)).iter() {
+            bank.store_account(program_id, account);
+        }
+        let name = "funding_market";
+        let builtin: Option<BuiltinFunctionWithContext> = processor!(process_instruction);
+        bank.add_builtin(funding_market::ID, name, ProgramCacheEntry::new_builtin(0, name.len(), builtin.expect("processor! gives a function")));
+        for (address, account) in &accounts {
+            bank.store_account(address, account);
+        }
+        bank.set_capitalization_for_tests(bank.calculate_capitalization_for_tests());
+        // Past slot 0, as solana-program-test does.
+        let bank = Arc::new(bank);
+        bank.fill_bank_with_ticks_for_tests();
+        let child = Bank::new_from_parent(bank.clone(), bank.leader_id(), bank.slot() + 1);
+        let forks = BankForks::new_rw_arc(child);
+        let bank = forks.read().expect("bank forks lock").working_bank();
+        Runtime { _forks: forks, bank, genesis_payer }
+    }
+}

@@ -44,6 +44,10 @@ pub enum ApiError {
     /// contract).
     #[error("{0}")]
     InsufficientShares(String),
+    /// 422 with a code of its own, beyond the contract (co-sign and confirm refusals, DESIGN
+    /// §7): the request was understood and refused.
+    #[error("{message}")]
+    Refused { code: &'static str, message: String },
     /// 429: over a rate limit; retry after this many seconds.
     #[error("rate limit exceeded, retry in {retry_after_secs} s")]
     RateLimited { retry_after_secs: u64 },
@@ -61,6 +65,7 @@ impl ApiError {
             ApiError::IdempotencyKeyReused(_) | ApiError::IdempotencyKeyInUse(_) => StatusCode::CONFLICT,
             ApiError::MarketClosed(_)
             | ApiError::SlippageExceeded(_)
+            | ApiError::Refused { .. }
             | ApiError::InsufficientShares(_)
             | ApiError::InsufficientBalance(_)
             | ApiError::ReplayDetected(_)
@@ -83,6 +88,7 @@ impl ApiError {
             ApiError::IdempotencyKeyReused(_) => "IDEMPOTENCY_KEY_REUSED",
             ApiError::IdempotencyKeyInUse(_) => "IDEMPOTENCY_KEY_IN_USE",
             ApiError::SlippageExceeded(_) => "SLIPPAGE_EXCEEDED",
+            ApiError::Refused { code, .. } => code,
             ApiError::InsufficientShares(_) => "INSUFFICIENT_SHARES",
             ApiError::RateLimited { .. } => "RATE_LIMITED",
             ApiError::Internal(_) => "INTERNAL_ERROR",

@@ -10,6 +10,7 @@
 pub mod auth;
 pub mod cache;
 pub mod config;
+pub mod cosign;
 pub mod db;
 pub mod envelope;
 pub mod error;

@@ -26,6 +26,9 @@ use solana_transaction::Transaction;
 use sqlx::PgPool;
 use uuid::Uuid;
 
+/// SOL the faucet keeps a wallet topped up to (lamports).
+pub const FAUCET_SOL: u64 = 1_000_000_000;
+
 /// SPL Memo (v3): carries the id that keeps each service transaction unique.
 pub const MEMO_PROGRAM: Pubkey = anchor_lang::pubkey!("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
 
@@ -251,6 +254,26 @@ impl OnChain {
         }
     }
 
+    /// The `create_market` a wallet pays for and the authority co-signs (DESIGN §7).
+    pub fn create_market_instruction(&self, plan: &MarketPlan, payer: &Pubkey) -> Instruction {
+        client::create_market(self.0.keys.authority.pubkey(), *payer, self.0.keys.usdc_mint, plan.params())
+    }
+
+    pub fn authority(&self) -> Pubkey {
+        self.0.keys.authority.pubkey()
+    }
+
+    /// Adds the authority's signature to a transaction it must sign (checked by the caller).
+    pub fn authority_sign(&self, tx: &mut solana_transaction::versioned::VersionedTransaction) -> Result<(), OnChainError> {
+        let authority = self.0.keys.authority.pubkey();
+        let keys = tx.message.static_account_keys();
+        let signers = tx.message.header().num_required_signatures as usize;
+        let index = keys[..signers.min(keys.len())].iter().position(|k| *k == authority).ok_or_else(|| OnChainError::Unexpected("the authority is not a signer".into()))?;
+        let signature = self.0.keys.authority.sign_message(&tx.message.serialize());
+        tx.signatures[index] = signature;
+        Ok(())
+    }
+
     /// The market's program account, created (authority-signed, operator-paid) if missing.
     pub async fn ensure_market(&self, plan: &MarketPlan) -> Result<Pubkey, OnChainError> {
         let address = client::market_pda(plan.id.as_bytes());
@@ -297,6 +320,11 @@ impl OnChain {
     /// Test USDC into the wallet's deposit account, swept into its vault (embedded chain only).
     pub async fn faucet(&self, wallet: &Pubkey, amount: u64) -> Result<u64, OnChainError> {
         let AnyChain::Embedded(embedded) = &self.0.chain else { return Err(OnChainError::NoFaucet) };
+        // SOL for the wallet's own transactions (the wallet-signed path), topped up to 1 SOL.
+        let lamports = self.0.chain.account(&wallet.to_string()).await?.map_or(0, |a| a.lamports);
+        if lamports < FAUCET_SOL / 2 {
+            embedded.airdrop(wallet, FAUCET_SOL - lamports).await?;
+        }
         self.ensure_user(wallet).await?;
         embedded.mint_usdc(&client::deposit_pda(wallet), amount).await?;
         let swept = self.execute(&[client::sweep_deposit(*wallet)], &[]).await?;

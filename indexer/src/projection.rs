@@ -148,7 +148,12 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
         }
         ProgramEvent::MarketCreated(e) => {
             let updated = sqlx::query(
-                "UPDATE markets SET onchain_address = $2, liquidity_b = $3, q_yes = $4, q_no = $5, yes_price_ppm = $6 WHERE id = $1",
+                // A trade projected ahead of the creation (a service-sent trade) already moved q.
+                "UPDATE markets SET onchain_address = $2, liquidity_b = $3,
+                     q_yes = CASE WHEN trade_count = 0 THEN $4 ELSE q_yes END,
+                     q_no = CASE WHEN trade_count = 0 THEN $5 ELSE q_no END,
+                     yes_price_ppm = CASE WHEN trade_count = 0 THEN $6 ELSE yes_price_ppm END
+                 WHERE id = $1",
             )
             .bind(Uuid::from_bytes(e.market_id))
             .bind(e.market.to_string())

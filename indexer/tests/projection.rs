@@ -120,10 +120,18 @@ async fn applied_ahead_leaves_the_cursor_and_is_not_applied_twice(db: PgPool) {
     let (market, wallet) = (Pubkey::new_unique(), Pubkey::new_unique());
     sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1").bind(market_id).bind(market.to_string()).execute(&db).await.unwrap();
     let projector = Projector::new(db.clone(), &funding_market::ID);
+    let created = MarketCreated {
+        market, market_id: *market_id.as_bytes(), series: [0; 32], open_ts: T, close_ts: T + 3300, settlement_ts: T + 3600,
+        b: 200_000_000, q_yes: 0, q_no: 0, subsidy: 1, yes_price: 500_000, no_price: 500_000, ts: T,
+    };
+    let creation = tx("creation", 9, vec![event_data(&created)]);
     let first = tx("first", 10, vec![event_data(&trade(market, wallet, 1, 10, 10, 900))]);
     let second = tx("second", 11, vec![event_data(&trade(market, wallet, 2, 20, 20, 800))]);
     assert_eq!(projector.apply_ahead(&second).await.unwrap(), 1);
     assert_eq!(projector.cursor().await.unwrap(), None);
+    assert_eq!(projector.apply(&creation).await.unwrap(), 1);
+    let q_yes: i64 = sqlx::query_scalar("SELECT q_yes FROM markets WHERE id = $1").bind(market_id).fetch_one(&db).await.unwrap();
+    assert_eq!(q_yes, 20, "the creation, delivered after a trade, does not reset q");
     assert_eq!(projector.apply(&first).await.unwrap(), 1);
     assert_eq!(projector.apply(&second).await.unwrap(), 0);
     assert_eq!(projector.cursor().await.unwrap().as_deref(), Some("second"));

@@ -185,8 +185,8 @@ async fn insert_round(db: &PgPool, s: &SeriesRow, settlement: DateTime<Utc>, now
     let id = Uuid::new_v4();
     let inserted = sqlx::query(
         "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
-                              yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
-         SELECT $1, $2, COALESCE(max(round_number), 0) + 1, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11
+                              yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, onchain_address)
+         SELECT $1, $2, COALESCE(max(round_number), 0) + 1, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12
          FROM markets WHERE series_id = $2
          ON CONFLICT (series_id, settlement_ts) DO NOTHING",
     )
@@ -201,6 +201,9 @@ async fn insert_round(db: &PgPool, s: &SeriesRow, settlement: DateTime<Utc>, now
     .bind(yes_price as i32)
     .bind(p.p_yes_ppm as i32)
     .bind(p.confidence_ppm as i32)
+    // The program account's address is known before the account exists (a PDA of the id), so
+    // events of the market are projected whichever arrives first.
+    .bind(funding_market::client::market_pda(id.as_bytes()).to_string())
     .execute(db)
     .await?
     .rows_affected();

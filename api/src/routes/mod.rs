@@ -9,6 +9,7 @@ mod page;
 mod series;
 mod trading;
 mod users;
+mod wallet_flow;
 
 use axum::Router;
 use axum::middleware::from_fn_with_state;
@@ -37,7 +38,10 @@ pub fn router(state: AppState) -> Router {
         .route("/markets/{id}/sell", post(trading::sell))
         .route("/deposit/address", get(trading::deposit_address))
         .route("/users/me/balance", get(trading::balance))
-        .route("/dev/faucet", post(trading::faucet));
+        .route("/dev/faucet", post(trading::faucet))
+        .route("/markets/{id}/ensure-onchain", get(wallet_flow::ensure_onchain))
+        .route("/markets/{id}/co-sign", post(wallet_flow::co_sign))
+        .route("/trade/confirm", post(wallet_flow::confirm));
     Router::new()
         .route("/health", get(health::health))
         .nest("/v1", v1)

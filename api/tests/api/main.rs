@@ -10,3 +10,4 @@ mod limits;
 mod markets;
 mod scheduler;
 mod trading;
+mod wallet_flow;

@@ -16,13 +16,13 @@ use uuid::Uuid;
 
 use crate::helpers::*;
 
-struct Trading {
-    app: TestApp,
-    chain: EmbeddedChain,
-    db: PgPool,
+pub struct Trading {
+    pub app: TestApp,
+    pub chain: EmbeddedChain,
+    pub db: PgPool,
 }
 
-async fn trading(db: &PgPool, request_timeout: Duration) -> Trading {
+pub async fn trading(db: &PgPool, request_timeout: Duration) -> Trading {
     series::ensure(db, &series::default_series()).await.unwrap();
     let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     let onchain = OnChain::embedded(&chain, db.clone()).await.unwrap();
@@ -33,14 +33,14 @@ async fn trading(db: &PgPool, request_timeout: Duration) -> Trading {
 }
 
 /// An open market of `slug` (b = 100 USDC, prior 0.5) closing in 55 minutes.
-async fn open_market(db: &PgPool, status: &str) -> Uuid {
+pub async fn open_market(db: &PgPool, status: &str) -> Uuid {
     let series_id: Uuid = sqlx::query_scalar("SELECT id FROM series WHERE slug = 'binance-btcusdt'").fetch_one(db).await.unwrap();
     let id = Uuid::new_v4();
     let now = Utc::now();
     sqlx::query(
         "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
-                              yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
-         VALUES ($1, $2, (SELECT coalesce(max(round_number), 0) + 1 FROM markets), $3, $4, $5, $6, 100000000, 0, 0, 500000, 500000, 0)",
+                              yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, onchain_address)
+         VALUES ($1, $2, (SELECT coalesce(max(round_number), 0) + 1 FROM markets), $3, $4, $5, $6, 100000000, 0, 0, 500000, 500000, 0, $7)",
     )
     .bind(id)
     .bind(series_id)
@@ -48,6 +48,7 @@ async fn open_market(db: &PgPool, status: &str) -> Uuid {
     .bind(now + chrono::Duration::minutes(55))
     .bind(now + chrono::Duration::minutes(60))
     .bind(status)
+    .bind(client::market_pda(id.as_bytes()).to_string())
     .execute(db)
     .await
     .unwrap();
@@ -55,7 +56,7 @@ async fn open_market(db: &PgPool, status: &str) -> Uuid {
 }
 
 impl Trading {
-    async fn call(&self, method: reqwest::Method, path: &str, token: &str, body: Option<Value>, key: Option<&str>) -> (u16, Value) {
+    pub async fn call(&self, method: reqwest::Method, path: &str, token: &str, body: Option<Value>, key: Option<&str>) -> (u16, Value) {
         let mut request = self.app.http.request(method, format!("{}{path}", self.app.base)).bearer_auth(token);
         if let Some(body) = body {
             request = request.json(&body);
@@ -67,28 +68,28 @@ impl Trading {
         (response.status().as_u16(), response.json().await.unwrap())
     }
 
-    async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
         self.call(reqwest::Method::POST, path, token, Some(body), None).await
     }
 
-    async fn get(&self, path: &str, token: &str) -> (u16, Value) {
+    pub async fn get(&self, path: &str, token: &str) -> (u16, Value) {
         self.call(reqwest::Method::GET, path, token, None, None).await
     }
 
     /// The wallet's vault on chain, micro-USDC (SPL token account: amount at bytes 64..72).
-    async fn vault(&self, wallet: &str) -> u64 {
+    pub async fn vault(&self, wallet: &str) -> u64 {
         let vault = client::vault_pda(&wallet.parse().unwrap());
         let account = self.chain.account(&vault.to_string()).await.unwrap().unwrap();
         u64::from_le_bytes(account.data[64..72].try_into().unwrap())
     }
 
-    async fn faucet(&self, wallet: &str, amount: &str) -> (u16, Value) {
+    pub async fn faucet(&self, wallet: &str, amount: &str) -> (u16, Value) {
         let r = self.app.post_json("/v1/dev/faucet", json!({"wallet_address": wallet, "amount": amount})).await;
         (r.status().as_u16(), r.json().await.unwrap())
     }
 }
 
-fn micros(v: &Value) -> i64 {
+pub fn micros(v: &Value) -> i64 {
     let s = v.as_str().unwrap_or_else(|| panic!("not a decimal string: {v}"));
     let (int, frac) = s.split_once('.').unwrap();
     int.parse::<i64>().unwrap() * 1_000_000 + frac.parse::<i64>().unwrap()

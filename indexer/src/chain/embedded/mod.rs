@@ -276,6 +276,16 @@ impl EmbeddedChain {
     /// (durable). Refusals carry the RPC node's error codes: -32602 undecodable, -32003 bad
     /// signature, -32002 preflight failure (with `data.err`).
     pub async fn send_and_confirm(&self, wire: &[u8]) -> Result<String, ChainError> {
+        self.send(wire, true).await
+    }
+
+    /// `sendTransaction` with `skipPreflight`: a transaction that fails still lands (and pays
+    /// its fee), as on a cluster. For tests of what follows a failed transaction.
+    pub async fn send_skipping_preflight(&self, wire: &[u8]) -> Result<String, ChainError> {
+        self.send(wire, false).await
+    }
+
+    async fn send(&self, wire: &[u8], preflight: bool) -> Result<String, ChainError> {
         let tx: VersionedTransaction = bincode::deserialize(wire)
             .map_err(|e| ChainError::Rpc { code: -32602, message: format!("failed to deserialize transaction: {e}"), data: None })?;
         tx.sanitize().map_err(|e| ChainError::Rpc { code: -32602, message: format!("invalid transaction: {e}"), data: None })?;
@@ -297,9 +307,11 @@ impl EmbeddedChain {
             .verify_transaction(tx.clone(), TransactionVerificationMode::FullVerification)
             .map_err(|e| ChainError::Rpc { code: -32602, message: format!("invalid transaction: {e}"), data: None })?;
         // Preflight, as `sendTransaction` does: what would fail is refused and never lands.
-        let simulated = bank.simulate_transaction_unchecked(&sanitized, false);
-        if let Err(err) = &simulated.result {
-            return Err(preflight_failure(err));
+        if preflight {
+            let simulated = bank.simulate_transaction_unchecked(&sanitized, false);
+            if let Err(err) = &simulated.result {
+                return Err(preflight_failure(err));
+            }
         }
         let batch = bank.prepare_sanitized_batch(std::slice::from_ref(&sanitized));
         let recording = ExecutionRecordingConfig { enable_cpi_recording: true, ..Default::default() };

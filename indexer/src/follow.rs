@@ -20,10 +20,16 @@ pub enum FollowError {
     NotYetAvailable(String),
 }
 
+/// Transactions per database transaction while catching up.
+pub const BATCH: usize = 500;
+/// Transactions requested from the source at once (in order).
+pub const FETCH_AHEAD: usize = 16;
+
 pub struct Indexer<S> {
     source: S,
     projector: Projector,
     program: String,
+    batch: usize,
 }
 
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -34,19 +40,45 @@ pub struct Progress {
 
 impl<S: ChainSource> Indexer<S> {
     pub fn new(source: S, projector: Projector, program: &str) -> Indexer<S> {
-        Indexer { source, projector, program: program.to_owned() }
+        Indexer { source, projector, program: program.to_owned(), batch: BATCH }
     }
 
-    /// Applies everything the source has after the cursor.
+    /// Transactions per database transaction (default `BATCH`).
+    pub fn with_batch(self, batch: usize) -> Indexer<S> {
+        Indexer { batch: batch.max(1), ..self }
+    }
+
+    /// Applies everything the source has after the cursor: transactions fetched `FETCH_AHEAD`
+    /// at a time (in order), applied a batch per database transaction (a crash loses at most
+    /// the batch in flight, which the next pass applies again from the cursor).
     pub async fn run_once(&self) -> Result<Progress, FollowError> {
         let cursor = self.projector.cursor().await?;
         let signatures = self.source.signatures_after(&self.program, cursor.as_deref()).await?;
         let mut progress = Progress::default();
-        for info in signatures {
-            // A listed signature the node cannot return yet stops the pass; the next resumes here.
-            let tx = self.source.transaction(&info.signature).await?.ok_or_else(|| FollowError::NotYetAvailable(info.signature.clone()))?;
-            progress.events += self.projector.apply(&tx).await?;
-            progress.transactions += 1;
+        for chunk in signatures.chunks(self.batch) {
+            let mut fetched = Vec::with_capacity(chunk.len());
+            for window in chunk.chunks(FETCH_AHEAD) {
+                let requests: Vec<_> = window.iter().map(|info| self.source.transaction(&info.signature)).collect();
+                fetched.extend(futures_util::future::join_all(requests).await);
+            }
+            let mut batch = Vec::with_capacity(chunk.len());
+            let mut stopped = None;
+            for (info, fetched) in chunk.iter().zip(fetched) {
+                match fetched? {
+                    Some(tx) => batch.push(tx),
+                    // A listed signature the node cannot return yet ends the pass after what
+                    // precedes it; the next pass resumes there.
+                    None => {
+                        stopped = Some(info.signature.clone());
+                        break;
+                    }
+                }
+            }
+            progress.events += self.projector.apply_batch(&batch).await?;
+            progress.transactions += batch.len();
+            if let Some(signature) = stopped {
+                return Err(FollowError::NotYetAvailable(signature));
+            }
         }
         Ok(progress)
     }

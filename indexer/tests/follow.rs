@@ -95,7 +95,8 @@ async fn a_crash_at_any_point_loses_and_repeats_nothing(db: PgPool) {
     for kill_after_ms in [3u64, 7, 11, 2, 13, 5, 17, 4, 9, 6] {
         let (db, source, program) = (db.clone(), source.clone(), program.clone());
         let task = tokio::spawn(async move {
-            Indexer::new(Source(source), Projector::new(db, &funding_market::ID), &program).run_once().await.unwrap();
+            // Small batches, so kills land between and inside database transactions.
+            Indexer::new(Source(source), Projector::new(db, &funding_market::ID), &program).with_batch(7).run_once().await.unwrap();
         });
         tokio::time::sleep(Duration::from_millis(kill_after_ms)).await;
         task.abort();

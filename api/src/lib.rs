@@ -20,6 +20,7 @@ pub mod extract;
 pub mod idempotency;
 pub mod middleware;
 pub mod onchain;
+pub mod portfolio;
 pub mod money;
 pub mod prior;
 pub mod ratelimit;

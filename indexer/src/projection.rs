@@ -197,8 +197,8 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
             .execute(&mut *db)
             .await?;
             sqlx::query(
-                "INSERT INTO trades (id, market_id, user_id, wallet, signature, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)
-                 VALUES ($1, $2, (SELECT id FROM users WHERE wallet_address = $3), $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                "INSERT INTO trades (id, market_id, user_id, wallet, signature, side, is_buy, shares, amount, fee, yes_price_ppm, created_at, slot)
+                 VALUES ($1, $2, (SELECT id FROM users WHERE wallet_address = $3), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
             )
             .bind(Uuid::new_v4())
             .bind(market_id)
@@ -211,6 +211,7 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
             .bind(e.fee as i64)
             .bind(e.yes_price as i32)
             .bind(time(e.ts))
+            .bind(at.slot)
             .execute(&mut *db)
             .await?;
             sqlx::query(
@@ -241,6 +242,15 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
             .execute(&mut *db)
             .await?;
             set_balance(db, &e.wallet, e.user_vault_balance, at, e.ts).await?;
+            sqlx::query(
+                "INSERT INTO trader_stats (wallet, day, volume, trades) VALUES ($1, $2, $3, 1)
+                 ON CONFLICT (wallet, day) DO UPDATE SET volume = trader_stats.volume + EXCLUDED.volume, trades = trader_stats.trades + 1",
+            )
+            .bind(e.wallet.to_string())
+            .bind(time(e.ts).date_naive())
+            .bind(e.amount as i64)
+            .execute(&mut *db)
+            .await?;
         }
         ProgramEvent::MarketFinalized(e) => {
             let Some((market_id, series_id)) = market_of(db, &e.market).await? else { return Ok(()) };
@@ -282,6 +292,25 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
             .await?;
             sqlx::query("DELETE FROM positions WHERE market_id = $1 AND wallet = $2").bind(market_id).bind(e.wallet.to_string()).execute(&mut *db).await?;
             set_balance(db, &e.wallet, e.user_vault_balance, at, e.ts).await?;
+            if !e.voided {
+                // What the position returned over its life: the payout and sell proceeds (net of
+                // fees) less what its buys cost (fees included).
+                sqlx::query(
+                    "WITH flows AS (
+                         SELECT COALESCE(sum(CASE WHEN is_buy THEN -(amount + fee) ELSE amount - fee END), 0)::BIGINT AS net
+                         FROM trades WHERE market_id = $1 AND wallet = $2)
+                     INSERT INTO trader_stats (wallet, day, realized_pnl, settled, wins)
+                     SELECT $2, $3, $4 + net, 1, CASE WHEN $4 + net > 0 THEN 1 ELSE 0 END FROM flows
+                     ON CONFLICT (wallet, day) DO UPDATE SET realized_pnl = trader_stats.realized_pnl + EXCLUDED.realized_pnl,
+                         settled = trader_stats.settled + 1, wins = trader_stats.wins + EXCLUDED.wins",
+                )
+                .bind(market_id)
+                .bind(e.wallet.to_string())
+                .bind(time(e.ts).date_naive())
+                .bind(e.payout as i64)
+                .execute(&mut *db)
+                .await?;
+            }
         }
         ProgramEvent::Withdrawn(e) => {
             sqlx::query(

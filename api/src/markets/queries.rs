@@ -190,7 +190,7 @@ pub struct TradeRow {
 pub async fn trades(db: &PgPool, market_id: Uuid, limit: i64, offset: i64) -> Result<(Vec<TradeRow>, i64), sqlx::Error> {
     let rows = sqlx::query_as(
         "SELECT id, side, is_buy, shares, amount, fee, created_at FROM trades WHERE market_id = $1
-         ORDER BY created_at DESC, id LIMIT $2 OFFSET $3",
+         ORDER BY created_at DESC, slot DESC NULLS LAST, id LIMIT $2 OFFSET $3",
     )
     .bind(market_id)
     .bind(limit)

@@ -4,6 +4,7 @@
 mod api_keys;
 mod auth;
 mod health;
+mod leaderboard;
 mod markets;
 mod page;
 mod series;
@@ -24,7 +25,11 @@ pub fn router(state: AppState) -> Router {
         .route("/auth/verify", post(auth::verify))
         .route("/api-keys", post(api_keys::create).get(api_keys::list))
         .route("/api-keys/{id}", delete(api_keys::revoke))
-        .route("/users/me", get(users::me))
+        .route("/users/me", get(users::me).patch(users::update_me))
+        .route("/users/me/positions", get(users::positions))
+        .route("/users/me/history", get(users::history))
+        .route("/portfolio", get(users::overview))
+        .route("/leaderboard", get(leaderboard::leaderboard))
         .route("/series", get(series::list))
         .route("/series/{slug}", get(series::get))
         .route("/series/{slug}/rounds", get(series::rounds))

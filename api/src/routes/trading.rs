@@ -264,21 +264,10 @@ pub struct Balance {
     total: String,
 }
 
-/// Available USDC (the vault), the cost basis of open positions, and both.
+/// Available USDC (the vault), the cost basis of open positions (`crate::portfolio`), and both.
 pub async fn balance(State(state): State<AppState>, AnyCaller(caller): AnyCaller) -> Result<Data<Balance>, ApiError> {
     let available = available(&state, &caller.wallet).await? as i64;
-    // Cost basis of each open position: what its buys cost (fees included) less what its sells
-    // returned, never below zero.
-    let locked: i64 = sqlx::query_scalar(
-        "SELECT COALESCE(sum(GREATEST(basis, 0)), 0)::BIGINT FROM (
-             SELECT sum(CASE WHEN t.is_buy THEN t.amount + t.fee ELSE -(t.amount - t.fee) END) AS basis
-             FROM positions p JOIN trades t ON t.market_id = p.market_id AND t.wallet = p.wallet
-             WHERE p.wallet = $1 AND (p.yes_shares > 0 OR p.no_shares > 0)
-             GROUP BY p.market_id) open_positions",
-    )
-    .bind(&caller.wallet)
-    .fetch_one(&state.db)
-    .await?;
+    let locked: i64 = crate::portfolio::open_positions(&state.db, &caller.wallet).await?.iter().map(|p| p.basis).sum();
     Ok(Data::new(Balance { usdc_balance: micros(available), locked_in_positions: micros(locked), total: micros(available + locked) }))
 }
 

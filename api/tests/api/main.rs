@@ -6,6 +6,7 @@ mod envelope;
 mod exchanges;
 mod health;
 mod helpers;
+mod journey;
 mod limits;
 mod markets;
 mod scheduler;

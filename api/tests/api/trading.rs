@@ -91,8 +91,9 @@ impl Trading {
 
 pub fn micros(v: &Value) -> i64 {
     let s = v.as_str().unwrap_or_else(|| panic!("not a decimal string: {v}"));
-    let (int, frac) = s.split_once('.').unwrap();
-    int.parse::<i64>().unwrap() * 1_000_000 + frac.parse::<i64>().unwrap()
+    let (sign, digits) = s.strip_prefix('-').map_or((1, s), |rest| (-1, rest));
+    let (int, frac) = digits.split_once('.').unwrap();
+    sign * (int.parse::<i64>().unwrap() * 1_000_000 + frac.parse::<i64>().unwrap())
 }
 
 #[sqlx::test(migrator = "api::db::MIGRATOR")]

@@ -1,0 +1,146 @@
+//! Custodial trading throughput: `POST /v1/markets/{id}/trade` through the real service on the
+//! embedded chain (each trade is a program transaction: preflight, execution, durable ledger
+//! and accounts, projection), by 16 signed-in traders for 10 s on one market and then across
+//! ten markets; beside `pgbench` (TPC-B-like, same Postgres, same client count) in the same run.
+//!
+//! `bash scripts/bench-trading.sh` (release build; needs Postgres, Redis and pgbench).
+
+use std::time::{Duration, Instant};
+
+use api::Config;
+use api::startup::Application;
+use chrono::Utc;
+use ed25519_dalek::Signer;
+use serde_json::{Value, json};
+use sqlx::postgres::PgPoolOptions;
+use uuid::Uuid;
+
+const TRADERS: usize = 16;
+const SECONDS: u64 = 10;
+
+async fn sign_in(http: &reqwest::Client, base: &str) -> (String, String) {
+    let key = ed25519_dalek::SigningKey::from_bytes(&rand::random());
+    let wallet = bs58::encode(key.verifying_key().as_bytes()).into_string();
+    let challenge: Value = http.post(format!("{base}/v1/auth/challenge")).json(&json!({"wallet_address": wallet})).send().await.unwrap().json().await.unwrap();
+    let message = challenge["data"]["message"].as_str().unwrap();
+    let signature = bs58::encode(key.sign(message.as_bytes()).to_bytes()).into_string();
+    let body = json!({"wallet_address": wallet, "signature": signature, "nonce": challenge["data"]["nonce"]});
+    let verified: Value = http.post(format!("{base}/v1/auth/verify")).json(&body).send().await.unwrap().json().await.unwrap();
+    (wallet, verified["data"]["token"].as_str().unwrap().to_owned())
+}
+
+/// `TRADERS` clients buying 1 USDC at a time for `SECONDS`, trader i on `markets[i % n]`:
+/// (trades/s, p50 ms, p99 ms).
+async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &[Uuid]) -> (f64, f64, f64) {
+    let deadline = Instant::now() + Duration::from_secs(SECONDS);
+    let tasks: Vec<_> = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, token)| {
+            let (http, url, token) = (http.clone(), format!("{base}/v1/markets/{}/trade", markets[i % markets.len()]), token.clone());
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                while Instant::now() < deadline {
+                    let started = Instant::now();
+                    let r = http.post(&url).bearer_auth(&token).json(&json!({"side": if i % 2 == 0 { "yes" } else { "no" }, "usdc_amount": "1"})).send().await.unwrap();
+                    assert_eq!(r.status().as_u16(), 200, "{}", r.text().await.unwrap());
+                    latencies.push(started.elapsed().as_secs_f64() * 1e3);
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all.sort_by(f64::total_cmp);
+    let p = |q: f64| all[((all.len() as f64 * q) as usize).min(all.len() - 1)];
+    (all.len() as f64 / SECONDS as f64, p(0.5), p(0.99))
+}
+
+#[tokio::main]
+async fn main() {
+    let admin = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into());
+    let base_url = admin.rsplit_once('/').unwrap().0.to_owned();
+    let url = format!("{base_url}/fm_bench_trade");
+    let conn = PgPoolOptions::new().max_connections(1).connect(&admin).await.unwrap();
+    sqlx::query("DROP DATABASE IF EXISTS fm_bench_trade").execute(&conn).await.unwrap();
+    conn.close().await;
+
+    let mut config = Config::from_env().unwrap();
+    config.database_url = url.clone();
+    config.bind_addr = "127.0.0.1:0".parse().unwrap();
+    config.scheduler_enabled = false;
+    config.rate_public_per_min = u32::MAX;
+    config.rate_auth_per_min = u32::MAX;
+    config.rate_trade_per_sec = u32::MAX;
+    config.request_timeout = Duration::from_secs(60);
+    let app = Application::build(config).await.unwrap();
+    let base = format!("http://{}", app.local_addr());
+    tokio::spawn(app.run_until(std::future::pending()));
+    let db = PgPoolOptions::new().max_connections(2).connect(&url).await.unwrap();
+    let http = reqwest::Client::builder().pool_max_idle_per_host(TRADERS).build().unwrap();
+
+    // Ten open markets (rows as the scheduler makes them), each created on chain by a first trade.
+    let series = Uuid::new_v4();
+    sqlx::query("INSERT INTO series (id, exchange, symbol, slug, display_name, tier, liquidity_b, interval_hours) VALUES ($1, 'binance', 'BTCUSDT', 'binance-btcusdt', 'BTC/USDT', 1, 1000000000, 1)")
+        .bind(series)
+        .execute(&db)
+        .await
+        .unwrap();
+    let now = Utc::now();
+    let mut markets = Vec::new();
+    for round in 0..10 {
+        let id = Uuid::new_v4();
+        sqlx::query(
+            "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, onchain_address)
+             VALUES ($1, $2, $3, $4, $5, $6, 'open', 1000000000, 0, 0, 500000, 500000, 0, $7)",
+        )
+        .bind(id)
+        .bind(series)
+        .bind(round + 1)
+        .bind(now - chrono::Duration::minutes(1))
+        .bind(now + chrono::Duration::minutes(55 + round as i64))
+        .bind(now + chrono::Duration::minutes(60 + round as i64))
+        .bind(funding_market::client::market_pda(id.as_bytes()).to_string())
+        .execute(&db)
+        .await
+        .unwrap();
+        markets.push(id);
+    }
+    let mut tokens = Vec::new();
+    for _ in 0..TRADERS {
+        let (wallet, token) = sign_in(&http, &base).await;
+        let r = http.post(format!("{base}/v1/dev/faucet")).json(&json!({"wallet_address": wallet, "amount": "10000"})).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        tokens.push(token);
+    }
+    for market in &markets {
+        let r = http.post(format!("{base}/v1/markets/{market}/trade")).bearer_auth(&tokens[0]).json(&json!({"side": "yes", "usdc_amount": "1"})).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+    }
+
+    println!("custodial trades, {TRADERS} traders, {SECONDS} s each, 1 USDC buys, release build, embedded chain");
+    let (tps, p50, p99) = drive(&http, &base, &tokens, &markets[..1]).await;
+    println!("  one market:   {tps:>7.0} trades/s   p50 {p50:.1} ms   p99 {p99:.1} ms");
+    let (tps, p50, p99) = drive(&http, &base, &tokens, &markets).await;
+    println!("  ten markets:  {tps:>7.0} trades/s   p50 {p50:.1} ms   p99 {p99:.1} ms");
+
+    // pgbench on the same Postgres, same number of clients.
+    let pg = format!("{base_url}/fm_bench_pgbench");
+    let admin_conn = PgPoolOptions::new().max_connections(1).connect(&admin).await.unwrap();
+    sqlx::query("DROP DATABASE IF EXISTS fm_bench_pgbench").execute(&admin_conn).await.unwrap();
+    sqlx::query("CREATE DATABASE fm_bench_pgbench").execute(&admin_conn).await.unwrap();
+    let run = |args: &[&str]| std::process::Command::new("pgbench").args(args).arg(&pg).output();
+    match run(&["-i", "-q", "-s", "10"]) {
+        Ok(init) if init.status.success() => {
+            let out = run(&["-c", &TRADERS.to_string(), "-j", "2", "-T", &SECONDS.to_string()]).expect("pgbench runs");
+            let text = String::from_utf8_lossy(&out.stdout);
+            for line in text.lines().filter(|l| l.starts_with("tps") || l.contains("latency average")) {
+                println!("  pgbench (TPC-B-like, scale 10, {TRADERS} clients): {line}");
+            }
+        }
+        _ => println!("  pgbench not available: skipped"),
+    }
+}

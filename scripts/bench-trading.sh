@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Custodial trading throughput (numbers in README.md): trades/s on one market and across ten,
+# through the real service on the embedded chain, beside pgbench on the same Postgres.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1:5432/postgres}"
+export RUST_LOG="${RUST_LOG:-error}" FM_LOG_FORMAT=json
+cargo run --release --locked -p api --example trade_bench

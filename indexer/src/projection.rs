@@ -16,6 +16,7 @@ use uuid::Uuid;
 use crate::chain::ConfirmedTransaction;
 use crate::events::{self, ProgramEvent};
 use crate::stats;
+use funding_market::events::TradeExecuted;
 use funding_market::state::{Outcome, Side};
 
 pub struct Projector {
@@ -102,20 +103,26 @@ impl Projector {
             let Some(event) = events::decode(&inner.instruction.data) else { continue };
             let index = per_instruction.entry(inner.outer_index).or_insert(0);
             let at = At { signature: &tx.signature, ix_index: inner.outer_index as i32, slot: tx.slot as i64 };
+            let event_index = *index;
+            *index += 1;
+            // Trades are most of the events: recorded and projected in one statement.
+            if let ProgramEvent::TradeExecuted(e) = &event {
+                new += record_trade(&mut *db, e, &at, event_index, &inner.instruction.data).await?;
+                continue;
+            }
             let recorded = sqlx::query(
                 "INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data) VALUES ($1, $2, $3, $4, $5, $6)
                  ON CONFLICT DO NOTHING",
             )
             .bind(at.signature)
             .bind(at.ix_index)
-            .bind(*index)
+            .bind(event_index)
             .bind(at.slot)
             .bind(event.kind())
             .bind(&inner.instruction.data)
             .execute(&mut *db)
             .await?
             .rows_affected();
-            *index += 1;
             if recorded == 1 {
                 project(&mut *db, &event, &at).await?;
                 new += 1;
@@ -123,6 +130,77 @@ impl Projector {
         }
         Ok(new)
     }
+}
+
+/// Records a trade event and, if it is new and its market known, projects it: the market (q,
+/// prices, volume, trade count — only if later than what is there), the trade, the position
+/// (only if later), the second's price point (only if not older than the market), the
+/// trader's vault balance (only if from a later slot) and day statistics. One round trip: data-
+/// modifying CTEs, each reading the table snapshot from before the statement.
+async fn record_trade(db: &mut PgConnection, e: &TradeExecuted, at: &At<'_>, event_index: i32, data: &[u8]) -> Result<usize, sqlx::Error> {
+    let (recorded, known): (i64, i64) = sqlx::query_as(
+        "WITH ev AS (
+             INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data)
+             VALUES ($1, $2, $3, $4, 'TradeExecuted', $5) ON CONFLICT DO NOTHING RETURNING 1
+         ), mk AS (
+             SELECT id FROM markets WHERE onchain_address = $6 AND EXISTS (SELECT 1 FROM ev)
+         ), market_update AS (
+             UPDATE markets SET q_yes = $16, q_no = $17, yes_price_ppm = $14, total_volume = $18, trade_count = $19::INT
+             WHERE id = (SELECT id FROM mk) AND trade_count < $19::INT
+         ), trade AS (
+             INSERT INTO trades (id, market_id, user_id, wallet, signature, side, is_buy, shares, amount, fee, yes_price_ppm, created_at, slot)
+             SELECT $7, mk.id, (SELECT id FROM users WHERE wallet_address = $8), $8, $1, $9, $10, $11, $12, $13, $14, $15, $4 FROM mk
+         ), position AS (
+             INSERT INTO positions (market_id, wallet, yes_shares, no_shares, last_trade_count, updated_at)
+             SELECT mk.id, $8, $20, $21, $19, $15 FROM mk
+             ON CONFLICT (market_id, wallet) DO UPDATE SET yes_shares = EXCLUDED.yes_shares, no_shares = EXCLUDED.no_shares,
+                 last_trade_count = EXCLUDED.last_trade_count, updated_at = EXCLUDED.updated_at
+             WHERE positions.last_trade_count < EXCLUDED.last_trade_count
+         ), price AS (
+             -- One point per second: a later trade in the same second replaces the point, an
+             -- earlier one delivered late does not.
+             INSERT INTO market_prices (market_id, at, yes_price_ppm) SELECT mk.id, $15, $14 FROM mk
+             ON CONFLICT (market_id, at) DO UPDATE SET yes_price_ppm = EXCLUDED.yes_price_ppm
+             WHERE $19::INT >= (SELECT trade_count FROM markets WHERE id = EXCLUDED.market_id)
+         ), balance AS (
+             INSERT INTO vault_balances (wallet, balance, slot, updated_at) SELECT $8, $22, $4, $15 FROM mk
+             ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot, updated_at = EXCLUDED.updated_at
+             WHERE vault_balances.slot <= EXCLUDED.slot
+         ), stats AS (
+             INSERT INTO trader_stats (wallet, day, volume, trades) SELECT $8, $23, $12, 1 FROM mk
+             ON CONFLICT (wallet, day) DO UPDATE SET volume = trader_stats.volume + EXCLUDED.volume, trades = trader_stats.trades + 1
+         )
+         SELECT (SELECT count(*) FROM ev), (SELECT count(*) FROM mk)",
+    )
+    .bind(at.signature)
+    .bind(at.ix_index)
+    .bind(event_index)
+    .bind(at.slot)
+    .bind(data)
+    .bind(e.market.to_string())
+    .bind(Uuid::new_v4())
+    .bind(e.wallet.to_string())
+    .bind(side(e.side))
+    .bind(e.is_buy)
+    .bind(e.shares as i64)
+    .bind(e.amount as i64)
+    .bind(e.fee as i64)
+    .bind(e.yes_price as i32)
+    .bind(time(e.ts))
+    .bind(e.q_yes as i64)
+    .bind(e.q_no as i64)
+    .bind(e.volume as i64)
+    .bind(e.trade_count as i64)
+    .bind(e.position_yes as i64)
+    .bind(e.position_no as i64)
+    .bind(e.user_vault_balance as i64)
+    .bind(time(e.ts).date_naive())
+    .fetch_one(db)
+    .await?;
+    if recorded == 1 && known == 0 {
+        tracing::warn!(market = %e.market, "trade in a market unknown to the service; event kept");
+    }
+    Ok(recorded as usize)
 }
 
 async fn market_of(db: &mut PgConnection, address: &Pubkey) -> Result<Option<(Uuid, Uuid)>, sqlx::Error> {
@@ -179,79 +257,8 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
                 tracing::warn!(market = %Uuid::from_bytes(e.market_id), "on-chain market unknown to the service; event kept");
             }
         }
-        ProgramEvent::TradeExecuted(e) => {
-            let Some((market_id, _)) = market_of(db, &e.market).await? else {
-                tracing::warn!(market = %e.market, "trade in a market unknown to the service; event kept");
-                return Ok(());
-            };
-            sqlx::query(
-                "UPDATE markets SET q_yes = $2, q_no = $3, yes_price_ppm = $4, total_volume = $5, trade_count = $6
-                 WHERE id = $1 AND trade_count < $6",
-            )
-            .bind(market_id)
-            .bind(e.q_yes as i64)
-            .bind(e.q_no as i64)
-            .bind(e.yes_price as i32)
-            .bind(e.volume as i64)
-            .bind(e.trade_count as i32)
-            .execute(&mut *db)
-            .await?;
-            sqlx::query(
-                "INSERT INTO trades (id, market_id, user_id, wallet, signature, side, is_buy, shares, amount, fee, yes_price_ppm, created_at, slot)
-                 VALUES ($1, $2, (SELECT id FROM users WHERE wallet_address = $3), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-            )
-            .bind(Uuid::new_v4())
-            .bind(market_id)
-            .bind(e.wallet.to_string())
-            .bind(at.signature)
-            .bind(side(e.side))
-            .bind(e.is_buy)
-            .bind(e.shares as i64)
-            .bind(e.amount as i64)
-            .bind(e.fee as i64)
-            .bind(e.yes_price as i32)
-            .bind(time(e.ts))
-            .bind(at.slot)
-            .execute(&mut *db)
-            .await?;
-            sqlx::query(
-                "INSERT INTO positions (market_id, wallet, yes_shares, no_shares, last_trade_count, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
-                 ON CONFLICT (market_id, wallet) DO UPDATE SET yes_shares = EXCLUDED.yes_shares, no_shares = EXCLUDED.no_shares,
-                     last_trade_count = EXCLUDED.last_trade_count, updated_at = EXCLUDED.updated_at
-                 WHERE positions.last_trade_count < EXCLUDED.last_trade_count",
-            )
-            .bind(market_id)
-            .bind(e.wallet.to_string())
-            .bind(e.position_yes as i64)
-            .bind(e.position_no as i64)
-            .bind(e.trade_count as i64)
-            .bind(time(e.ts))
-            .execute(&mut *db)
-            .await?;
-            // One point per second: a later trade in the same second replaces the point, an
-            // earlier one delivered late does not.
-            sqlx::query(
-                "INSERT INTO market_prices (market_id, at, yes_price_ppm) VALUES ($1, $2, $3)
-                 ON CONFLICT (market_id, at) DO UPDATE SET yes_price_ppm = EXCLUDED.yes_price_ppm
-                 WHERE $4 >= (SELECT trade_count FROM markets WHERE id = $1)",
-            )
-            .bind(market_id)
-            .bind(time(e.ts))
-            .bind(e.yes_price as i32)
-            .bind(e.trade_count as i32)
-            .execute(&mut *db)
-            .await?;
-            set_balance(db, &e.wallet, e.user_vault_balance, at, e.ts).await?;
-            sqlx::query(
-                "INSERT INTO trader_stats (wallet, day, volume, trades) VALUES ($1, $2, $3, 1)
-                 ON CONFLICT (wallet, day) DO UPDATE SET volume = trader_stats.volume + EXCLUDED.volume, trades = trader_stats.trades + 1",
-            )
-            .bind(e.wallet.to_string())
-            .bind(time(e.ts).date_naive())
-            .bind(e.amount as i64)
-            .execute(&mut *db)
-            .await?;
-        }
+        // Recorded and projected together by `record_trade`.
+        ProgramEvent::TradeExecuted(_) => {}
         ProgramEvent::MarketFinalized(e) => {
             let Some((market_id, series_id)) = market_of(db, &e.market).await? else { return Ok(()) };
             let (status, outcome) = match (e.voided, e.outcome) {

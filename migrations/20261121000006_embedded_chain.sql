@@ -31,7 +31,10 @@ CREATE TABLE embedded_ledger (
     account_keys TEXT[] NOT NULL,
     -- the signing accounts, fee payer first
     signers      TEXT[] NOT NULL,
-    -- [{"program_id", "data" (base64)}], and the same plus "outer_index" for inner instructions
+    -- the message header: required signatures, read-only signed, read-only unsigned
+    header       SMALLINT[] NOT NULL,
+    -- [{"program_id", "program_index", "accounts" (indexes), "data" (base64)}], and the same plus
+    -- "outer_index" and "stack_height" for inner instructions
     instructions JSONB NOT NULL,
     inner_instructions JSONB NOT NULL
 );

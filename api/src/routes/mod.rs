@@ -3,6 +3,7 @@
 
 mod api_keys;
 mod auth;
+mod dev_rpc;
 mod health;
 mod leaderboard;
 mod markets;
@@ -51,5 +52,6 @@ pub fn router(state: AppState) -> Router {
         .route("/health", get(health::health))
         .nest("/v1", v1)
         .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
+        .route("/rpc", post(dev_rpc::rpc))
         .with_state(state)
 }

@@ -290,3 +290,55 @@ async fn co_sign_refuses_every_variant_but_the_exact_one(db: PgPool) {
     // And nothing of the refused ones was ever on chain: the market still needs creating.
     assert_eq!(ensure(&t, market, &alice.token).await["status"], "needs_cosign");
 }
+
+/// The embedded chain's JSON-RPC endpoint, driven by the RPC chain client: a wallet's whole
+/// path through `/rpc` as through a cluster, and the indexer following the chain over RPC.
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn the_embedded_chain_speaks_json_rpc(db: PgPool) {
+    use indexer::chain::{ChainSource, RpcChain};
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let rpc = RpcChain::new(&format!("{}/rpc", t.app.base), Duration::from_secs(10));
+    let alice = trader(&t, "50").await;
+    let market = open_market(&db, "open").await;
+
+    // Create the market through co-sign, sending over RPC.
+    let mut create = decode(ensure(&t, market, &alice.token).await["transaction"].as_str().unwrap());
+    assert!(rpc.is_blockhash_valid(&create.message.recent_blockhash.to_string()).await.unwrap());
+    let blockhash = create.message.recent_blockhash;
+    create.partial_sign(&[&alice.keypair], blockhash);
+    let (_, cosigned) = post_replay(&t, &format!("/v1/markets/{market}/co-sign"), &alice.token, json!({"transaction": encode(&create)})).await;
+    let wire = BASE64.decode(cosigned["data"]["transaction"].as_str().unwrap()).unwrap();
+    rpc.send_and_confirm(&wire, Duration::from_secs(10)).await.unwrap();
+
+    // A buy built on an RPC blockhash, sent over RPC; read back over RPC.
+    let (blockhash, _) = rpc.latest_blockhash().await.unwrap();
+    let a = alice.keypair.pubkey();
+    let buy = Transaction::new_signed_with_payer(&[client::buy_shares(a, a, market.as_bytes(), Side::Yes, 5_000_000, 0)], Some(&a), &[&alice.keypair], blockhash.parse().unwrap());
+    let signature = rpc.send_and_confirm(&bincode::serialize(&buy).unwrap(), Duration::from_secs(10)).await.unwrap();
+    let tx = rpc.transaction(&signature).await.unwrap().unwrap();
+    assert_eq!((tx.err.clone(), tx.signers.clone()), (None, vec![a.to_string()]));
+    assert!(tx.inner_instructions.iter().any(|i| indexer::events::decode(&i.instruction.data).is_some()), "the emit_cpi event travels");
+    assert!(rpc.is_finalized(&signature).await.unwrap());
+    let position = rpc.account(&client::position_pda(&client::market_pda(market.as_bytes()), &a).to_string()).await.unwrap().unwrap();
+    assert_eq!(position.owner, funding_market::ID.to_string());
+    assert!(rpc.clock().await.unwrap().unix_timestamp > 1_700_000_000);
+    // A failing transaction is refused at preflight with the program's error.
+    let (blockhash, _) = rpc.latest_blockhash().await.unwrap();
+    let too_big = Transaction::new_signed_with_payer(&[client::buy_shares(a, a, market.as_bytes(), Side::Yes, 500_000_000, 0)], Some(&a), &[&alice.keypair], blockhash.parse().unwrap());
+    match rpc.send_and_confirm(&bincode::serialize(&too_big).unwrap(), Duration::from_secs(10)).await {
+        Err(indexer::chain::ChainError::Rpc { code: -32002, data: Some(data), .. }) => assert!(data["err"]["InstructionError"].is_array()),
+        other => panic!("{other:?}"),
+    }
+
+    // The indexer following over RPC sees the program's history and projects it.
+    let listed = rpc.signatures_after(&funding_market::ID.to_string(), None).await.unwrap();
+    assert!(listed.iter().any(|s| s.signature == signature));
+    assert!(listed.windows(2).all(|w| w[0].slot < w[1].slot), "oldest first");
+    let indexer = indexer::follow::Indexer::new(rpc.clone(), indexer::projection::Projector::new(db.clone(), &funding_market::ID), &funding_market::ID.to_string());
+    indexer.run_once().await.unwrap();
+    let projected: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(a.to_string()).fetch_one(&db).await.unwrap();
+    assert_eq!(projected as u64, t.vault(&a.to_string()).await);
+    let q: (i64, i32) = sqlx::query_as("SELECT q_yes, trade_count FROM markets WHERE id = $1").bind(market).fetch_one(&db).await.unwrap();
+    assert_eq!(q.1, 1);
+    let _ = ChainSource::transaction(&rpc, &signature).await.unwrap();
+}

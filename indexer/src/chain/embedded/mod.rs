@@ -20,6 +20,7 @@
 //! minute, as on mainnet.
 
 mod bank;
+mod json_rpc;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -351,16 +352,17 @@ impl EmbeddedChain {
         inner: Vec<Vec<solana_message::inner_instruction::InnerInstruction>>,
     ) -> Result<(), ChainError> {
         let keys = tx.message.static_account_keys();
-        let instruction_json = |program_index: u8, data: &[u8]| -> Value {
-            let program_id = keys.get(program_index as usize).map(|k| k.to_string()).unwrap_or_default();
-            json!({"program_id": program_id, "data": BASE64.encode(data)})
+        let instruction_json = |ix: &solana_message::compiled_instruction::CompiledInstruction| -> Value {
+            let program_id = keys.get(ix.program_id_index as usize).map(|k| k.to_string()).unwrap_or_default();
+            json!({"program_id": program_id, "program_index": ix.program_id_index, "accounts": ix.accounts, "data": BASE64.encode(&ix.data)})
         };
-        let instructions: Vec<Value> = tx.message.instructions().iter().map(|ix| instruction_json(ix.program_id_index, &ix.data)).collect();
+        let instructions: Vec<Value> = tx.message.instructions().iter().map(instruction_json).collect();
         let mut inner_json = Vec::new();
         for (outer_index, group) in inner.iter().enumerate() {
             for ix in group {
-                let mut value = instruction_json(ix.instruction.program_id_index, &ix.instruction.data);
+                let mut value = instruction_json(&ix.instruction);
                 value["outer_index"] = json!(outer_index);
+                value["stack_height"] = json!(ix.stack_height);
                 inner_json.push(value);
             }
         }
@@ -371,8 +373,8 @@ impl EmbeddedChain {
 
         let mut db = self.0.db.begin().await.map_err(db_error)?;
         let seq: i64 = sqlx::query_scalar(
-            "INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, instructions, inner_instructions)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq",
+            "INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq",
         )
         .bind(signature)
         .bind(slot as i64)
@@ -380,6 +382,10 @@ impl EmbeddedChain {
         .bind(&err)
         .bind(keys.iter().map(|k| k.to_string()).collect::<Vec<_>>())
         .bind(keys[..tx.message.header().num_required_signatures as usize].iter().map(|k| k.to_string()).collect::<Vec<_>>())
+        .bind({
+            let h = tx.message.header();
+            vec![h.num_required_signatures as i16, h.num_readonly_signed_accounts as i16, h.num_readonly_unsigned_accounts as i16]
+        })
         .bind(Value::Array(instructions))
         .bind(Value::Array(inner_json))
         .fetch_one(&mut *db)
@@ -469,6 +475,82 @@ impl EmbeddedChain {
         .await
         .map_err(db_error)?;
         Ok(rows.into_iter().map(|(signature, slot, failed, block_time)| SignatureInfo { signature, slot: slot as u64, failed, block_time: Some(block_time) }).collect())
+    }
+
+    /// `getSignaturesForAddress`: newest first, at most `limit`, older than `before` and newer
+    /// than `until` (both exclusive): (signature, slot, err, block time).
+    pub async fn signatures_for_address(
+        &self,
+        address: &str,
+        before: Option<&str>,
+        until: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, i64, Option<Value>, i64)>, ChainError> {
+        sqlx::query_as(
+            "SELECT signature, slot, err, block_time FROM embedded_ledger
+             WHERE $1 = ANY(account_keys)
+               AND ($2::TEXT IS NULL OR seq < COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $2), 0))
+               AND ($3::TEXT IS NULL OR seq > COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $3), 0))
+             ORDER BY seq DESC LIMIT $4",
+        )
+        .bind(address)
+        .bind(before)
+        .bind(until)
+        .bind(limit as i64)
+        .fetch_all(&self.0.db)
+        .await
+        .map_err(db_error)
+    }
+
+    /// `getTransaction` (encoding `json`) as a node answers it, or `None`.
+    pub async fn transaction_json(&self, signature: &str) -> Result<Option<Value>, ChainError> {
+        let row: Option<(i64, i64, Option<Value>, Vec<String>, Vec<i16>, Value, Value)> = sqlx::query_as(
+            "SELECT slot, block_time, err, account_keys, header, instructions, inner_instructions FROM embedded_ledger WHERE signature = $1",
+        )
+        .bind(signature)
+        .fetch_optional(&self.0.db)
+        .await
+        .map_err(db_error)?;
+        let Some((slot, block_time, err, keys, header, instructions, inner)) = row else { return Ok(None) };
+        let compiled = |ix: &Value| -> Value {
+            let data = BASE64.decode(ix["data"].as_str().unwrap_or("")).unwrap_or_default();
+            json!({"programIdIndex": ix["program_index"], "accounts": ix["accounts"], "data": bs58::encode(data).into_string(), "stackHeight": ix.get("stack_height")})
+        };
+        let mut groups: Vec<(u64, Vec<Value>)> = Vec::new();
+        for ix in inner.as_array().into_iter().flatten() {
+            let outer = ix["outer_index"].as_u64().unwrap_or(0);
+            match groups.last_mut() {
+                Some((index, list)) if *index == outer => list.push(compiled(ix)),
+                _ => groups.push((outer, vec![compiled(ix)])),
+            }
+        }
+        let status = match &err {
+            Some(e) => json!({"Err": e}),
+            None => json!({"Ok": null}),
+        };
+        Ok(Some(json!({
+            "slot": slot,
+            "blockTime": block_time,
+            "version": "legacy",
+            "transaction": {
+                "signatures": [signature],
+                "message": {
+                    "accountKeys": keys,
+                    "header": {"numRequiredSignatures": header.first(), "numReadonlySignedAccounts": header.get(1), "numReadonlyUnsignedAccounts": header.get(2)},
+                    "instructions": instructions.as_array().into_iter().flatten().map(compiled).collect::<Vec<_>>(),
+                    "recentBlockhash": null,
+                }
+            },
+            "meta": {
+                "err": err,
+                "status": status,
+                "fee": 5000 * header.first().copied().unwrap_or(1) as i64,
+                "innerInstructions": groups.into_iter().map(|(index, instructions)| json!({"index": index, "instructions": instructions})).collect::<Vec<_>>(),
+                "logMessages": [],
+                "preBalances": [], "postBalances": [], "preTokenBalances": [], "postTokenBalances": [], "rewards": [],
+                "loadedAddresses": {"writable": [], "readonly": []},
+            }
+        })))
     }
 
     /// A landed transaction is final: the embedded chain has no forks and confirms only what

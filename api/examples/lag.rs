@@ -93,7 +93,9 @@ async fn main() {
     let (mut confirm, mut lag) = (Vec::new(), Vec::new());
     for n in 1..=TRADES {
         let started = Instant::now();
-        send(&chain, &[client::buy_shares(wallet.pubkey(), wallet.pubkey(), &id, Side::Yes, USDC, 0)], &wallet, &[]).await;
+        // A different amount each time: identical transactions within a blockhash's life are
+        // one transaction.
+        send(&chain, &[client::buy_shares(wallet.pubkey(), wallet.pubkey(), &id, Side::Yes, USDC + n as u64, 0)], &wallet, &[]).await;
         let confirmed = Instant::now();
         while trade_count().await < n as i64 {
             tokio::time::sleep(Duration::from_micros(500)).await;
@@ -104,8 +106,8 @@ async fn main() {
     // Memory per transaction in a long-running process: resident set over many more buys.
     let rss = || std::fs::read_to_string("/proc/self/status").ok().and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())).unwrap_or(0);
     let before = rss();
-    for _ in 0..MEMORY_TRADES {
-        send(&chain, &[client::buy_shares(wallet.pubkey(), wallet.pubkey(), &id, Side::No, USDC, 0)], &wallet, &[]).await;
+    for n in 0..MEMORY_TRADES {
+        send(&chain, &[client::buy_shares(wallet.pubkey(), wallet.pubkey(), &id, Side::No, USDC + n as u64, 0)], &wallet, &[]).await;
     }
     let after = rss();
     println!("{TRADES} buys on the embedded chain, indexer in the service (woken by each confirmation)");

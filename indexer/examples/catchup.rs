@@ -138,7 +138,7 @@ async fn main() {
 
     let events = (EVENTS + MARKETS) as f64;
     println!("{EVENTS} trade events + {MARKETS} market creations, one per transaction, {MARKETS} markets, {WALLETS} wallets");
-    println!("indexer (decode, record once, project markets/trades/positions/prices/balances, cursor; one DB transaction per chain transaction):");
+    println!("indexer (decode, record once, project markets/trades/positions/prices/balances/stats, cursor; 500 chain transactions per DB transaction):");
     println!("  {indexed_in:.2} s, {:.0} events/s", events / indexed_in);
     println!("raw COPY of the same chain_events + trades rows into tables with the same indexes:");
     println!("  {copied_in:.2} s, {:.0} rows/s ({:.0} events/s)", (2.0 * events - MARKETS as f64) / copied_in, events / copied_in);

@@ -366,15 +366,41 @@ impl EmbeddedChain {
                 inner_json.push(value);
             }
         }
-        let mut touched = Vec::with_capacity(keys.len());
-        for key in keys {
-            touched.push((*key, self.0.runtime.bank.get_account(key)));
+        // Only writable accounts can have changed; sysvars and programs are never persisted.
+        let mut stored = StoredAccounts::default();
+        for (index, key) in keys.iter().enumerate() {
+            if !tx.message.is_maybe_writable(index, None) {
+                continue;
+            }
+            match self.0.runtime.bank.get_account(key) {
+                Some(account) if is_runtime_account(&account) => {}
+                Some(account) => {
+                    stored.addresses.push(key.to_string());
+                    stored.lamports.push(account.lamports() as i64);
+                    stored.owners.push(account.owner().to_string());
+                    stored.data.push(account.data().to_vec());
+                    stored.executable.push(account.executable());
+                    stored.rent_epochs.push(account.rent_epoch() as i64);
+                }
+                // Closed by the transaction.
+                None => stored.closed.push(key.to_string()),
+            }
         }
 
-        let mut db = self.0.db.begin().await.map_err(db_error)?;
+        // One statement, so one atomic write and one round trip.
         let seq: i64 = sqlx::query_scalar(
-            "INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq",
+            "WITH ledger AS (
+                 INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq
+             ), upserted AS (
+                 INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch)
+                 SELECT * FROM unnest($10::TEXT[], $11::BIGINT[], $12::TEXT[], $13::BYTEA[], $14::BOOLEAN[], $15::BIGINT[])
+                 ON CONFLICT (address) DO UPDATE SET lamports = EXCLUDED.lamports, owner = EXCLUDED.owner, data = EXCLUDED.data,
+                     executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch
+             ), closed AS (
+                 DELETE FROM embedded_accounts WHERE address = ANY($16)
+             )
+             SELECT seq FROM ledger",
         )
         .bind(signature)
         .bind(slot as i64)
@@ -388,35 +414,16 @@ impl EmbeddedChain {
         })
         .bind(Value::Array(instructions))
         .bind(Value::Array(inner_json))
-        .fetch_one(&mut *db)
+        .bind(&stored.addresses)
+        .bind(&stored.lamports)
+        .bind(&stored.owners)
+        .bind(&stored.data)
+        .bind(&stored.executable)
+        .bind(&stored.rent_epochs)
+        .bind(&stored.closed)
+        .fetch_one(&self.0.db)
         .await
         .map_err(db_error)?;
-        for (key, account) in touched {
-            match account {
-                Some(account) if is_runtime_account(&account) => {}
-                Some(account) => {
-                    sqlx::query(
-                        "INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch) VALUES ($1, $2, $3, $4, $5, $6)
-                         ON CONFLICT (address) DO UPDATE SET lamports = EXCLUDED.lamports, owner = EXCLUDED.owner, data = EXCLUDED.data,
-                             executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch",
-                    )
-                    .bind(key.to_string())
-                    .bind(account.lamports() as i64)
-                    .bind(account.owner().to_string())
-                    .bind(account.data())
-                    .bind(account.executable())
-                    .bind(account.rent_epoch() as i64)
-                    .execute(&mut *db)
-                    .await
-                    .map_err(db_error)?;
-                }
-                // Closed by the transaction.
-                None => {
-                    sqlx::query("DELETE FROM embedded_accounts WHERE address = $1").bind(key.to_string()).execute(&mut *db).await.map_err(db_error)?;
-                }
-            }
-        }
-        db.commit().await.map_err(db_error)?;
         self.0.confirmed.send_replace(seq);
         Ok(())
     }
@@ -597,6 +604,18 @@ async fn single_writer(db: &PgPool) -> Result<sqlx::PgConnection, EmbeddedError>
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     Err(EmbeddedError::InUse)
+}
+
+/// The accounts a transaction wrote, as columns for one `unnest` upsert.
+#[derive(Default)]
+struct StoredAccounts {
+    addresses: Vec<String>,
+    lamports: Vec<i64>,
+    owners: Vec<String>,
+    data: Vec<Vec<u8>>,
+    executable: Vec<bool>,
+    rent_epochs: Vec<i64>,
+    closed: Vec<String>,
 }
 
 async fn load_or_create_keys(db: &PgPool) -> Result<Keys, EmbeddedError> {

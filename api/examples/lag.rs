@@ -67,7 +67,7 @@ async fn main() {
     let market_id = Uuid::new_v4();
     sqlx::query(
         "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
-         VALUES ($1, $2, 1, to_timestamp($3), to_timestamp($3 + 3300), to_timestamp($3 + 3600), 'open', 100000000, 0, 0, 500000, 500000, 0)",
+         VALUES ($1, $2, 1, to_timestamp($3), to_timestamp($3 + 3300), to_timestamp($3 + 3600), 'open', 1000000000, 0, 0, 500000, 500000, 0)",
     )
     .bind(market_id)
     .bind(series)
@@ -77,12 +77,12 @@ async fn main() {
     .unwrap();
     let id = *market_id.as_bytes();
     let (authority, operator) = (chain.keys().authority.insecure_clone(), chain.keys().operator.insecure_clone());
-    let params = CreateMarketParams { market_id: id, series: [0; 32], open_ts: now - 60, close_ts: now + 3240, settlement_ts: now + 3540, b: 100 * USDC, prior_ppm: 500_000 };
+    let params = CreateMarketParams { market_id: id, series: [0; 32], open_ts: now - 60, close_ts: now + 3240, settlement_ts: now + 3540, b: 1_000 * USDC, prior_ppm: 500_000 };
     send(&chain, &[client::create_market(authority.pubkey(), operator.pubkey(), chain.mint(), params)], &operator, &[&authority]).await;
     let wallet = Keypair::new();
     chain.airdrop(&wallet.pubkey(), 10_000_000_000).await.unwrap();
     send(&chain, &[client::create_user(wallet.pubkey(), wallet.pubkey(), chain.mint())], &wallet, &[]).await;
-    chain.mint_usdc(&client::deposit_pda(&wallet.pubkey()), 10_000 * USDC).await.unwrap();
+    chain.mint_usdc(&client::deposit_pda(&wallet.pubkey()), 20_000 * USDC).await.unwrap();
     send(&chain, &[client::sweep_deposit(wallet.pubkey())], &operator, &[]).await;
 
     let http = reqwest::Client::new();
@@ -107,7 +107,9 @@ async fn main() {
     let rss = || std::fs::read_to_string("/proc/self/status").ok().and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())).unwrap_or(0);
     let before = rss();
     for n in 0..MEMORY_TRADES {
-        send(&chain, &[client::buy_shares(wallet.pubkey(), wallet.pubkey(), &id, Side::No, USDC + n as u64, 0)], &wallet, &[]).await;
+        // Both sides in turn, so the market stays inside the LMSR's domain.
+        let side = if n % 2 == 0 { Side::No } else { Side::Yes };
+        send(&chain, &[client::buy_shares(wallet.pubkey(), wallet.pubkey(), &id, side, USDC + n as u64, 0)], &wallet, &[]).await;
     }
     let after = rss();
     println!("{TRADES} buys on the embedded chain, indexer in the service (woken by each confirmation)");

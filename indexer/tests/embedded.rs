@@ -135,8 +135,12 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     let params = CreateMarketParams { market_id: id, series, open_ts: now - 60, close_ts: now + 3240, settlement_ts: now + 3540, b: 100 * USDC, prior_ppm: 550_000 };
     send(&chain, &[client::create_market(authority.pubkey(), operator.pubkey(), chain.mint(), params)], &operator, &[&authority]).await.unwrap();
 
-    // Alice signs her own trades; Bob's go through the operator (the custodial path).
-    send(&chain, &[client::buy_shares(alice.pubkey(), alice.pubkey(), &id, Side::Yes, 10 * USDC, 0)], &alice, &[]).await.unwrap();
+    // Alice signs her own trades; Bob's go through the operator (the custodial path). Alice's
+    // is signed before the bank is rooted and continued in a new slot: blockhashes, accounts and
+    // the rest carry over.
+    let alice_buy = wire(&chain, &[client::buy_shares(alice.pubkey(), alice.pubkey(), &id, Side::Yes, 10 * USDC, 0)], &alice, &[]).await;
+    chain.root_now().await;
+    chain.send_and_confirm(&alice_buy).await.unwrap();
     send(&chain, &[client::buy_shares(operator.pubkey(), bob.pubkey(), &id, Side::No, 20 * USDC, 0)], &operator, &[]).await.unwrap();
     let alice_yes = decode::<Position>(&chain, &client::position_pda(&client::market_pda(&id), &alice.pubkey())).await.unwrap().yes_shares;
     send(&chain, &[client::sell_shares(alice.pubkey(), alice.pubkey(), &id, Side::Yes, alice_yes / 3, 0)], &alice, &[]).await.unwrap();

@@ -59,8 +59,7 @@ async fn install_syscall_stubs() {
 /// The runtime: the working bank (kept inside its `BankForks`, which the program cache needs)
 /// and the genesis account that holds the test SOL.
 pub struct Runtime {
-    _forks: Arc<RwLock<BankForks>>,
-    pub bank: Arc<Bank>,
+    forks: Arc<RwLock<BankForks>>,
     pub genesis_payer: Keypair,
 }
 
@@ -117,7 +116,25 @@ impl Runtime {
         bank.fill_bank_with_ticks_for_tests();
         let child = Bank::new_from_parent(bank.clone(), bank.leader_id(), bank.slot() + 1);
         let forks = BankForks::new_rw_arc(child);
-        let bank = forks.read().expect("bank forks lock").working_bank();
-        Runtime { _forks: forks, bank, genesis_payer }
+        Runtime { forks, genesis_payer }
+    }
+
+    /// The bank transactions run in now.
+    pub fn bank(&self) -> Arc<Bank> {
+        self.forks.read().expect("bank forks lock").working_bank()
+    }
+
+    /// Ends the working bank's slot and continues in a child bank, rooting the parent: what a
+    /// cluster does every slot. Rooting is what lets the runtime forget old state (the status
+    /// cache of processed signatures, superseded account versions), so a long-running chain does
+    /// not grow with every transaction. The caller holds the write lock: no transaction runs
+    /// meanwhile. Blockhashes carry over to the child.
+    pub fn advance(&self) {
+        let parent = self.bank();
+        parent.fill_bank_with_ticks_for_tests();
+        let child = Bank::new_from_parent(parent.clone(), parent.leader_id(), parent.slot() + 1);
+        let mut forks = self.forks.write().expect("bank forks lock");
+        forks.insert(child);
+        forks.set_root(parent.slot(), None, Some(parent.slot()));
     }
 }

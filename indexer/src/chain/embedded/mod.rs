@@ -79,6 +79,9 @@ pub struct Keys {
     pub oracle: Keypair,
 }
 
+/// Slots between two roots of the bank (about 10 s).
+const ROOT_EVERY: u64 = 25;
+
 /// SOL given to each config role at genesis, for fees and rent.
 const ROLE_LAMPORTS: u64 = 1_000 * 1_000_000_000;
 
@@ -171,14 +174,18 @@ impl EmbeddedChain {
             _writer: writer,
             diverged: AtomicBool::new(false),
         }));
-        // The slot clock of a cluster: a new blockhash each slot, while the chain is alive.
+        // The slot clock of a cluster, while the chain is alive: a new blockhash every slot, and
+        // the bank rooted and continued every `ROOT_EVERY` slots.
         let alive = Arc::downgrade(&chain.0);
         tokio::spawn(async move {
-            loop {
+            for tick in 1u64.. {
                 tokio::time::sleep(bank::SLOT).await;
-                match alive.upgrade() {
-                    Some(inner) => inner.runtime.bank.register_unique_recent_blockhash_for_test(),
-                    None => break,
+                let Some(inner) = alive.upgrade() else { break };
+                let _writing = inner.writing.lock().await;
+                if tick % ROOT_EVERY == 0 {
+                    inner.runtime.advance();
+                } else {
+                    inner.runtime.bank().register_unique_recent_blockhash_for_test();
                 }
             }
         });
@@ -199,6 +206,13 @@ impl EmbeddedChain {
         self.0.confirmed.subscribe()
     }
 
+    /// Roots the bank and continues in the next slot now, as the slot clock does every
+    /// `ROOT_EVERY` slots (tests: check that state and blockhashes carry over).
+    pub async fn root_now(&self) {
+        let _writing = self.0.writing.lock().await;
+        self.0.runtime.advance();
+    }
+
     /// Moves the chain's clock `seconds` away from wall time (tests: reach a market's close).
     pub fn set_clock_offset(&self, seconds: i64) {
         self.0.clock_offset.store(seconds, Ordering::Relaxed);
@@ -215,7 +229,7 @@ impl EmbeddedChain {
             let create = system_instruction::create_account(
                 &self.payer(),
                 &keys.mint.pubkey(),
-                self.0.runtime.bank.get_minimum_balance_for_rent_exemption(space),
+                self.0.runtime.bank().get_minimum_balance_for_rent_exemption(space),
                 space as u64,
                 &spl_token_interface::ID,
             );
@@ -257,7 +271,7 @@ impl EmbeddedChain {
         let payer = &self.0.runtime.genesis_payer;
         let mut all: Vec<&Keypair> = vec![payer];
         all.extend_from_slice(signers);
-        let tx = Transaction::new_signed_with_payer(instructions, Some(&payer.pubkey()), &all, self.0.runtime.bank.last_blockhash());
+        let tx = Transaction::new_signed_with_payer(instructions, Some(&payer.pubkey()), &all, self.0.runtime.bank().last_blockhash());
         let wire = bincode::serialize(&tx).expect("a transaction serialises");
         self.send_and_confirm(&wire).await
     }
@@ -298,7 +312,7 @@ impl EmbeddedChain {
         if self.0.diverged.load(Ordering::Relaxed) {
             return Err(ChainError::Transport("the embedded chain could not persist a transaction; restart the service".into()));
         }
-        let bank = &self.0.runtime.bank;
+        let bank = self.0.runtime.bank();
         let mut clock: anchor_lang::prelude::Clock = bank.clock();
         clock.unix_timestamp = self.now();
         clock.slot = self.0.last_slot.load(Ordering::Relaxed) + 1;
@@ -367,12 +381,13 @@ impl EmbeddedChain {
             }
         }
         // Only writable accounts can have changed; sysvars and programs are never persisted.
+        let bank = self.0.runtime.bank();
         let mut stored = StoredAccounts::default();
         for (index, key) in keys.iter().enumerate() {
             if !tx.message.is_maybe_writable(index, None) {
                 continue;
             }
-            match self.0.runtime.bank.get_account(key) {
+            match bank.get_account(key) {
                 Some(account) if is_runtime_account(&account) => {}
                 Some(account) => {
                     stored.addresses.push(key.to_string());
@@ -430,7 +445,7 @@ impl EmbeddedChain {
 
     pub async fn account(&self, address: &str) -> Result<Option<Account>, ChainError> {
         let address = parse_address(address)?;
-        let account = self.0.runtime.bank.get_account(&address);
+        let account = self.0.runtime.bank().get_account(&address);
         Ok(account.map(|a| Account { lamports: a.lamports(), owner: a.owner().to_string(), data: a.data().to_vec(), executable: a.executable() }))
     }
 
@@ -445,7 +460,7 @@ impl EmbeddedChain {
 
     /// The latest blockhash and the last block height at which it is valid.
     pub async fn latest_blockhash(&self) -> Result<(String, u64), ChainError> {
-        let bank = &self.0.runtime.bank;
+        let bank = self.0.runtime.bank();
         let hash = bank.last_blockhash();
         let last_valid = bank.get_blockhash_last_valid_block_height(&hash).ok_or_else(|| ChainError::Format("no blockhash".into()))?;
         Ok((hash.to_string(), last_valid))
@@ -453,7 +468,7 @@ impl EmbeddedChain {
 
     /// Whether a blockhash can still be used by a new transaction.
     pub async fn is_blockhash_valid(&self, blockhash: &str) -> Result<bool, ChainError> {
-        Ok(blockhash.parse().is_ok_and(|hash| self.0.runtime.bank.is_blockhash_valid(&hash)))
+        Ok(blockhash.parse().is_ok_and(|hash| self.0.runtime.bank().is_blockhash_valid(&hash)))
     }
 
     /// The clock a transaction sent now would see.

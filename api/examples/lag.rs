@@ -82,7 +82,7 @@ async fn main() {
     let wallet = Keypair::new();
     chain.airdrop(&wallet.pubkey(), 10_000_000_000).await.unwrap();
     send(&chain, &[client::create_user(wallet.pubkey(), wallet.pubkey(), chain.mint())], &wallet, &[]).await;
-    chain.mint_usdc(&client::deposit_pda(&wallet.pubkey()), 20_000 * USDC).await.unwrap();
+    chain.mint_usdc(&client::deposit_pda(&wallet.pubkey()), 1_000_000 * USDC).await.unwrap();
     send(&chain, &[client::sweep_deposit(wallet.pubkey())], &operator, &[]).await;
 
     let http = reqwest::Client::new();
@@ -105,8 +105,13 @@ async fn main() {
     }
     // Memory per transaction in a long-running process: resident set over many more buys.
     let rss = || std::fs::read_to_string("/proc/self/status").ok().and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())).unwrap_or(0);
+    let memory_trades: usize = std::env::var("LAG_MEMORY_TRADES").ok().and_then(|v| v.parse().ok()).unwrap_or(MEMORY_TRADES);
     let before = rss();
-    for n in 0..MEMORY_TRADES {
+    let started = Instant::now();
+    for n in 0..memory_trades {
+        if n > 0 && n % 20_000 == 0 {
+            println!("  after {n} buys ({:.0} s): {} KiB", started.elapsed().as_secs_f64(), rss());
+        }
         // Both sides in turn, so the market stays inside the LMSR's domain.
         let side = if n % 2 == 0 { Side::No } else { Side::Yes };
         send(&chain, &[client::buy_shares(wallet.pubkey(), wallet.pubkey(), &id, side, USDC + n as u64, 0)], &wallet, &[]).await;
@@ -115,5 +120,5 @@ async fn main() {
     println!("{TRADES} buys on the embedded chain, indexer in the service (woken by each confirmation)");
     println!("send -> confirmed (durable):            {}", percentiles(confirm));
     println!("confirmed -> visible in GET /v1/markets: {}", percentiles(lag));
-    println!("resident memory over {MEMORY_TRADES} more buys: {before} KiB -> {after} KiB ({:.0} bytes per transaction)", (after as f64 - before as f64) * 1024.0 / MEMORY_TRADES as f64);
+    println!("resident memory over {memory_trades} more buys: {before} KiB -> {after} KiB ({:.0} bytes per transaction)", (after as f64 - before as f64) * 1024.0 / memory_trades as f64);
 }

@@ -75,8 +75,19 @@ pub struct Config {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChainConfig {
     Embedded,
-    /// `FM_RPC_URL`: the cluster's JSON-RPC endpoint.
-    Rpc { url: String },
+    /// `FM_RPC_URL`: the cluster's JSON-RPC endpoint. `keys`: the service's signing keys there
+    /// (without them the service reads and indexes the chain but does not trade or co-sign).
+    Rpc { url: String, keys: Option<KeyFiles> },
+}
+
+/// `FM_OPERATOR_KEYPAIR`, `FM_AUTHORITY_KEYPAIR`: solana-keygen JSON keypair files of the
+/// program config's operator and authority; `FM_USDC_MINT`: the config's USDC mint. All three
+/// or none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyFiles {
+    pub operator: std::path::PathBuf,
+    pub authority: std::path::PathBuf,
+    pub usdc_mint: String,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -160,7 +171,14 @@ impl Config {
             chain: match get("FM_CHAIN", "embedded").as_str() {
                 "embedded" => ChainConfig::Embedded,
                 "rpc" => match lookup("FM_RPC_URL") {
-                    Some(url) if url.starts_with("http://") || url.starts_with("https://") => ChainConfig::Rpc { url },
+                    Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
+                        let keys = match (lookup("FM_OPERATOR_KEYPAIR"), lookup("FM_AUTHORITY_KEYPAIR"), lookup("FM_USDC_MINT")) {
+                            (None, None, None) => None,
+                            (Some(operator), Some(authority), Some(usdc_mint)) => Some(KeyFiles { operator: operator.into(), authority: authority.into(), usdc_mint }),
+                            _ => return Err(invalid("FM_OPERATOR_KEYPAIR", "", "set FM_OPERATOR_KEYPAIR, FM_AUTHORITY_KEYPAIR and FM_USDC_MINT together")),
+                        };
+                        ChainConfig::Rpc { url, keys }
+                    }
                     Some(url) => return Err(invalid("FM_RPC_URL", &url, "expected an http(s) URL")),
                     None => return Err(invalid("FM_RPC_URL", "", "required when FM_CHAIN=rpc")),
                 },

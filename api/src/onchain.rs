@@ -32,6 +32,19 @@ pub const FAUCET_SOL: u64 = 1_000_000_000;
 /// SPL Memo (v3): carries the id that keeps each service transaction unique.
 pub const MEMO_PROGRAM: Pubkey = anchor_lang::pubkey!("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
 
+impl crate::config::KeyFiles {
+    /// Reads the keypair files (solana-keygen's JSON array of 64 bytes).
+    pub fn load(&self) -> Result<ServiceKeys, String> {
+        let read = |path: &std::path::Path| -> Result<Keypair, String> {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let bytes: Vec<u8> = serde_json::from_str(&text).map_err(|e| format!("{}: not a keypair file: {e}", path.display()))?;
+            Keypair::try_from(bytes.as_slice()).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        let usdc_mint = self.usdc_mint.parse().map_err(|_| format!("FM_USDC_MINT {:?} is not an address", self.usdc_mint))?;
+        Ok(ServiceKeys { operator: read(&self.operator)?, authority: read(&self.authority)?, usdc_mint })
+    }
+}
+
 /// The keys the service signs with.
 pub struct ServiceKeys {
     pub operator: Keypair,

@@ -40,6 +40,8 @@ pub enum StartupError {
     Chain(#[from] EmbeddedError),
     #[error("chain: {0}")]
     OnChain(#[from] crate::onchain::OnChainError),
+    #[error("keys: {0}")]
+    Keys(String),
 }
 
 /// A bound, ready-to-serve service, with its background workers.
@@ -78,7 +80,13 @@ impl Application {
         let mut state = AppState::new(config, db.clone(), redis);
         match &chain {
             AnyChain::Embedded(embedded) => state = state.with_onchain(OnChain::embedded(embedded, db).await?),
-            AnyChain::Rpc(_) => tracing::warn!("custodial trading is not available on an RPC chain yet (operator keys are not configurable)"),
+            AnyChain::Rpc(_) => match &state.config.chain {
+                ChainConfig::Rpc { keys: Some(files), .. } => {
+                    let keys = files.load().map_err(StartupError::Keys)?;
+                    state = state.with_onchain(OnChain::connect(chain.clone(), keys, db).await?);
+                }
+                _ => tracing::warn!("no operator keys (FM_OPERATOR_KEYPAIR, FM_AUTHORITY_KEYPAIR, FM_USDC_MINT): trading and co-signing are off"),
+            },
         }
         Ok(Application { listener, router: app(state), chain, workers })
     }
@@ -111,7 +119,7 @@ async fn open_chain(config: &Config, db: &PgPool) -> Result<AnyChain, StartupErr
             tracing::info!(mint = %chain.mint(), operator = %chain.keys().operator.pubkey(), "embedded chain ready");
             AnyChain::Embedded(chain)
         }
-        ChainConfig::Rpc { url } => AnyChain::Rpc(RpcChain::new(url, Duration::from_secs(30))),
+        ChainConfig::Rpc { url, .. } => AnyChain::Rpc(RpcChain::new(url, Duration::from_secs(30))),
     })
 }
 

@@ -266,3 +266,45 @@ async fn the_faucet_has_a_daily_cap(db: PgPool) {
     let (status, _) = t.faucet(&stranger, "10001").await;
     assert_eq!(status, 400, "one grant above the cap");
 }
+
+/// The service on an RPC chain (here: another service's embedded chain behind its `/rpc`),
+/// with its keys from keypair files: custodial trades go through JSON-RPC; the faucet does not
+/// exist there.
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn custodial_trading_over_json_rpc(db: PgPool) {
+    use api::config::KeyFiles;
+    use indexer::chain::{AnyChain, RpcChain};
+    let local = trading(&db, Duration::from_secs(10)).await;
+    let dir = std::env::temp_dir().join(format!("fm-keys-{}", Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, key: &solana_keypair::Keypair| {
+        let path = dir.join(name);
+        std::fs::write(&path, serde_json::to_string(&key.to_bytes().to_vec()).unwrap()).unwrap();
+        path
+    };
+    let files = KeyFiles {
+        operator: write("operator.json", &local.chain.keys().operator),
+        authority: write("authority.json", &local.chain.keys().authority),
+        usdc_mint: local.chain.mint().to_string(),
+    };
+    let rpc = AnyChain::Rpc(RpcChain::new(&format!("{}/rpc", local.app.base), Duration::from_secs(10)));
+    let remote = OnChain::connect(rpc.clone(), files.load().unwrap(), db.clone()).await.unwrap();
+    let app = spawn(state_with(config(), db.clone(), &redis_url()).with_onchain(remote)).await;
+
+    let key = wallet();
+    let wallet = address(&key);
+    let token = app.sign_in(&key).await;
+    assert_eq!(local.faucet(&wallet, "20").await.0, 200, "funded on the chain itself");
+    let refused = app.post_json("/v1/dev/faucet", json!({"wallet_address": wallet, "amount": "1"})).await;
+    assert_eq!(code_of(refused).await, (404, "NOT_FOUND".to_owned()));
+    let market = open_market(&db, "open").await;
+    let response = app.http.post(format!("{}/v1/markets/{market}/trade", app.base)).bearer_auth(&token).json(&json!({"side": "yes", "usdc_amount": "5"})).send().await.unwrap();
+    let status = response.status().as_u16();
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(local.vault(&wallet).await, 20_000_000 - 5_050_000);
+    // Keys that are not the program config's are refused at start.
+    let wrong = KeyFiles { operator: files.authority.clone(), ..files.clone() };
+    assert!(OnChain::connect(rpc, wrong.load().unwrap(), db.clone()).await.is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -24,6 +24,9 @@ use solana_signer::Signer;
 /// for 150 of them (about a minute), as on mainnet.
 pub const SLOT: Duration = Duration::from_millis(400);
 
+/// Roots between two account-storage maintenance passes.
+const MAINTAIN_EVERY: u64 = 16;
+
 /// SOL held by the bank's genesis account, which pays for genesis and airdrops.
 const GENESIS_LAMPORTS: u64 = 1_000_000_000 * 1_000_000_000;
 
@@ -136,5 +139,13 @@ impl Runtime {
         let mut forks = self.forks.write().expect("bank forks lock");
         forks.insert(child);
         forks.set_root(parent.slot(), None, Some(parent.slot()));
+        drop(forks);
+        // What a validator's accounts background service does: move rooted account versions out
+        // of the write cache, drop the superseded ones, compact what is left.
+        if parent.slot() % MAINTAIN_EVERY == 0 {
+            parent.force_flush_accounts_cache();
+            parent.accounts().accounts_db.clean_accounts(Some(parent.slot()), false);
+            parent.shrink_candidate_slots();
+        }
     }
 }

@@ -79,8 +79,8 @@ pub struct Keys {
     pub oracle: Keypair,
 }
 
-/// Slots between two roots of the bank (about 10 s).
-const ROOT_EVERY: u64 = 25;
+/// Slots between two roots of the bank: every slot, as on a cluster.
+const ROOT_EVERY: u64 = 1;
 
 /// SOL given to each config role at genesis, for fees and rent.
 const ROLE_LAMPORTS: u64 = 1_000 * 1_000_000_000;

@@ -122,7 +122,8 @@ impl MarketPlan {
             close_ts: self.close_ts.timestamp(),
             settlement_ts: self.settlement_ts.timestamp(),
             b: self.liquidity_b as u64,
-            prior_ppm: self.ou_prior_ppm as u32,
+            // The OU estimate may be 0 or 1 exactly; markets open within [0.02, 0.98].
+            prior_ppm: (self.ou_prior_ppm.max(0) as u32).clamp(lmsr::PRIOR_MIN_PPM, lmsr::PRIOR_MAX_PPM),
         }
     }
 }
@@ -350,5 +351,24 @@ impl OnChain {
 
     pub fn db(&self) -> &PgPool {
         &self.0.db
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(prior: i32) -> MarketPlan {
+        let now = Utc::now();
+        MarketPlan { id: Uuid::nil(), slug: "binance-btcusdt".into(), open_ts: now, close_ts: now, settlement_ts: now, liquidity_b: 100_000_000, ou_prior_ppm: prior }
+    }
+
+    #[test]
+    fn the_opening_prior_is_what_the_program_accepts() {
+        for (estimate, opened) in [(0, 20_000), (745, 20_000), (500_000, 500_000), (999_999, 980_000), (1_000_000, 980_000)] {
+            assert_eq!(plan(estimate).params().prior_ppm, opened, "{estimate}");
+            assert!(lmsr::Lmsr::opening(100_000_000, plan(estimate).params().prior_ppm).is_ok());
+        }
+        assert_eq!(&plan(1).params().series[..15], b"binance-btcusdt");
     }
 }

@@ -180,7 +180,9 @@ async fn insert_round(db: &PgPool, s: &SeriesRow, settlement: DateTime<Utc>, now
     if close <= open.max(now) {
         return Ok(0); // too close to settlement to be worth trading
     }
-    let opening = lmsr::Lmsr::opening(s.liquidity_b as u64, p.p_yes_ppm.clamp(1, 999_999)).expect("tier liquidity is in the LMSR domain");
+    // The program opens every market within [0.02, 0.98] (whatever the estimate): the same
+    // opening state here, so quotes before the market is on chain match it.
+    let opening = lmsr::Lmsr::opening(s.liquidity_b as u64, p.p_yes_ppm.clamp(lmsr::PRIOR_MIN_PPM, lmsr::PRIOR_MAX_PPM)).expect("tier liquidity is in the LMSR domain");
     let (yes_price, _) = opening.prices_micro();
     let id = Uuid::new_v4();
     let inserted = sqlx::query(

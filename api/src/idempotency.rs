@@ -51,6 +51,15 @@ pub enum Claim {
     Recover { signature: String },
 }
 
+#[derive(sqlx::FromRow)]
+struct Stored {
+    fingerprint: Vec<u8>,
+    signature: Option<String>,
+    status: Option<i16>,
+    response: Option<Value>,
+    updated_at: DateTime<Utc>,
+}
+
 pub struct IdempotencyKey {
     pub user_id: Uuid,
     pub key: String,
@@ -68,7 +77,7 @@ impl IdempotencyKey {
         if inserted == 1 {
             return Ok(Claim::Run);
         }
-        let (stored, signature, status, body, updated_at): (Vec<u8>, Option<String>, Option<i16>, Option<Value>, DateTime<Utc>) =
+        let Stored { fingerprint: stored, signature, status, response: body, updated_at } =
             sqlx::query_as("SELECT fingerprint, signature, status, response, updated_at FROM idempotency_keys WHERE user_id = $1 AND key = $2")
                 .bind(self.user_id)
                 .bind(&self.key)

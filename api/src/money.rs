@@ -30,6 +30,11 @@ pub fn places(value: i128, scale: u32, shown: u32) -> String {
     out
 }
 
+/// The average price per share of a trade, micro-USDC per share, rounded half up.
+pub fn per_share(amount: i64, shares: i64) -> i64 {
+    ((amount as i128 * 1_000_000 + shares as i128 / 2) / shares.max(1) as i128) as i64
+}
+
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AmountError {
     #[error("must be a decimal number such as 12.5")]

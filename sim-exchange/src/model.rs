@@ -51,7 +51,7 @@ impl Model {
     /// The interval in force at `t_ms`: 8-hour symbols run at 4 hours on about one day in nine.
     pub fn interval_at(&self, s: &SimSymbol, t_ms: i64) -> i64 {
         let day = (t_ms - EPOCH_MS).div_euclid(DAY_MS) as u64;
-        if s.interval_hours == 8 && mix(hash(&[s.venue, &s.symbol], self.seed) ^ day) % 9 == 0 { 4 } else { s.interval_hours }
+        if s.interval_hours == 8 && mix(hash(&[s.venue, &s.symbol], self.seed) ^ day).is_multiple_of(9) { 4 } else { s.interval_hours }
     }
 
     /// The rate on the grid at the hour containing `t_ms` (pico; 0 before the epoch).

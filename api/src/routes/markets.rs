@@ -169,13 +169,13 @@ pub struct TradeItem {
 
 impl From<TradeRow> for TradeItem {
     fn from(t: TradeRow) -> TradeItem {
-        let price = (t.amount as i128 * 1_000_000 + t.shares as i128 / 2) / t.shares as i128;
+        let price = money::per_share(t.amount, t.shares);
         TradeItem {
             trade_id: t.id,
             side: t.side,
             kind: if t.is_buy { "buy" } else { "sell" },
             shares: micros(t.shares),
-            price_usdc: micros(price as i64),
+            price_usdc: micros(price),
             fee_usdc: micros(t.fee),
             created_at: t.created_at,
         }

@@ -95,8 +95,7 @@ async fn trade_result(state: &AppState, signature: &str, e: &TradeExecuted) -> R
         .bind(e.wallet.to_string())
         .fetch_one(&state.db)
         .await?;
-    // USDC per share, rounded down; both are in millionths.
-    let price = (e.amount as u128 * 1_000_000 / e.shares.max(1) as u128) as i64;
+    let price = money::per_share(e.amount as i64, e.shares as i64);
     Ok(TradeResult {
         trade_id,
         side: if e.side == Side::Yes { "yes" } else { "no" },

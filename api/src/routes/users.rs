@@ -10,7 +10,7 @@ use super::page::PageQuery;
 use crate::auth::extract::AnyCaller;
 use crate::envelope::Data;
 use crate::extract::{ApiJson, ApiQuery};
-use crate::money::{micros, ppm};
+use crate::money::{self, micros, ppm};
 use crate::portfolio::{self, OpenPosition};
 use crate::users;
 use crate::{ApiError, AppState};
@@ -124,7 +124,7 @@ pub async fn history(State(state): State<AppState>, AnyCaller(caller): AnyCaller
             side: t.side,
             kind: if t.is_buy { "buy" } else { "sell" },
             shares: micros(t.shares),
-            price_usdc: micros(((t.amount as i128 * 1_000_000 + t.shares as i128 / 2) / t.shares.max(1) as i128) as i64),
+            price_usdc: micros(money::per_share(t.amount, t.shares)),
             fee_usdc: micros(t.fee),
             created_at: t.created_at,
         })

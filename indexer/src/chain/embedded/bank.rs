@@ -142,7 +142,7 @@ impl Runtime {
         drop(forks);
         // What a validator's accounts background service does: move rooted account versions out
         // of the write cache, drop the superseded ones, compact what is left.
-        if parent.slot() % MAINTAIN_EVERY == 0 {
+        if parent.slot().is_multiple_of(MAINTAIN_EVERY) {
             parent.force_flush_accounts_cache();
             parent.accounts().accounts_db.clean_accounts(Some(parent.slot()), false);
             parent.shrink_candidate_slots();

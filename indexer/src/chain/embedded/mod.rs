@@ -79,9 +79,6 @@ pub struct Keys {
     pub oracle: Keypair,
 }
 
-/// Slots between two roots of the bank: every slot, as on a cluster.
-const ROOT_EVERY: u64 = 1;
-
 /// SOL given to each config role at genesis, for fees and rent.
 const ROLE_LAMPORTS: u64 = 1_000 * 1_000_000_000;
 
@@ -174,19 +171,15 @@ impl EmbeddedChain {
             _writer: writer,
             diverged: AtomicBool::new(false),
         }));
-        // The slot clock of a cluster, while the chain is alive: a new blockhash every slot, and
-        // the bank rooted and continued every `ROOT_EVERY` slots.
+        // The slot clock of a cluster, while the chain is alive: every slot the bank is rooted
+        // and continued in the next, with a new blockhash.
         let alive = Arc::downgrade(&chain.0);
         tokio::spawn(async move {
-            for tick in 1u64.. {
+            loop {
                 tokio::time::sleep(bank::SLOT).await;
                 let Some(inner) = alive.upgrade() else { break };
                 let _writing = inner.writing.lock().await;
-                if tick % ROOT_EVERY == 0 {
-                    inner.runtime.advance();
-                } else {
-                    inner.runtime.bank().register_unique_recent_blockhash_for_test();
-                }
+                inner.runtime.advance();
             }
         });
         chain.ensure_genesis(genesis).await?;
@@ -206,8 +199,8 @@ impl EmbeddedChain {
         self.0.confirmed.subscribe()
     }
 
-    /// Roots the bank and continues in the next slot now, as the slot clock does every
-    /// `ROOT_EVERY` slots (tests: check that state and blockhashes carry over).
+    /// Roots the bank and continues in the next slot now, as the slot clock does every slot
+    /// (tests: check that state and blockhashes carry over).
     pub async fn root_now(&self) {
         let _writing = self.0.writing.lock().await;
         self.0.runtime.advance();
@@ -524,16 +517,21 @@ impl EmbeddedChain {
         .map_err(db_error)
     }
 
-    /// `getTransaction` (encoding `json`) as a node answers it, or `None`.
-    pub async fn transaction_json(&self, signature: &str) -> Result<Option<Value>, ChainError> {
-        let row: Option<(i64, i64, Option<Value>, Vec<String>, Vec<i16>, Value, Value)> = sqlx::query_as(
-            "SELECT slot, block_time, err, account_keys, header, instructions, inner_instructions FROM embedded_ledger WHERE signature = $1",
+    async fn ledger_row(&self, signature: &str) -> Result<Option<LedgerRow>, ChainError> {
+        sqlx::query_as(
+            "SELECT slot, block_time, err, account_keys, signers, header, instructions, inner_instructions FROM embedded_ledger WHERE signature = $1",
         )
         .bind(signature)
         .fetch_optional(&self.0.db)
         .await
-        .map_err(db_error)?;
-        let Some((slot, block_time, err, keys, header, instructions, inner)) = row else { return Ok(None) };
+        .map_err(db_error)
+    }
+
+    /// `getTransaction` (encoding `json`) as a node answers it, or `None`.
+    pub async fn transaction_json(&self, signature: &str) -> Result<Option<Value>, ChainError> {
+        let Some(LedgerRow { slot, block_time, err, account_keys: keys, header, instructions, inner_instructions: inner, .. }) = self.ledger_row(signature).await? else {
+            return Ok(None);
+        };
         let compiled = |ix: &Value| -> Value {
             let data = BASE64.decode(ix["data"].as_str().unwrap_or("")).unwrap_or_default();
             json!({"programIdIndex": ix["program_index"], "accounts": ix["accounts"], "data": bs58::encode(data).into_string(), "stackHeight": ix.get("stack_height")})
@@ -584,13 +582,9 @@ impl EmbeddedChain {
     }
 
     pub async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
-        let row: Option<(i64, i64, Option<Value>, Vec<String>, Value, Value)> =
-            sqlx::query_as("SELECT slot, block_time, err, signers, instructions, inner_instructions FROM embedded_ledger WHERE signature = $1")
-                .bind(signature)
-                .fetch_optional(&self.0.db)
-                .await
-                .map_err(db_error)?;
-        let Some((slot, block_time, err, signers, instructions, inner)) = row else { return Ok(None) };
+        let Some(LedgerRow { slot, block_time, err, signers, instructions, inner_instructions: inner, .. }) = self.ledger_row(signature).await? else {
+            return Ok(None);
+        };
         let instruction = |value: &Value| -> Result<Instruction, ChainError> {
             let corrupt = || ChainError::Format(format!("ledger row of {signature}"));
             let program_id = value["program_id"].as_str().ok_or_else(corrupt)?.to_owned();
@@ -619,6 +613,19 @@ async fn single_writer(db: &PgPool) -> Result<sqlx::PgConnection, EmbeddedError>
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     Err(EmbeddedError::InUse)
+}
+
+/// A landed transaction as stored (see the migration for the JSON shapes).
+#[derive(sqlx::FromRow)]
+struct LedgerRow {
+    slot: i64,
+    block_time: i64,
+    err: Option<Value>,
+    account_keys: Vec<String>,
+    signers: Vec<String>,
+    header: Vec<i16>,
+    instructions: Value,
+    inner_instructions: Value,
 }
 
 /// The accounts a transaction wrote, as columns for one `unnest` upsert.

@@ -57,7 +57,7 @@ pub fn handler(ctx: Context<SettlePosition>) -> Result<()> {
     // On a void the market keeps nothing for itself: fees and subsidy are all refundable.
     let from_market = payout.min(ctx.accounts.market_vault.amount);
     let from_treasury = payout - from_market;
-    require!(!(!voided && from_treasury > 0), FundingMarketError::Insolvent);
+    require!(voided || from_treasury == 0, FundingMarketError::Insolvent);
 
     transfer_signed(
         &ctx.accounts.token_program,

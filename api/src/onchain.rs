@@ -101,6 +101,17 @@ pub struct MarketPlan {
 }
 
 impl MarketPlan {
+    /// Records the market's program address where an older row lacks it (the scheduler sets it
+    /// at creation), so its events are projected even before its creation is indexed.
+    pub async fn link(db: &PgPool, id: Uuid) -> Result<(), sqlx::Error> {
+        sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1 AND onchain_address IS NULL")
+            .bind(id)
+            .bind(client::market_pda(id.as_bytes()).to_string())
+            .execute(db)
+            .await?;
+        Ok(())
+    }
+
     pub async fn load(db: &PgPool, id: Uuid) -> Result<Option<MarketPlan>, sqlx::Error> {
         sqlx::query_as(
             "SELECT m.id, s.slug, m.open_ts, m.close_ts, m.settlement_ts, m.liquidity_b, m.ou_prior_ppm
@@ -164,7 +175,7 @@ fn refusal(e: &ChainError) -> Option<TradeRefusal> {
         TradeRefusal::InsufficientBalance
     } else if is(FundingMarketError::InsufficientShares) {
         TradeRefusal::InsufficientShares
-    } else if is(FundingMarketError::MarketClosed) || is(FundingMarketError::MarketNotOpen) {
+    } else if is(FundingMarketError::MarketClosed) || is(FundingMarketError::MarketNotOpen) || is(FundingMarketError::InvalidSchedule) {
         TradeRefusal::MarketClosed
     } else if is(FundingMarketError::SlippageExceeded) {
         TradeRefusal::Slippage

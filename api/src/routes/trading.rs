@@ -117,6 +117,7 @@ async fn open_market(state: &AppState, onchain: &OnChain, id: Uuid) -> Result<()
         Some(other) => return Err(ApiError::MarketClosed(format!("the market is {other}, not open"))),
     }
     let plan = MarketPlan::load(&state.db, id).await?.ok_or_else(|| ApiError::NotFound(format!("market {id} not found")))?;
+    MarketPlan::link(&state.db, id).await?;
     onchain.ensure_market(&plan).await.map_err(chain_error)?;
     Ok(())
 }

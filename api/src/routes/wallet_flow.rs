@@ -159,6 +159,7 @@ pub async fn confirm(State(state): State<AppState>, TokenCaller(caller): TokenCa
     if onchain.chain().account(&pda.to_string()).await.map_err(chain_error)?.is_none() {
         return Err(ApiError::PdaNotFound(format!("market {market_id} has no program account yet; call ensure-onchain")));
     }
+    MarketPlan::link(&state.db, market_id).await?;
     let Some(tx) = onchain.landed(&body.tx_sig).await.map_err(chain_error)? else {
         return Err(refused("TRANSACTION_NOT_FOUND", "the chain has no confirmed transaction with this signature"));
     };

@@ -33,6 +33,7 @@ CREATE TABLE embedded_ledger (
     signers      TEXT[] NOT NULL,
     -- the message header: required signatures, read-only signed, read-only unsigned
     header       SMALLINT[] NOT NULL,
+    recent_blockhash TEXT NOT NULL,
     -- [{"program_id", "program_index", "accounts" (indexes), "data" (base64)}], and the same plus
     -- "outer_index" and "stack_height" for inner instructions
     instructions JSONB NOT NULL,

@@ -258,4 +258,27 @@ mod tests {
         let c = with(&[("FM_TRUSTED_PROXIES", "10.0.0.1, ::1")]).unwrap();
         assert_eq!(c.trusted_proxies.len(), 2);
     }
+
+    #[test]
+    fn the_chain_is_embedded_unless_an_rpc_url_is_given() {
+        assert_eq!(with(&[]).unwrap().chain, ChainConfig::Embedded);
+        assert_eq!(with(&[("FM_CHAIN", "devnet")]).unwrap_err().name, "FM_CHAIN");
+        assert_eq!(with(&[("FM_CHAIN", "rpc")]).unwrap_err().name, "FM_RPC_URL");
+        assert_eq!(with(&[("FM_CHAIN", "rpc"), ("FM_RPC_URL", "localhost:8899")]).unwrap_err().name, "FM_RPC_URL");
+        let rpc = with(&[("FM_CHAIN", "rpc"), ("FM_RPC_URL", "http://127.0.0.1:8899")]).unwrap();
+        assert_eq!(rpc.chain, ChainConfig::Rpc { url: "http://127.0.0.1:8899".into(), keys: None });
+        // The keys come as a set.
+        let partial = with(&[("FM_CHAIN", "rpc"), ("FM_RPC_URL", "http://x"), ("FM_OPERATOR_KEYPAIR", "/k/op.json")]);
+        assert_eq!(partial.unwrap_err().name, "FM_OPERATOR_KEYPAIR");
+        let keyed = with(&[
+            ("FM_CHAIN", "rpc"),
+            ("FM_RPC_URL", "https://api.devnet.solana.com"),
+            ("FM_OPERATOR_KEYPAIR", "/k/op.json"),
+            ("FM_AUTHORITY_KEYPAIR", "/k/auth.json"),
+            ("FM_USDC_MINT", "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU"),
+        ])
+        .unwrap();
+        assert!(matches!(keyed.chain, ChainConfig::Rpc { keys: Some(KeyFiles { ref usdc_mint, .. }), .. } if usdc_mint.starts_with("4zMMC")));
+        assert!(with(&[("FM_INDEXER", "maybe")]).is_err());
+    }
 }

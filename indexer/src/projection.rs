@@ -64,6 +64,7 @@ impl Projector {
     pub async fn apply_batch(&self, txs: &[ConfirmedTransaction]) -> Result<usize, sqlx::Error> {
         let Some(last) = txs.last() else { return Ok(0) };
         let mut db = self.db.begin().await?;
+        serialize_projections(&mut db).await?;
         let mut new = 0;
         for tx in txs {
             new += self.record_events(&mut db, tx).await?;
@@ -88,6 +89,7 @@ impl Projector {
     /// events are already recorded and the pass is a no-op for them.
     pub async fn apply_ahead(&self, tx: &ConfirmedTransaction) -> Result<usize, sqlx::Error> {
         let mut db = self.db.begin().await?;
+        serialize_projections(&mut db).await?;
         let new = self.record_events(&mut db, tx).await?;
         db.commit().await?;
         Ok(new)
@@ -201,6 +203,17 @@ async fn record_trade(db: &mut PgConnection, e: &TradeExecuted, at: &At<'_>, eve
         tracing::warn!(market = %e.market, "trade in a market unknown to the service; event kept");
     }
     Ok(recorded as usize)
+}
+
+/// Every projecting transaction takes this lock first (released at commit). Projections touch
+/// the same market, position, balance and statistics rows in whatever order their events come:
+/// run side by side (the indexer's batch and a request's own trade) they deadlocked under load.
+/// One at a time they cannot, and each is short.
+const PROJECTION_LOCK: i64 = 0x7072_6f6a_6563_7421; // "project!"
+
+async fn serialize_projections(db: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(PROJECTION_LOCK).execute(db).await?;
+    Ok(())
 }
 
 async fn market_of(db: &mut PgConnection, address: &Pubkey) -> Result<Option<(Uuid, Uuid)>, sqlx::Error> {

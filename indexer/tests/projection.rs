@@ -142,3 +142,49 @@ async fn applied_ahead_leaves_the_cursor_and_is_not_applied_twice(db: PgPool) {
         .unwrap();
     assert_eq!((trades, balance), (2, 800), "both trades once; the balance of the later one");
 }
+
+/// The indexer's batches and transactions applied ahead (a request projecting its own trade)
+/// at the same time, on the same market and wallets, often the very same transaction: every
+/// projection completes (they used to deadlock) and each event counts once.
+#[sqlx::test(migrations = "../migrations")]
+async fn batches_and_ahead_projections_run_side_by_side(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let market = Pubkey::new_unique();
+    sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1").bind(market_id).bind(market.to_string()).execute(&db).await.unwrap();
+    let wallets: Vec<Pubkey> = (0..6).map(|_| Pubkey::new_unique()).collect();
+    let txs: Vec<_> = (1..=240u64)
+        .map(|n| tx(&format!("sig-{n}"), n, vec![event_data(&trade(market, wallets[n as usize % 6], n, n * 10, n * 10, 1_000 + n))]))
+        .collect();
+    let txs = std::sync::Arc::new(txs);
+    let batches = {
+        let (db, txs) = (db.clone(), txs.clone());
+        tokio::spawn(async move {
+            let projector = Projector::new(db, &funding_market::ID);
+            for chunk in txs.chunks(12) {
+                projector.apply_batch(chunk).await.unwrap();
+            }
+        })
+    };
+    let ahead: Vec<_> = (0..4)
+        .map(|k| {
+            let (db, txs) = (db.clone(), txs.clone());
+            tokio::spawn(async move {
+                let projector = Projector::new(db, &funding_market::ID);
+                for t in txs.iter().skip(k).step_by(4) {
+                    projector.apply_ahead(t).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    batches.await.unwrap();
+    for a in ahead {
+        a.await.unwrap();
+    }
+    let (events, trades, count): (i64, i64, i32) =
+        sqlx::query_as("SELECT (SELECT count(*) FROM chain_events), (SELECT count(*) FROM trades), (SELECT trade_count FROM markets WHERE id = $1)")
+            .bind(market_id)
+            .fetch_one(&db)
+            .await
+            .unwrap();
+    assert_eq!((events, trades, count), (240, 240, 240));
+}

@@ -308,3 +308,53 @@ async fn custodial_trading_over_json_rpc(db: PgPool) {
     assert!(OnChain::connect(rpc, wrong.load().unwrap(), db.clone()).await.is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Many traders at once on one market while the indexer follows the same chain: the indexer's
+/// batches and the requests' own projections touch the same rows (they deadlocked once; the
+/// projection test `batches_and_ahead_projections_run_side_by_side` reproduces that reliably);
+/// every trade succeeds and the projection ends equal to the chain.
+#[sqlx::test(migrator = "api::db::MIGRATOR")]
+async fn traders_and_the_indexer_side_by_side(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(60)).await;
+    let indexer = indexer::follow::Indexer::new(t.chain.clone(), indexer::projection::Projector::new(db.clone(), &funding_market::ID), &funding_market::ID.to_string());
+    let confirmations = t.chain.subscribe();
+    let following = tokio::spawn(async move { indexer.follow(Duration::from_millis(5), Some(confirmations)).await });
+    let market = open_market(&db, "open").await;
+    let mut traders = Vec::new();
+    for _ in 0..8 {
+        let key = wallet();
+        let token = t.app.sign_in(&key).await;
+        assert_eq!(t.faucet(&address(&key), "50").await.0, 200);
+        traders.push((address(&key), token));
+    }
+    let tasks: Vec<_> = traders
+        .iter()
+        .enumerate()
+        .map(|(i, (_, token))| {
+            let (http, url, token) = (t.app.http.clone(), format!("{}/v1/markets/{market}/trade", t.app.base), token.clone());
+            tokio::spawn(async move {
+                let mut statuses = Vec::new();
+                for _ in 0..6 {
+                    let body = json!({"side": if i % 2 == 0 { "yes" } else { "no" }, "usdc_amount": "2"});
+                    statuses.push(http.post(&url).bearer_auth(&token).json(&body).send().await.unwrap().status().as_u16());
+                }
+                statuses
+            })
+        })
+        .collect();
+    for task in tasks {
+        assert_eq!(task.await.unwrap(), vec![200; 6]);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    following.abort();
+    for (wallet, _) in &traders {
+        let projected: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet).fetch_one(&db).await.unwrap();
+        assert_eq!(projected as u64, t.vault(wallet).await);
+    }
+    let (count, trades): (i32, i64) = sqlx::query_as("SELECT trade_count, (SELECT count(*) FROM trades WHERE market_id = $1) FROM markets WHERE id = $1")
+        .bind(market)
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!((count, trades), (48, 48));
+}

@@ -398,8 +398,8 @@ impl EmbeddedChain {
         // One statement, so one atomic write and one round trip.
         let seq: i64 = sqlx::query_scalar(
             "WITH ledger AS (
-                 INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq
+                 INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $17) RETURNING seq
              ), upserted AS (
                  INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch)
                  SELECT * FROM unnest($10::TEXT[], $11::BIGINT[], $12::TEXT[], $13::BYTEA[], $14::BOOLEAN[], $15::BIGINT[])
@@ -429,6 +429,7 @@ impl EmbeddedChain {
         .bind(&stored.executable)
         .bind(&stored.rent_epochs)
         .bind(&stored.closed)
+        .bind(tx.message.recent_blockhash().to_string())
         .fetch_one(&self.0.db)
         .await
         .map_err(db_error)?;
@@ -519,7 +520,7 @@ impl EmbeddedChain {
 
     async fn ledger_row(&self, signature: &str) -> Result<Option<LedgerRow>, ChainError> {
         sqlx::query_as(
-            "SELECT slot, block_time, err, account_keys, signers, header, instructions, inner_instructions FROM embedded_ledger WHERE signature = $1",
+            "SELECT slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash FROM embedded_ledger WHERE signature = $1",
         )
         .bind(signature)
         .fetch_optional(&self.0.db)
@@ -529,7 +530,9 @@ impl EmbeddedChain {
 
     /// `getTransaction` (encoding `json`) as a node answers it, or `None`.
     pub async fn transaction_json(&self, signature: &str) -> Result<Option<Value>, ChainError> {
-        let Some(LedgerRow { slot, block_time, err, account_keys: keys, header, instructions, inner_instructions: inner, .. }) = self.ledger_row(signature).await? else {
+        let Some(LedgerRow { slot, block_time, err, account_keys: keys, header, instructions, inner_instructions: inner, recent_blockhash, .. }) =
+            self.ledger_row(signature).await?
+        else {
             return Ok(None);
         };
         let compiled = |ix: &Value| -> Value {
@@ -558,7 +561,7 @@ impl EmbeddedChain {
                     "accountKeys": keys,
                     "header": {"numRequiredSignatures": header.first(), "numReadonlySignedAccounts": header.get(1), "numReadonlyUnsignedAccounts": header.get(2)},
                     "instructions": instructions.as_array().into_iter().flatten().map(compiled).collect::<Vec<_>>(),
-                    "recentBlockhash": null,
+                    "recentBlockhash": recent_blockhash,
                 }
             },
             "meta": {
@@ -626,6 +629,7 @@ struct LedgerRow {
     header: Vec<i16>,
     instructions: Value,
     inner_instructions: Value,
+    recent_blockhash: String,
 }
 
 /// The accounts a transaction wrote, as columns for one `unnest` upsert.

@@ -7,17 +7,14 @@
 
 use std::time::{Duration, Instant};
 
-use api::Config;
-use api::startup::Application;
+mod support;
+
 use funding_market::client;
 use funding_market::instructions::CreateMarketParams;
 use funding_market::state::Side;
-use indexer::chain::AnyChain;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 use solana_transaction::Transaction;
-use sqlx::postgres::PgPoolOptions;
-use uuid::Uuid;
 
 const TRADES: usize = 300;
 const MEMORY_TRADES: usize = 5_000;
@@ -39,42 +36,13 @@ fn percentiles(mut samples: Vec<f64>) -> String {
 
 #[tokio::main]
 async fn main() {
-    let admin = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into());
-    let url = format!("{}/fm_bench_lag", admin.rsplit_once('/').unwrap().0);
-    let conn = PgPoolOptions::new().max_connections(1).connect(&admin).await.unwrap();
-    sqlx::query("DROP DATABASE IF EXISTS fm_bench_lag").execute(&conn).await.unwrap();
-    conn.close().await;
-
-    let mut config = Config::from_env().unwrap();
-    config.database_url = url.clone();
-    config.bind_addr = "127.0.0.1:0".parse().unwrap();
-    config.scheduler_enabled = false;
-    config.rate_public_per_min = u32::MAX;
-    let app = Application::build(config).await.unwrap();
-    let base = format!("http://{}", app.local_addr());
-    let AnyChain::Embedded(chain) = app.chain().clone() else { unreachable!("the default chain is embedded") };
-    tokio::spawn(app.run_until(std::future::pending()));
-    let db = PgPoolOptions::new().max_connections(2).connect(&url).await.unwrap();
+    let support::Service { base, chain, db } = support::serve_fresh("fm_bench_lag", |_| {}).await;
 
     // A market the service knows, created on chain; a wallet with USDC in its vault.
     let now = chain.clock().await.unwrap().unix_timestamp;
-    let series = Uuid::new_v4();
-    sqlx::query("INSERT INTO series (id, exchange, symbol, slug, display_name, tier, liquidity_b, interval_hours) VALUES ($1, 'binance', 'BTCUSDT', 'binance-btcusdt', 'BTC/USDT', 1, 100000000, 1)")
-        .bind(series)
-        .execute(&db)
-        .await
-        .unwrap();
-    let market_id = Uuid::new_v4();
-    sqlx::query(
-        "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
-         VALUES ($1, $2, 1, to_timestamp($3), to_timestamp($3 + 3300), to_timestamp($3 + 3600), 'open', 1000000000, 0, 0, 500000, 500000, 0)",
-    )
-    .bind(market_id)
-    .bind(series)
-    .bind((now - 60) as f64)
-    .execute(&db)
-    .await
-    .unwrap();
+    let at = |offset: i64| chrono::DateTime::from_timestamp(now + offset, 0).unwrap();
+    let series = support::series(&db, 1_000_000_000).await;
+    let market_id = support::open_market(&db, series, 1, at(-60), at(3240), at(3540), 1_000_000_000).await;
     let id = *market_id.as_bytes();
     let (authority, operator) = (chain.keys().authority.insecure_clone(), chain.keys().operator.insecure_clone());
     let params = CreateMarketParams { market_id: id, series: [0; 32], open_ts: now - 60, close_ts: now + 3240, settlement_ts: now + 3540, b: 1_000 * USDC, prior_ppm: 500_000 };

@@ -7,8 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use api::Config;
-use api::startup::Application;
+mod support;
+
 use chrono::Utc;
 use ed25519_dalek::Signer;
 use serde_json::{Value, json};
@@ -61,53 +61,21 @@ async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &
 
 #[tokio::main]
 async fn main() {
-    let admin = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into());
-    let base_url = admin.rsplit_once('/').unwrap().0.to_owned();
-    let url = format!("{base_url}/fm_bench_trade");
-    let conn = PgPoolOptions::new().max_connections(1).connect(&admin).await.unwrap();
-    sqlx::query("DROP DATABASE IF EXISTS fm_bench_trade").execute(&conn).await.unwrap();
-    conn.close().await;
-
-    let mut config = Config::from_env().unwrap();
-    config.database_url = url.clone();
-    config.bind_addr = "127.0.0.1:0".parse().unwrap();
-    config.scheduler_enabled = false;
-    config.rate_public_per_min = u32::MAX;
-    config.rate_auth_per_min = u32::MAX;
-    config.rate_trade_per_sec = u32::MAX;
-    config.request_timeout = Duration::from_secs(60);
-    let app = Application::build(config).await.unwrap();
-    let base = format!("http://{}", app.local_addr());
-    tokio::spawn(app.run_until(std::future::pending()));
-    let db = PgPoolOptions::new().max_connections(2).connect(&url).await.unwrap();
+    let support::Service { base, db, .. } = support::serve_fresh("fm_bench_trade", |config| {
+        config.rate_auth_per_min = u32::MAX;
+        config.rate_trade_per_sec = u32::MAX;
+        config.request_timeout = Duration::from_secs(60);
+    })
+    .await;
     let http = reqwest::Client::builder().pool_max_idle_per_host(TRADERS).build().unwrap();
 
     // Ten open markets (rows as the scheduler makes them), each created on chain by a first trade.
-    let series = Uuid::new_v4();
-    sqlx::query("INSERT INTO series (id, exchange, symbol, slug, display_name, tier, liquidity_b, interval_hours) VALUES ($1, 'binance', 'BTCUSDT', 'binance-btcusdt', 'BTC/USDT', 1, 1000000000, 1)")
-        .bind(series)
-        .execute(&db)
-        .await
-        .unwrap();
+    let series = support::series(&db, 1_000_000_000).await;
     let now = Utc::now();
     let mut markets = Vec::new();
     for round in 0..10 {
-        let id = Uuid::new_v4();
-        sqlx::query(
-            "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, onchain_address)
-             VALUES ($1, $2, $3, $4, $5, $6, 'open', 1000000000, 0, 0, 500000, 500000, 0, $7)",
-        )
-        .bind(id)
-        .bind(series)
-        .bind(round + 1)
-        .bind(now - chrono::Duration::minutes(1))
-        .bind(now + chrono::Duration::minutes(55 + round as i64))
-        .bind(now + chrono::Duration::minutes(60 + round as i64))
-        .bind(funding_market::client::market_pda(id.as_bytes()).to_string())
-        .execute(&db)
-        .await
-        .unwrap();
-        markets.push(id);
+        let minutes = chrono::Duration::minutes;
+        markets.push(support::open_market(&db, series, round + 1, now - minutes(1), now + minutes(55 + round as i64), now + minutes(60 + round as i64), 1_000_000_000).await);
     }
     let mut tokens = Vec::new();
     for _ in 0..TRADERS {
@@ -128,7 +96,8 @@ async fn main() {
     println!("  ten markets:  {tps:>7.0} trades/s   p50 {p50:.1} ms   p99 {p99:.1} ms");
 
     // pgbench on the same Postgres, same number of clients.
-    let pg = format!("{base_url}/fm_bench_pgbench");
+    let admin = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into());
+    let pg = format!("{}/fm_bench_pgbench", admin.rsplit_once('/').unwrap().0);
     let admin_conn = PgPoolOptions::new().max_connections(1).connect(&admin).await.unwrap();
     sqlx::query("DROP DATABASE IF EXISTS fm_bench_pgbench").execute(&admin_conn).await.unwrap();
     sqlx::query("CREATE DATABASE fm_bench_pgbench").execute(&admin_conn).await.unwrap();

@@ -1,0 +1,74 @@
+//! What the service benchmarks share: a fresh database with the service running on it (embedded
+//! chain, no scheduler), and markets inserted as the scheduler makes them.
+#![allow(dead_code)]
+
+use api::Config;
+use api::startup::Application;
+use chrono::{DateTime, Utc};
+use indexer::chain::{AnyChain, EmbeddedChain};
+use sqlx::PgPool;
+use sqlx::postgres::PgPoolOptions;
+use uuid::Uuid;
+
+/// The running service: its base URL, its chain, and a pool on its database.
+pub struct Service {
+    pub base: String,
+    pub chain: EmbeddedChain,
+    pub db: PgPool,
+}
+
+/// Drops and recreates database `name` next to `DATABASE_URL`'s, and serves the application on
+/// it at a free port with public rate limits out of the way; `tune` adjusts the configuration.
+pub async fn serve_fresh(name: &str, tune: impl FnOnce(&mut Config)) -> Service {
+    let admin = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into());
+    let url = format!("{}/{name}", admin.rsplit_once('/').unwrap().0);
+    let conn = PgPoolOptions::new().max_connections(1).connect(&admin).await.unwrap();
+    sqlx::query(&format!("DROP DATABASE IF EXISTS {name}")).execute(&conn).await.unwrap();
+    conn.close().await;
+
+    let mut config = Config::from_env().unwrap();
+    config.database_url = url.clone();
+    config.bind_addr = "127.0.0.1:0".parse().unwrap();
+    config.scheduler_enabled = false;
+    config.rate_public_per_min = u32::MAX;
+    tune(&mut config);
+    let app = Application::build(config).await.unwrap();
+    let base = format!("http://{}", app.local_addr());
+    let AnyChain::Embedded(chain) = app.chain().clone() else { unreachable!("the default chain is embedded") };
+    tokio::spawn(app.run_until(std::future::pending()));
+    let db = PgPoolOptions::new().max_connections(2).connect(&url).await.unwrap();
+    Service { base, chain, db }
+}
+
+/// A series for the benchmark's markets (b = `liquidity_b` micro-USDC).
+pub async fn series(db: &PgPool, liquidity_b: i64) -> Uuid {
+    let id = Uuid::new_v4();
+    sqlx::query("INSERT INTO series (id, exchange, symbol, slug, display_name, tier, liquidity_b, interval_hours) VALUES ($1, 'binance', 'BTCUSDT', 'binance-btcusdt', 'BTC/USDT', 1, $2, 1)")
+        .bind(id)
+        .bind(liquidity_b)
+        .execute(db)
+        .await
+        .unwrap();
+    id
+}
+
+/// An open market of `series` (prior 0.5) with its program address, as the scheduler makes it.
+pub async fn open_market(db: &PgPool, series: Uuid, round: i32, open: DateTime<Utc>, close: DateTime<Utc>, settlement: DateTime<Utc>, liquidity_b: i64) -> Uuid {
+    let id = Uuid::new_v4();
+    sqlx::query(
+        "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, onchain_address)
+         VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, 0, 0, 500000, 500000, 0, $8)",
+    )
+    .bind(id)
+    .bind(series)
+    .bind(round)
+    .bind(open)
+    .bind(close)
+    .bind(settlement)
+    .bind(liquidity_b)
+    .bind(funding_market::client::market_pda(id.as_bytes()).to_string())
+    .execute(db)
+    .await
+    .unwrap();
+    id
+}

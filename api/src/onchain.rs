@@ -98,23 +98,28 @@ pub struct MarketPlan {
     pub settlement_ts: DateTime<Utc>,
     pub liquidity_b: i64,
     pub ou_prior_ppm: i32,
+    /// The service's status (`pending`, `open`, …).
+    pub status: String,
+    pub onchain_address: Option<String>,
 }
 
 impl MarketPlan {
     /// Records the market's program address where an older row lacks it (the scheduler sets it
     /// at creation), so its events are projected even before its creation is indexed.
-    pub async fn link(db: &PgPool, id: Uuid) -> Result<(), sqlx::Error> {
-        sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1 AND onchain_address IS NULL")
-            .bind(id)
-            .bind(client::market_pda(id.as_bytes()).to_string())
-            .execute(db)
-            .await?;
+    pub async fn link(&self, db: &PgPool) -> Result<(), sqlx::Error> {
+        if self.onchain_address.is_none() {
+            sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1 AND onchain_address IS NULL")
+                .bind(self.id)
+                .bind(client::market_pda(self.id.as_bytes()).to_string())
+                .execute(db)
+                .await?;
+        }
         Ok(())
     }
 
     pub async fn load(db: &PgPool, id: Uuid) -> Result<Option<MarketPlan>, sqlx::Error> {
         sqlx::query_as(
-            "SELECT m.id, s.slug, m.open_ts, m.close_ts, m.settlement_ts, m.liquidity_b, m.ou_prior_ppm
+            "SELECT m.id, s.slug, m.open_ts, m.close_ts, m.settlement_ts, m.liquidity_b, m.ou_prior_ppm, m.status, m.onchain_address
              FROM markets m JOIN series s ON s.id = m.series_id WHERE m.id = $1",
         )
         .bind(id)
@@ -145,17 +150,17 @@ pub struct Signed {
     pub signature: String,
 }
 
-fn trade_of(confirmed: &ConfirmedTransaction) -> Result<TradeExecuted, OnChainError> {
+/// The program's trades in a confirmed transaction (its `TradeExecuted` events).
+pub fn trades_in(confirmed: &ConfirmedTransaction) -> impl Iterator<Item = TradeExecuted> + '_ {
     let program = funding_market::ID.to_string();
-    confirmed
-        .inner_instructions
-        .iter()
-        .filter(|i| i.instruction.program_id == program)
-        .find_map(|i| match events::decode(&i.instruction.data) {
-            Some(ProgramEvent::TradeExecuted(e)) => Some(e),
-            _ => None,
-        })
-        .ok_or_else(|| OnChainError::Unexpected(format!("trade {} emitted no TradeExecuted", confirmed.signature)))
+    confirmed.inner_instructions.iter().filter(move |i| i.instruction.program_id == program).filter_map(|i| match events::decode(&i.instruction.data) {
+        Some(ProgramEvent::TradeExecuted(e)) => Some(e),
+        _ => None,
+    })
+}
+
+fn trade_of(confirmed: &ConfirmedTransaction) -> Result<TradeExecuted, OnChainError> {
+    trades_in(confirmed).next().ok_or_else(|| OnChainError::Unexpected(format!("trade {} emitted no TradeExecuted", confirmed.signature)))
 }
 
 /// The program error code of a preflight or on-chain failure, if it is one of ours.
@@ -371,7 +376,17 @@ mod tests {
 
     fn plan(prior: i32) -> MarketPlan {
         let now = Utc::now();
-        MarketPlan { id: Uuid::nil(), slug: "binance-btcusdt".into(), open_ts: now, close_ts: now, settlement_ts: now, liquidity_b: 100_000_000, ou_prior_ppm: prior }
+        MarketPlan {
+            id: Uuid::nil(),
+            slug: "binance-btcusdt".into(),
+            open_ts: now,
+            close_ts: now,
+            settlement_ts: now,
+            liquidity_b: 100_000_000,
+            ou_prior_ppm: prior,
+            status: "open".into(),
+            onchain_address: None,
+        }
     }
 
     #[test]

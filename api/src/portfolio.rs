@@ -66,33 +66,6 @@ pub async fn open_positions(db: &PgPool, wallet: &str) -> Result<Vec<OpenPositio
     .await
 }
 
-#[derive(Debug, sqlx::FromRow)]
-pub struct HistoryRow {
-    pub id: Uuid,
-    pub market_id: Uuid,
-    pub side: String,
-    pub is_buy: bool,
-    pub shares: i64,
-    pub amount: i64,
-    pub fee: i64,
-    pub created_at: DateTime<Utc>,
-}
-
-/// The wallet's trades, newest first, and how many there are.
-pub async fn history(db: &PgPool, wallet: &str, limit: i64, offset: i64) -> Result<(Vec<HistoryRow>, i64), sqlx::Error> {
-    let rows = sqlx::query_as(
-        "SELECT id, market_id, side, is_buy, shares, amount, fee, created_at FROM trades WHERE wallet = $1
-         ORDER BY created_at DESC, slot DESC NULLS LAST, id LIMIT $2 OFFSET $3",
-    )
-    .bind(wallet)
-    .bind(limit)
-    .bind(offset)
-    .fetch_all(db)
-    .await?;
-    let total = sqlx::query_scalar("SELECT count(*) FROM trades WHERE wallet = $1").bind(wallet).fetch_one(db).await?;
-    Ok((rows, total))
-}
-
 /// A wallet's totals over a period (from `trader_stats`).
 #[derive(Debug, Default, sqlx::FromRow)]
 pub struct Totals {

@@ -178,6 +178,7 @@ pub async fn open_round(db: &PgPool, series_id: Uuid) -> Result<Option<MarketRow
 #[derive(Debug, sqlx::FromRow)]
 pub struct TradeRow {
     pub id: Uuid,
+    pub market_id: Uuid,
     pub side: String,
     pub is_buy: bool,
     pub shares: i64,
@@ -186,18 +187,30 @@ pub struct TradeRow {
     pub created_at: DateTime<Utc>,
 }
 
-/// A page of the market's trades, latest first, and how many there are.
-pub async fn trades(db: &PgPool, market_id: Uuid, limit: i64, offset: i64) -> Result<(Vec<TradeRow>, i64), sqlx::Error> {
-    let rows = sqlx::query_as(
-        "SELECT id, side, is_buy, shares, amount, fee, created_at FROM trades WHERE market_id = $1
-         ORDER BY created_at DESC, slot DESC NULLS LAST, id LIMIT $2 OFFSET $3",
-    )
-    .bind(market_id)
+/// Whose trades to list.
+#[derive(Clone, Copy, Debug)]
+pub enum TradesOf<'a> {
+    Market(Uuid),
+    Wallet(&'a str),
+}
+
+/// A page of trades, latest first (the slot orders trades of the same second), and how many
+/// there are.
+pub async fn trades(db: &PgPool, of: TradesOf<'_>, limit: i64, offset: i64) -> Result<(Vec<TradeRow>, i64), sqlx::Error> {
+    let (filter, key) = match of {
+        TradesOf::Market(id) => ("market_id = $1::UUID", id.to_string()),
+        TradesOf::Wallet(wallet) => ("wallet = $1", wallet.to_owned()),
+    };
+    let rows = sqlx::query_as(&format!(
+        "SELECT id, market_id, side, is_buy, shares, amount, fee, created_at FROM trades WHERE {filter}
+         ORDER BY created_at DESC, slot DESC NULLS LAST, id LIMIT $2 OFFSET $3"
+    ))
+    .bind(&key)
     .bind(limit)
     .bind(offset)
     .fetch_all(db)
     .await?;
-    let total = sqlx::query_scalar("SELECT count(*) FROM trades WHERE market_id = $1").bind(market_id).fetch_one(db).await?;
+    let total = sqlx::query_scalar(&format!("SELECT count(*) FROM trades WHERE {filter}")).bind(&key).fetch_one(db).await?;
     Ok((rows, total))
 }
 

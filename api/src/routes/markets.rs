@@ -189,7 +189,7 @@ pub async fn trades(
 ) -> Result<Data<Vec<TradeItem>>, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
     let market = find(&state, &id).await?;
-    let (rows, total) = queries::trades(&state.db, market.id, page.limit, page.offset).await?;
+    let (rows, total) = queries::trades(&state.db, queries::TradesOf::Market(market.id), page.limit, page.offset).await?;
     Ok(Data::paged(rows.into_iter().map(TradeItem::from).collect(), page.meta(total)))
 }
 

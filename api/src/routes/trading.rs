@@ -110,14 +110,11 @@ async fn trade_result(state: &AppState, signature: &str, e: &TradeExecuted) -> R
 
 /// A market ready to trade: known, open, and on chain.
 async fn open_market(state: &AppState, onchain: &OnChain, id: Uuid) -> Result<(), ApiError> {
-    let status: Option<String> = sqlx::query_scalar("SELECT status FROM markets WHERE id = $1").bind(id).fetch_optional(&state.db).await?;
-    match status.as_deref() {
-        None => return Err(ApiError::NotFound(format!("market {id} not found"))),
-        Some("open") => {}
-        Some(other) => return Err(ApiError::MarketClosed(format!("the market is {other}, not open"))),
-    }
     let plan = MarketPlan::load(&state.db, id).await?.ok_or_else(|| ApiError::NotFound(format!("market {id} not found")))?;
-    MarketPlan::link(&state.db, id).await?;
+    if plan.status != "open" {
+        return Err(ApiError::MarketClosed(format!("the market is {}, not open", plan.status)));
+    }
+    plan.link(&state.db).await?;
     onchain.ensure_market(&plan).await.map_err(chain_error)?;
     Ok(())
 }
@@ -188,8 +185,10 @@ pub async fn buy(
     let (state, onchain, caller) = (&state, &onchain, &caller);
     idempotent(state, caller, &headers, &route, &body, |key| async move {
         open_market(state, onchain, id).await?;
-        if available(state, &caller.wallet).await? < usdc + fee {
-            return Err(ApiError::InsufficientBalance(format!("{} USDC plus a {} USDC fee exceeds the available balance", micros(usdc as i64), micros(fee as i64))));
+        // Amounts parse up to u64::MAX micro-USDC: compare without overflowing.
+        if available(state, &caller.wallet).await? < usdc.saturating_add(fee) {
+            let shown = |v: u64| money::places(v as i128, 6, 6);
+            return Err(ApiError::InsufficientBalance(format!("{} USDC plus a {} USDC fee exceeds the available balance", shown(usdc), shown(fee))));
         }
         let signed = onchain.sign_buy(id, &wallet, side, usdc, min_shares).await.map_err(chain_error)?;
         if let Some(key) = &key {
@@ -294,8 +293,13 @@ pub async fn faucet(State(state): State<AppState>, ApiJson(body): ApiJson<Faucet
     }
     let wallet: anchor_lang::prelude::Pubkey = body.wallet_address.parse().map_err(|_| ApiError::InvalidInput("wallet_address is not a Solana address".into()))?;
     let amount = amount("amount", &body.amount)?;
+    let over_cap = || ApiError::InvalidInput(format!("the faucet gives at most {} USDC per wallet per day", micros(FAUCET_DAILY_CAP as i64)));
+    if amount > FAUCET_DAILY_CAP {
+        return Err(over_cap());
+    }
     let day = Utc::now().date_naive();
-    // Reserve the amount under the cap first, so concurrent requests cannot exceed it.
+    // Reserve the amount under the cap first, so concurrent requests cannot exceed it: no row
+    // comes back when the day's grants would pass it.
     let granted: Option<i64> = sqlx::query_scalar(
         "INSERT INTO faucet_grants (wallet, day, amount) VALUES ($1, $2, $3)
          ON CONFLICT (wallet, day) DO UPDATE SET amount = faucet_grants.amount + EXCLUDED.amount
@@ -308,13 +312,7 @@ pub async fn faucet(State(state): State<AppState>, ApiJson(body): ApiJson<Faucet
     .bind(FAUCET_DAILY_CAP as i64)
     .fetch_optional(&state.db)
     .await?;
-    let Some(granted) = granted.filter(|_| amount <= FAUCET_DAILY_CAP) else {
-        if granted.is_some() {
-            refund_faucet(&state, &wallet, day, amount).await?;
-        }
-        return Err(ApiError::InvalidInput(format!("the faucet gives at most {} USDC per wallet per day", micros(FAUCET_DAILY_CAP as i64))));
-    };
-    let granted = granted as u64;
+    let granted = granted.ok_or_else(over_cap)? as u64;
     match onchain.faucet(&wallet, amount).await {
         Ok(balance) => Ok(Data::new(FaucetResult {
             wallet_address: wallet.to_string(),

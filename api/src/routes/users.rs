@@ -10,7 +10,9 @@ use super::page::PageQuery;
 use crate::auth::extract::AnyCaller;
 use crate::envelope::Data;
 use crate::extract::{ApiJson, ApiQuery};
-use crate::money::{self, micros, ppm};
+use super::markets::TradeItem;
+use crate::markets::queries::{self, TradesOf};
+use crate::money::{micros, ppm};
 use crate::portfolio::{self, OpenPosition};
 use crate::users;
 use crate::{ApiError, AppState};
@@ -99,36 +101,18 @@ pub async fn positions(State(state): State<AppState>, AnyCaller(caller): AnyCall
     Ok(Data::new(open.into_iter().map(Position::from).collect()))
 }
 
+/// A trade of the caller's history: the market's trade item with its market.
 #[derive(Serialize)]
 pub struct HistoryItem {
-    trade_id: Uuid,
     market_id: Uuid,
-    side: String,
-    /// `buy` or `sell` (beyond the contract).
-    kind: &'static str,
-    shares: String,
-    /// Average price per share of the trade, USDC.
-    price_usdc: String,
-    fee_usdc: String,
-    created_at: DateTime<Utc>,
+    #[serde(flatten)]
+    trade: TradeItem,
 }
 
 pub async fn history(State(state): State<AppState>, AnyCaller(caller): AnyCaller, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Data<Vec<HistoryItem>>, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
-    let (rows, total) = portfolio::history(&state.db, &caller.wallet, page.limit, page.offset).await?;
-    let items = rows
-        .into_iter()
-        .map(|t| HistoryItem {
-            trade_id: t.id,
-            market_id: t.market_id,
-            side: t.side,
-            kind: if t.is_buy { "buy" } else { "sell" },
-            shares: micros(t.shares),
-            price_usdc: micros(money::per_share(t.amount, t.shares)),
-            fee_usdc: micros(t.fee),
-            created_at: t.created_at,
-        })
-        .collect();
+    let (rows, total) = queries::trades(&state.db, TradesOf::Wallet(&caller.wallet), page.limit, page.offset).await?;
+    let items = rows.into_iter().map(|t| HistoryItem { market_id: t.market_id, trade: TradeItem::from(t) }).collect();
     Ok(Data::paged(items, page.meta(total)))
 }
 

@@ -26,7 +26,7 @@ use crate::cosign::{self, MAX_TRANSACTION};
 use crate::envelope::Data;
 use crate::extract::{ApiJson, ApiPath};
 use crate::money::{self, micros};
-use crate::onchain::{MarketPlan, OnChain};
+use crate::onchain::{self, MarketPlan, OnChain};
 use crate::{ApiError, AppState};
 
 fn onchain(state: &AppState) -> Result<&OnChain, ApiError> {
@@ -41,28 +41,26 @@ fn refused(code: &'static str, message: impl Into<String>) -> ApiError {
     ApiError::Refused { code, message: message.into() }
 }
 
-/// A market the program can still create: it exists here and is pending or open.
-async fn creatable(state: &AppState, id: Uuid) -> Result<MarketPlan, ApiError> {
-    let status: Option<String> = sqlx::query_scalar("SELECT status FROM markets WHERE id = $1").bind(id).fetch_optional(&state.db).await?;
-    match status.as_deref() {
-        None => return Err(ApiError::NotFound(format!("market {id} not found"))),
-        Some("pending" | "open") => {}
-        Some(other) => return Err(ApiError::MarketClosed(format!("the market is {other}"))),
-    }
+async fn plan(state: &AppState, id: Uuid) -> Result<MarketPlan, ApiError> {
     MarketPlan::load(&state.db, id).await?.ok_or_else(|| ApiError::NotFound(format!("market {id} not found")))
+}
+
+/// A market the program can still create: pending or open.
+fn creatable(plan: &MarketPlan) -> Result<(), ApiError> {
+    match plan.status.as_str() {
+        "pending" | "open" => Ok(()),
+        other => Err(ApiError::MarketClosed(format!("the market is {other}"))),
+    }
 }
 
 pub async fn ensure_onchain(State(state): State<AppState>, TokenCaller(caller): TokenCaller, ApiPath(id): ApiPath<Uuid>) -> Result<Data<Value>, ApiError> {
     let onchain = onchain(&state)?;
-    let exists: Option<bool> = sqlx::query_scalar("SELECT true FROM markets WHERE id = $1").bind(id).fetch_optional(&state.db).await?;
-    if exists.is_none() {
-        return Err(ApiError::NotFound(format!("market {id} not found")));
-    }
+    let plan = plan(&state, id).await?;
     let pda = client::market_pda(id.as_bytes());
     if onchain.chain().account(&pda.to_string()).await.map_err(chain_error)?.is_some() {
         return Ok(Data::new(json!({"market_id": id, "pda": pda.to_string(), "status": "ready"})));
     }
-    let plan = creatable(&state, id).await?;
+    creatable(&plan)?;
     let wallet = caller.wallet.parse().map_err(ApiError::internal)?;
     let (blockhash, _) = onchain.chain().latest_blockhash().await.map_err(chain_error)?;
     let message = solana_message::Message::new_with_blockhash(
@@ -103,7 +101,8 @@ pub async fn co_sign(
     if bincode::serialized_size(&tx).ok() != Some(wire.len() as u64) {
         return Err(ApiError::InvalidInput("transaction has trailing bytes".into()));
     }
-    let plan = creatable(&state, id).await?;
+    let plan = plan(&state, id).await?;
+    creatable(&plan)?;
     let wallet = caller.wallet.parse().map_err(ApiError::internal)?;
     let expected = onchain.create_market_instruction(&plan, &wallet);
     cosign::check(&tx, &expected, &wallet, &onchain.authority()).map_err(|r| refused("COSIGN_REFUSED", r.to_string()))?;
@@ -151,15 +150,12 @@ pub async fn confirm(State(state): State<AppState>, TokenCaller(caller): TokenCa
     if bs58::decode(&body.tx_sig).into_vec().map(|b| b.len()) != Ok(64) {
         return Err(ApiError::InvalidInput("tx_sig must be a base58 transaction signature".into()));
     }
-    let exists: Option<bool> = sqlx::query_scalar("SELECT true FROM markets WHERE id = $1").bind(market_id).fetch_optional(&state.db).await?;
-    if exists.is_none() {
-        return Err(ApiError::NotFound(format!("market {market_id} not found")));
-    }
+    let market = plan(&state, market_id).await?;
     let pda = client::market_pda(market_id.as_bytes());
     if onchain.chain().account(&pda.to_string()).await.map_err(chain_error)?.is_none() {
         return Err(ApiError::PdaNotFound(format!("market {market_id} has no program account yet; call ensure-onchain")));
     }
-    MarketPlan::link(&state.db, market_id).await?;
+    market.link(&state.db).await?;
     let Some(tx) = onchain.landed(&body.tx_sig).await.map_err(chain_error)? else {
         return Err(refused("TRANSACTION_NOT_FOUND", "the chain has no confirmed transaction with this signature"));
     };
@@ -169,14 +165,7 @@ pub async fn confirm(State(state): State<AppState>, TokenCaller(caller): TokenCa
     if !tx.signers.contains(&caller.wallet) {
         return Err(refused("NOT_YOUR_TRANSACTION", "the transaction was not signed by the caller's wallet"));
     }
-    let trade = tx
-        .inner_instructions
-        .iter()
-        .filter(|i| i.instruction.program_id == funding_market::ID.to_string())
-        .filter_map(|i| match indexer::events::decode(&i.instruction.data) {
-            Some(indexer::events::ProgramEvent::TradeExecuted(e)) => Some(e),
-            _ => None,
-        })
+    let trade = onchain::trades_in(&tx)
         .find(|e| e.market == pda && e.wallet.to_string() == caller.wallet && e.side == side && e.shares == shares)
         .ok_or_else(|| refused("TRADE_MISMATCH", "the transaction holds no trade of the caller on this market with this side and shares"))?;
     let trade_id: Uuid = sqlx::query_scalar("SELECT id FROM trades WHERE signature = $1 AND wallet = $2 AND shares = $3 LIMIT 1")

@@ -153,6 +153,7 @@ async fn a_trader_funds_buys_and_sells_through_the_program(db: PgPool) {
         (json!({"side": "yes"}), 400, "INVALID_INPUT"),
         (json!({"side": "yes", "usdc_amount": "5", "leverage": "10"}), 400, "INVALID_INPUT"),
         (json!({"side": "yes", "usdc_amount": "500"}), 422, "INSUFFICIENT_BALANCE"),
+        (json!({"side": "yes", "usdc_amount": "18446744073709.551615"}), 422, "INSUFFICIENT_BALANCE"),
         (json!({"side": "yes", "usdc_amount": "5", "min_shares": "1000"}), 422, "SLIPPAGE_EXCEEDED"),
     ] {
         let (got, body) = t.post(&path, &token, body.clone()).await;
@@ -263,8 +264,10 @@ async fn the_faucet_has_a_daily_cap(db: PgPool) {
         assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{bad} {amount}");
     }
     let stranger = address(&crate::helpers::wallet());
-    let (status, _) = t.faucet(&stranger, "10001").await;
-    assert_eq!(status, 400, "one grant above the cap");
+    for amount in ["10001", "18446744073709.551615"] {
+        let (status, body) = t.faucet(&stranger, amount).await;
+        assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "one grant above the cap: {amount}");
+    }
 }
 
 /// The service on an RPC chain (here: another service's embedded chain behind its `/rpc`),

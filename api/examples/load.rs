@@ -7,8 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use api::markets::series::{self, SeriesSpec};
-use api::{AppState, Config, cache::Redis, db, exchanges::Exchange};
+use api::domain::series::SeriesSpec;
+use api::store::series;
+use api::store::{self as db, cache::Redis};
+use api::{AppState, Config, exchanges::Exchange};
 use axum::Router;
 use axum::routing::get;
 use sqlx::postgres::PgPoolOptions;
@@ -88,8 +90,8 @@ async fn main() {
 
     let mut config = Config::from_env().unwrap();
     config.rate_public_per_min = u32::MAX;
-    let redis = Redis::new(&config.redis_url, config.health_timeout).unwrap();
-    let app = serve(api::startup::app(AppState::new(config, conn.clone(), redis))).await;
+    let redis = Redis::new(&config.redis_url, config.health_timeout, &config.redis_namespace).unwrap();
+    let app = serve(api::http::app(AppState::new(&config, conn.clone(), redis))).await;
     let bare = serve(Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))).await;
 
     println!("{SERIES} series, {CONNECTIONS} connections, {SECONDS} s each, load generator in the same process");

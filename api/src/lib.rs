@@ -1,35 +1,29 @@
-//! The funding-rate prediction markets API: axum `/v1` routes, their middleware, and the
-//! handles to Postgres and Redis they run on.
+//! The funding-rate prediction markets service: the `/v1` HTTP API, its background workers and
+//! the transactions it sends, in layers with one direction of dependency:
 //!
-//! Layout: `config` (environment), `envelope` + `error` (the `{data, meta, error}` contract),
-//! `extract` (extractors whose rejections are envelope errors), `middleware` (request ids,
-//! tracing, timeouts, panics), `db` and `cache` (Postgres pool and migrations, Redis
-//! connection), `auth` (sign-in, tokens, API keys, anti-replay), `ratelimit`, `users`,
-//! `routes` (one module per resource), `startup` (wiring and serving).
+//! ```text
+//! app/        config, state, start-up by role, telemetry          (wires everything)
+//! http/       router, envelope, errors, extractors, middleware, rate limits, one module per resource
+//! workers/    supervisor, singleton locks, one module per background job
+//! services/   use cases (trading, wallet flow, sign-in, markets, users, settlement), ServiceError
+//! chain/      transactions the service signs and sends, the co-sign check, typed chain errors
+//! exchanges/  venue adapters speaking Binance, Bybit, OKX and Hyperliquid's formats
+//! store/      all SQL (one module per table family) and the Redis connection
+//! domain/     pure types and rules: money, rates, Side, MarketStatus, quotes, prior, portfolio
+//! ```
+//!
+//! http and workers → services → {store, chain, exchanges, domain}; domain depends on nothing
+//! in the crate (`tests/api/layers.rs` checks the rules that can be checked by reading).
 
-pub mod auth;
-pub mod cache;
-pub mod config;
-pub mod cosign;
-pub mod db;
-pub mod envelope;
-pub mod error;
+pub mod app;
+pub mod chain;
+pub mod domain;
 pub mod exchanges;
-pub mod markets;
-pub mod extract;
-pub mod idempotency;
-pub mod middleware;
-pub mod onchain;
-pub mod portfolio;
-pub mod money;
-pub mod prior;
-pub mod ratelimit;
-pub mod routes;
-pub mod startup;
-pub mod state;
-pub mod telemetry;
-pub mod users;
+pub mod http;
+pub mod services;
+pub mod store;
+pub mod workers;
 
-pub use config::Config;
-pub use error::ApiError;
-pub use state::AppState;
+pub use app::config::Config;
+pub use app::state::AppState;
+pub use http::error::ApiError;

@@ -1,9 +1,11 @@
-//! `funding-api`: the HTTP service. Configuration from the environment (`.env.example`).
+//! `funding-api`: the service — the HTTP API, the workers and the indexer, as `FM_ROLES` says.
+//! Configuration from the environment (`.env.example`).
 
 use std::process::ExitCode;
 
-use api::startup::{Application, shutdown_signal};
-use api::{Config, telemetry};
+use api::app::startup::{Application, shutdown_signal};
+use api::Config;
+use api::app::telemetry;
 
 #[tokio::main]
 async fn main() -> ExitCode {

@@ -83,10 +83,12 @@ impl<S: ChainSource> Indexer<S> {
         Ok(progress)
     }
 
-    /// Follows forever: a pass every `period`, or as soon as `confirmations` changes (the
-    /// embedded chain announces each confirmed transaction, so its lag is one pass, not a
-    /// poll). Errors are logged and retried.
-    pub async fn follow(&self, period: Duration, mut confirmations: Option<watch::Receiver<i64>>) {
+    /// Follows until `stop` completes: a pass every `period`, or as soon as `confirmations`
+    /// changes (the embedded chain announces each confirmed transaction, so its lag is one
+    /// pass, not a poll). Errors are logged and retried. `stop` is only looked at between
+    /// passes: a batch in flight is committed (or fails) whole.
+    pub async fn follow(&self, period: Duration, mut confirmations: Option<watch::Receiver<i64>>, stop: impl Future<Output = ()>) {
+        tokio::pin!(stop);
         loop {
             match self.run_once().await {
                 Ok(p) if p.transactions > 0 => tracing::debug!(?p, "indexed"),
@@ -96,11 +98,15 @@ impl<S: ChainSource> Indexer<S> {
             match confirmations.as_mut() {
                 Some(rx) => {
                     tokio::select! {
+                        _ = &mut stop => return,
                         changed = rx.changed() => if changed.is_err() { confirmations = None },
                         _ = tokio::time::sleep(period) => {}
                     }
                 }
-                None => tokio::time::sleep(period).await,
+                None => tokio::select! {
+                    _ = &mut stop => return,
+                    _ = tokio::time::sleep(period) => {}
+                },
             }
         }
     }

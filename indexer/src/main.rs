@@ -28,9 +28,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let program = funding_market::ID.to_string();
     let indexer = Indexer::new(RpcChain::new(&rpc_url, Duration::from_secs(30)), Projector::new(db, &funding_market::ID), &program);
     tracing::info!(rpc = %rpc_url, %program, "following");
-    tokio::select! {
-        _ = indexer.follow(Duration::from_millis(period.max(1)), None) => {}
-        _ = tokio::signal::ctrl_c() => tracing::info!("stopping"),
-    }
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("stopping after the pass in flight");
+    };
+    indexer.follow(Duration::from_millis(period.max(1)), None, stop).await;
     Ok(())
 }

@@ -211,6 +211,40 @@ async fn record_trade(db: &mut PgConnection, e: &TradeExecuted, at: &At<'_>, eve
 /// One at a time they cannot, and each is short.
 const PROJECTION_LOCK: i64 = 0x7072_6f6a_6563_7421; // "project!"
 
+/// How a round ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finalized {
+    /// Resolved: YES iff the rate (1e-12) was positive.
+    Settled { yes: bool, actual_rate: i64 },
+    Voided,
+}
+
+/// The one writer of a round's final state in Postgres: the market's status, outcome and rate,
+/// and (for a settled round) its series' statistics, in the caller's transaction. The chain
+/// projection calls it for `MarketFinalized`; a round that never reached the chain is settled
+/// through it too. Whether it finalized the round (`false`: already final).
+pub async fn finalize_market(db: &mut PgConnection, market_id: Uuid, series_id: Uuid, outcome: Finalized, at: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    let (status, side, rate) = match outcome {
+        Finalized::Voided => ("voided", None, None),
+        Finalized::Settled { yes, actual_rate } => ("settled", Some(if yes { "yes" } else { "no" }), Some(actual_rate)),
+    };
+    let volume: Option<i64> = sqlx::query_scalar(
+        "UPDATE markets SET status = $2, outcome = $3, actual_rate = $4, settled_at = $5
+         WHERE id = $1 AND status NOT IN ('settled', 'voided') RETURNING total_volume",
+    )
+    .bind(market_id)
+    .bind(status)
+    .bind(side)
+    .bind(rate)
+    .bind(at)
+    .fetch_optional(&mut *db)
+    .await?;
+    if let (Some(volume), Finalized::Settled { yes, actual_rate }) = (volume, outcome) {
+        stats::record_outcome(db, series_id, yes, volume, actual_rate, at).await?;
+    }
+    Ok(volume.is_some())
+}
+
 async fn serialize_projections(db: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(PROJECTION_LOCK).execute(db).await?;
     Ok(())
@@ -274,25 +308,12 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
         ProgramEvent::TradeExecuted(_) => {}
         ProgramEvent::MarketFinalized(e) => {
             let Some((market_id, series_id)) = market_of(db, &e.market).await? else { return Ok(()) };
-            let (status, outcome) = match (e.voided, e.outcome) {
-                (true, _) => ("voided", None),
-                (false, Outcome::Yes) => ("settled", Some("yes")),
-                (false, _) => ("settled", Some("no")),
+            let outcome = match (e.voided, e.outcome) {
+                (true, _) => Finalized::Voided,
+                (false, Outcome::Yes) => Finalized::Settled { yes: true, actual_rate: e.actual_rate },
+                (false, _) => Finalized::Settled { yes: false, actual_rate: e.actual_rate },
             };
-            let volume: Option<i64> = sqlx::query_scalar(
-                "UPDATE markets SET status = $2, outcome = $3, actual_rate = $4, settled_at = $5
-                 WHERE id = $1 AND status NOT IN ('settled', 'voided') RETURNING total_volume",
-            )
-            .bind(market_id)
-            .bind(status)
-            .bind(outcome)
-            .bind(if e.voided { None } else { Some(e.actual_rate) })
-            .bind(time(e.ts))
-            .fetch_optional(&mut *db)
-            .await?;
-            if let (Some(volume), Some(outcome)) = (volume, outcome) {
-                stats::record_outcome(db, series_id, outcome == "yes", volume, e.actual_rate, time(e.ts)).await?;
-            }
+            finalize_market(db, market_id, series_id, outcome, time(e.ts)).await?;
         }
         ProgramEvent::PositionSettled(e) => {
             let Some((market_id, _)) = market_of(db, &e.market).await? else { return Ok(()) };

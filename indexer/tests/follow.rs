@@ -92,12 +92,23 @@ async fn a_crash_at_any_point_loses_and_repeats_nothing(db: PgPool) {
     let market_id = seed_market(&db).await;
     let source = ledger(market_id, Pubkey::new_unique(), 300);
     let program = funding_market::ID.to_string();
-    for kill_after_ms in [3u64, 7, 11, 2, 13, 5, 17, 4, 9, 6] {
-        let (db, source, program) = (db.clone(), source.clone(), program.clone());
+    for (i, kill_after_ms) in [3u64, 7, 11, 2, 13, 5, 17, 4, 9, 6].into_iter().enumerate() {
+        let (task_db, source, program) = (db.clone(), source.clone(), program.clone());
         let task = tokio::spawn(async move {
             // Small batches, so kills land between and inside database transactions.
-            Indexer::new(Source(source), Projector::new(db, &funding_market::ID), &program).with_batch(7).run_once().await.unwrap();
+            Indexer::new(Source(source), Projector::new(task_db, &funding_market::ID), &program).with_batch(7).run_once().await.unwrap();
         });
+        if i == 0 {
+            // However loaded the machine, the first run is killed only once it has committed
+            // something (so the runs are known to make progress), and mid-way.
+            for _ in 0..5_000 {
+                let events: i64 = sqlx::query_scalar("SELECT count(*) FROM chain_events").fetch_one(&db).await.unwrap();
+                if events > 0 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
         tokio::time::sleep(Duration::from_millis(kill_after_ms)).await;
         task.abort();
         let _ = task.await;

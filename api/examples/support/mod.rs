@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use api::Config;
-use api::startup::Application;
+use api::app::startup::Application;
 use chrono::{DateTime, Utc};
 use indexer::chain::{AnyChain, EmbeddedChain};
 use sqlx::PgPool;
@@ -33,8 +33,8 @@ pub async fn serve_fresh(name: &str, tune: impl FnOnce(&mut Config)) -> Service 
     config.rate_public_per_min = u32::MAX;
     tune(&mut config);
     let app = Application::build(config).await.unwrap();
-    let base = format!("http://{}", app.local_addr());
-    let AnyChain::Embedded(chain) = app.chain().clone() else { unreachable!("the default chain is embedded") };
+    let base = format!("http://{}", app.local_addr().expect("the serve role listens"));
+    let Some(AnyChain::Embedded(chain)) = app.chain().cloned() else { unreachable!("the default chain is embedded") };
     tokio::spawn(app.run_until(std::future::pending()));
     let db = PgPoolOptions::new().max_connections(2).connect(&url).await.unwrap();
     Service { base, chain, db }

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use super::http::{ExchangeError, Http, rate};
+use super::client::{ExchangeError, Http, rate};
 use super::{CurrentFunding, FundingPoint};
 
 const PAGE: usize = 1000;

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::http::{ExchangeError, Http, int, rate};
+use super::client::{ExchangeError, Http, int, rate};
 use super::{CurrentFunding, FundingPoint};
 
 const PAGE: usize = 200;

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use super::http::{ExchangeError, Http, rate};
+use super::client::{ExchangeError, Http, rate};
 use super::{CurrentFunding, FundingPoint, split_symbol};
 
 /// Rows per `fundingHistory` answer; a full page means there may be more.

@@ -5,42 +5,15 @@
 
 mod binance;
 mod bybit;
-mod http;
+mod client;
 mod hyperliquid;
 mod okx;
-pub mod rate;
 
 use std::time::Duration;
 
-pub use http::ExchangeError;
-pub use rate::FundingRate;
-
-/// The venues a series can be on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Exchange {
-    Binance,
-    Bybit,
-    Okx,
-    Hyperliquid,
-}
-
-impl Exchange {
-    pub const ALL: [Exchange; 4] = [Exchange::Binance, Exchange::Bybit, Exchange::Okx, Exchange::Hyperliquid];
-
-    /// The lowercase identifier used in slugs and the API.
-    pub fn id(self) -> &'static str {
-        match self {
-            Exchange::Binance => "binance",
-            Exchange::Bybit => "bybit",
-            Exchange::Okx => "okx",
-            Exchange::Hyperliquid => "hyperliquid",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Exchange> {
-        Exchange::ALL.into_iter().find(|e| e.id() == s)
-    }
-}
+pub use client::ExchangeError;
+pub use crate::domain::exchange::{Exchange, split_symbol};
+pub use crate::domain::rate::FundingRate;
 
 /// A settled funding rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,24 +33,17 @@ pub struct CurrentFunding {
     pub interval_hours: u32,
 }
 
-/// A symbol as `<BASE><QUOTE>` (e.g. `BTCUSDT`); each adapter maps it to its venue's name.
-pub fn split_symbol(symbol: &str) -> Option<(&str, &str)> {
-    ["USDT", "USDC", "USD"]
-        .into_iter()
-        .find_map(|quote| symbol.strip_suffix(quote).filter(|base| !base.is_empty()).map(|base| (base, quote)))
-}
-
 /// One venue's client.
 #[derive(Clone)]
 pub struct ExchangeClient {
     exchange: Exchange,
-    http: http::Http,
+    http: client::Http,
 }
 
 impl ExchangeClient {
     /// `base_url` without a trailing slash, e.g. `https://fapi.binance.com`.
     pub fn new(exchange: Exchange, base_url: &str, timeout: Duration) -> ExchangeClient {
-        ExchangeClient { exchange, http: http::Http::new(base_url, timeout) }
+        ExchangeClient { exchange, http: client::Http::new(base_url, timeout) }
     }
 
     pub fn exchange(&self) -> Exchange {
@@ -109,16 +75,3 @@ impl ExchangeClient {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn symbols_split_into_base_and_quote() {
-        assert_eq!(split_symbol("BTCUSDT"), Some(("BTC", "USDT")));
-        assert_eq!(split_symbol("1000PEPEUSDC"), Some(("1000PEPE", "USDC")));
-        assert_eq!(split_symbol("ETHUSD"), Some(("ETH", "USD")));
-        assert_eq!(split_symbol("USDT"), None);
-        assert_eq!(split_symbol("BTC"), None);
-    }
-}

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use super::http::{ExchangeError, Http, int, rate};
+use super::client::{ExchangeError, Http, int, rate};
 use super::{CurrentFunding, FundingPoint, split_symbol};
 
 const PAGE: usize = 100;

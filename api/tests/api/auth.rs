@@ -18,7 +18,7 @@ async fn me(app: &TestApp, header: (&str, &str)) -> reqwest::Response {
     app.get_with("/v1/users/me", header).await
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn sign_in_creates_the_user_once_and_the_token_says_who_it_is(db: PgPool) {
     let app = spawn(state(db.clone(), &redis_url())).await;
     let key = wallet();
@@ -47,7 +47,7 @@ async fn sign_in_creates_the_user_once_and_the_token_says_who_it_is(db: PgPool) 
     assert_eq!(users, 1);
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn challenge_refuses_malformed_addresses(db: PgPool) {
     let app = spawn(state(db, &redis_url())).await;
     let off_curve = loop {
@@ -73,7 +73,7 @@ async fn challenge_refuses_malformed_addresses(db: PgPool) {
     assert_eq!(status, 400);
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn verify_refuses_every_bad_signature_and_nonce(db: PgPool) {
     let mut config = config();
     config.challenge_ttl = Duration::from_secs(1);
@@ -110,7 +110,7 @@ async fn verify_refuses_every_bad_signature_and_nonce(db: PgPool) {
     assert_eq!(code_of(verify(address(&key), sign(&key, &message), nonce).await).await, (401, "UNAUTHORIZED".into()));
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn concurrent_redemptions_of_one_nonce_issue_one_token(db: PgPool) {
     let app = spawn(state(db, &redis_url())).await;
     let key = wallet();
@@ -125,7 +125,7 @@ async fn concurrent_redemptions_of_one_nonce_issue_one_token(db: PgPool) {
     assert!(statuses.iter().all(|s| *s == 200 || *s == 401));
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn bad_tokens_are_unauthorized(db: PgPool) {
     let config = config();
     let secret = config.jwt_secret.clone();
@@ -194,7 +194,7 @@ fn base64url_decode(s: &str) -> Vec<u8> {
     out
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn api_keys_are_created_listed_used_and_revoked(db: PgPool) {
     let app = spawn(state(db.clone(), &redis_url())).await;
     let token = app.sign_in(&wallet()).await;
@@ -255,7 +255,7 @@ async fn api_keys_are_created_listed_used_and_revoked(db: PgPool) {
     assert_eq!(code_of(bad_id).await, (400, "INVALID_INPUT".into()));
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn a_user_holds_at_most_25_active_keys(db: PgPool) {
     let app = spawn(state(db, &redis_url())).await;
     let auth = format!("Bearer {}", app.sign_in(&wallet()).await);

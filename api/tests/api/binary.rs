@@ -79,7 +79,7 @@ async fn starts_creates_its_database_and_stops_on_sigterm() {
         .fetch_one(&mut db)
         .await
         .unwrap();
-    assert_eq!(applied as usize, api::db::MIGRATOR.iter().count());
+    assert_eq!(applied as usize, api::store::MIGRATOR.iter().count());
     db.close().await.unwrap();
 
     let killed = Command::new("kill").args(["-TERM", &child.0.id().to_string()]).status().unwrap();

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use api::ApiError;
-use api::envelope::Data;
-use api::extract::{ApiJson, ApiPath, ApiQuery};
+use api::http::envelope::Data;
+use api::http::extract::{ApiJson, ApiPath, ApiQuery};
 use axum::Router;
 use axum::routing::{get, post};
 use serde::Deserialize;
@@ -22,7 +22,7 @@ async fn error_of(response: reqwest::Response) -> (u16, Value) {
     (status, body["error"].clone())
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn unknown_routes_are_not_found(db: PgPool) {
     let app = spawn(state(db, &redis_url())).await;
     for path in ["/nope", "/v1", "/v1/markets/unknown/thing", "/health/"] {
@@ -32,7 +32,7 @@ async fn unknown_routes_are_not_found(db: PgPool) {
     }
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn wrong_methods_are_invalid_input_and_name_the_allowed_ones(db: PgPool) {
     let app = spawn(state(db, &redis_url())).await;
     let response = app.http.delete(format!("{}/health", app.base)).send().await.unwrap();
@@ -43,7 +43,7 @@ async fn wrong_methods_are_invalid_input_and_name_the_allowed_ones(db: PgPool) {
     assert!(error["message"].as_str().unwrap().contains("DELETE"));
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn request_ids_are_issued_or_echoed(db: PgPool) {
     let app = spawn(state(db, &redis_url())).await;
     let issued = app.get("/health").await;
@@ -76,7 +76,7 @@ fn probes(timeout: Duration) -> Router {
         .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await; Data::new(()) }))
         .route("/internal", get(|| async { Err::<Data<()>, _>(ApiError::internal("password=hunter2 at db01")) }))
         .route("/limited", get(|| async { Err::<Data<()>, _>(ApiError::RateLimited { retry_after_secs: 7 }) }));
-    api::middleware::apply(routes, timeout)
+    api::http::middleware::apply(routes, timeout)
 }
 
 #[tokio::test]

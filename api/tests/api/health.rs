@@ -12,7 +12,7 @@ async fn health(app: &TestApp) -> (u16, Value) {
     (response.status().as_u16(), response.json().await.unwrap())
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn ok_when_postgres_and_redis_answer(db: PgPool) {
     let app = spawn(state(db, &redis_url())).await;
     let (status, body) = health(&app).await;
@@ -24,7 +24,7 @@ async fn ok_when_postgres_and_redis_answer(db: PgPool) {
     assert!(body["meta"].is_object());
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn unavailable_when_redis_is_unreachable(db: PgPool) {
     let dead = format!("redis://127.0.0.1:{}", free_port());
     let app = spawn(state(db, &dead)).await;
@@ -39,7 +39,7 @@ async fn unavailable_when_redis_is_unreachable(db: PgPool) {
 #[tokio::test]
 async fn unavailable_when_postgres_is_unreachable() {
     let dead = format!("postgres://postgres:postgres@127.0.0.1:{}/none", free_port());
-    let db = api::db::pool(&dead, 2, Duration::from_millis(500)).unwrap();
+    let db = api::store::pool(&dead, 2, Duration::from_millis(500)).unwrap();
     let app = spawn(state(db, &redis_url())).await;
     let (status, body) = health(&app).await;
     assert_eq!(status, 503);
@@ -48,7 +48,7 @@ async fn unavailable_when_postgres_is_unreachable() {
 
 /// A real redis-server is stopped under the running service and started again: `/health`
 /// follows it down and back up, because the connection manager reconnects by itself.
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn follows_redis_being_stopped_and_restarted(db: PgPool) {
     let port = free_port();
     let redis = RedisServer::start(port).await;
@@ -72,7 +72,7 @@ async fn follows_redis_being_stopped_and_restarted(db: PgPool) {
     assert_eq!(last.0, 200, "did not reconnect: {}", last.1);
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn migrations_create_the_users_table(db: PgPool) {
     let wallet = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
     sqlx::query("INSERT INTO users (id, wallet_address) VALUES ($1, $2)")

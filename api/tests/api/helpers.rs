@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use api::cache::Redis;
+use api::store::cache::Redis;
 use api::{AppState, Config};
 use axum::Router;
 use sqlx::PgPool;
@@ -41,8 +41,8 @@ pub fn state(db: PgPool, redis_url: &str) -> AppState {
 }
 
 pub fn state_with(config: Config, db: PgPool, redis_url: &str) -> AppState {
-    let redis = Redis::new(redis_url, config.health_timeout).unwrap();
-    AppState::new(config, db, redis)
+    let redis = Redis::new(redis_url, config.health_timeout, &config.redis_namespace).unwrap();
+    AppState::new(&config, db, redis)
 }
 
 /// Serves `router` on 127.0.0.1 at a free port.
@@ -57,7 +57,7 @@ pub async fn serve(router: Router) -> TestApp {
 
 /// The whole application for `state`.
 pub async fn spawn(state: AppState) -> TestApp {
-    serve(api::startup::app(state)).await
+    serve(api::http::app(state)).await
 }
 
 pub fn free_port() -> u16 {

@@ -40,7 +40,7 @@ async fn position(t: &Trading, market: Uuid, wallet: &anchor_lang::prelude::Pubk
     client::decode(&account.data).unwrap()
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn from_sign_in_to_the_leaderboard_through_both_paths(db: PgPool) {
     let t = trading(&db, Duration::from_secs(10)).await;
     let key = wallet();

@@ -2,10 +2,10 @@
 
 use std::time::{Duration, Instant};
 
-use api::auth::extract::TokenCaller;
-use api::auth::replay::ReplayChecked;
-use api::envelope::Data;
-use api::ratelimit::authenticate_and_limit;
+use api::http::auth::TokenCaller;
+use api::http::auth::ReplayChecked;
+use api::http::envelope::Data;
+use api::http::ratelimit::authenticate_and_limit;
 use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::routing::post;
@@ -20,21 +20,21 @@ async fn replayed_app(db: PgPool) -> (TestApp, String) {
         .route("/v1/replayed", post(|TokenCaller(_): TokenCaller, _: ReplayChecked| async { Data::new(true) }))
         .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
         .with_state(state.clone());
-    let app = serve(api::middleware::apply(routes, Duration::from_secs(5))).await;
+    let app = serve(api::http::middleware::apply(routes, Duration::from_secs(5))).await;
     (app, token_for_new_user(&state).await)
 }
 
 /// A user row and an access token from the state's own issuer (what `/v1/auth/verify` does).
 async fn token_for_new_user(state: &api::AppState) -> String {
-    let user = api::users::sign_in(&state.db, &address(&wallet())).await.unwrap();
-    state.tokens.issue(user.id, &user.wallet_address, chrono::Utc::now()).0
+    let user = api::store::users::sign_in(&state.services.db, &address(&wallet())).await.unwrap();
+    state.services.tokens.issue(user.id, &user.wallet_address, chrono::Utc::now()).0
 }
 
 fn nonce() -> String {
     hex::encode(rand::random::<[u8; 16]>())
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn replay_headers_are_single_use_and_fresh(db: PgPool) {
     let (app, token) = replayed_app(db).await;
     let now = chrono::Utc::now().timestamp();
@@ -87,7 +87,7 @@ where
     panic!("every burst straddled a window boundary");
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn public_requests_are_limited_per_ip_exactly(db: PgPool) {
     let mut config = config();
     config.rate_public_per_min = 5;
@@ -108,7 +108,7 @@ async fn public_requests_are_limited_per_ip_exactly(db: PgPool) {
     assert_eq!(app.get("/health").await.status(), 200);
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn keys_and_users_have_their_own_buckets_and_trading_is_per_second(db: PgPool) {
     let mut config = config();
     config.rate_auth_per_min = 3;
@@ -132,7 +132,7 @@ async fn keys_and_users_have_their_own_buckets_and_trading_is_per_second(db: PgP
     assert!(results.iter().all(|(_, h)| h["x-ratelimit-limit"] == "2"));
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn a_dead_redis_neither_blocks_nor_hangs_requests(db: PgPool) {
     let dead = format!("redis://127.0.0.1:{}", free_port());
     let state = state(db, &dead);
@@ -149,9 +149,9 @@ async fn a_dead_redis_neither_blocks_nor_hangs_requests(db: PgPool) {
 }
 
 /// Each extractor admits exactly its credentials.
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn extractors_admit_exactly_their_credentials(db: PgPool) {
-    use api::auth::extract::{AnyCaller, KeyCaller};
+    use api::http::auth::{AnyCaller, KeyCaller};
     use axum::routing::get;
     let state = state(db, &redis_url());
     let routes = Router::new()
@@ -160,10 +160,10 @@ async fn extractors_admit_exactly_their_credentials(db: PgPool) {
         .route("/v1/any", get(|AnyCaller(c): AnyCaller| async move { Data::new(c.user_id) }))
         .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
         .with_state(state.clone());
-    let app = serve(api::middleware::apply(routes, Duration::from_secs(5))).await;
-    let user = api::users::sign_in(&state.db, &address(&wallet())).await.unwrap();
-    let token = state.tokens.issue(user.id, &user.wallet_address, chrono::Utc::now()).0;
-    let key = api::auth::api_key::create(&state.db, user.id, "bot").await.unwrap().unwrap().key;
+    let app = serve(api::http::middleware::apply(routes, Duration::from_secs(5))).await;
+    let user = api::store::users::sign_in(&state.services.db, &address(&wallet())).await.unwrap();
+    let token = state.services.tokens.issue(user.id, &user.wallet_address, chrono::Utc::now()).0;
+    let (_, key) = api::services::api_keys::create(&state.services, user.id, "bot").await.unwrap();
     let bearer = format!("Bearer {token}");
     let (jwt, api_key) = (("authorization", bearer.as_str()), ("x-api-key", key.as_str()));
     for (path, header, expected) in [

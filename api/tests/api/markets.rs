@@ -4,8 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use api::exchanges::{Exchange, ExchangeClient, FundingRate};
-use api::markets::scheduler::Scheduler;
-use api::markets::{series, settlement};
+use api::services::scheduler::Scheduler;
+use api::app::config::default_series;
+use api::services::settlement;
+use api::store::series;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::PgPool;
@@ -49,11 +51,11 @@ async fn json(app: &TestApp, path: &str) -> (u16, Value) {
 }
 
 async fn app_with_series(db: &PgPool) -> TestApp {
-    series::ensure(db, &series::default_series()).await.unwrap();
+    series::ensure(db, &default_series()).await.unwrap();
     spawn(state(db.clone(), &redis_url())).await
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn series_are_listed_filtered_and_paged(db: PgPool) {
     let app = app_with_series(&db).await;
     let (status, body) = json(&app, "/v1/series").await;
@@ -91,7 +93,7 @@ async fn series_are_listed_filtered_and_paged(db: PgPool) {
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("NOT_FOUND")));
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn settlements_update_series_statistics_incrementally(db: PgPool) {
     let app = app_with_series(&db).await;
     let now = Utc::now();
@@ -101,8 +103,8 @@ async fn settlements_update_series_statistics_incrementally(db: PgPool) {
         let settlement = now - chrono::Duration::hours(8 * (6 - i as i64));
         let id = insert_market(&db, "binance-btcusdt", i as i32 + 1, settlement, "resolving", 500_000).await;
         sqlx::query("UPDATE markets SET total_volume = 1500000 WHERE id = $1").bind(id).execute(&db).await.unwrap();
-        settlement::record(&db, id, FundingRate(*rate), settlement + chrono::Duration::minutes(1)).await.unwrap();
-        assert!(settlement::record(&db, id, FundingRate(*rate), settlement).await.is_err(), "settles once");
+        settlement::settle_offchain(&services(&db), id, FundingRate(*rate), settlement + chrono::Duration::minutes(1)).await.unwrap();
+        assert!(settlement::settle_offchain(&services(&db), id, FundingRate(*rate), settlement).await.is_err(), "settles once");
     }
     let current = insert_market(&db, "binance-btcusdt", 7, now + chrono::Duration::hours(2), "open", 640_000).await;
 
@@ -128,14 +130,14 @@ async fn settlements_update_series_statistics_incrementally(db: PgPool) {
     assert_eq!(items[3]["outcome"], "no");
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn markets_are_listed_by_status_and_found_by_id(db: PgPool) {
     let app = app_with_series(&db).await;
     let now = Utc::now();
     let open = insert_market(&db, "okx-ethusdt", 1, now + chrono::Duration::hours(3), "open", 500_000).await;
     let pending = insert_market(&db, "okx-ethusdt", 2, now + chrono::Duration::hours(11), "pending", 500_000).await;
     let settled = insert_market(&db, "okx-btcusdt", 1, now - chrono::Duration::hours(1), "resolving", 500_000).await;
-    settlement::record(&db, settled, FundingRate(-5), now).await.unwrap();
+    settlement::settle_offchain(&services(&db), settled, FundingRate(-5), now).await.unwrap();
 
     let (_, all) = json(&app, "/v1/markets").await;
     assert_eq!(all["meta"]["total"], 3);
@@ -170,7 +172,7 @@ async fn markets_are_listed_by_status_and_found_by_id(db: PgPool) {
     assert_eq!(status, 404);
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn quotes_are_the_programs_fill_and_refuse_bad_input(db: PgPool) {
     let app = app_with_series(&db).await;
     let now = Utc::now();
@@ -182,14 +184,14 @@ async fn quotes_are_the_programs_fill_and_refuse_bad_input(db: PgPool) {
     let opening = lmsr::Lmsr::opening(200_000_000, 640_000).unwrap();
     let fill = opening.buy(lmsr::Side::No, 25_500_000).unwrap();
     let q = &q["data"];
-    assert_eq!(q["shares"], api::money::micros(fill.amount_out as i64));
+    assert_eq!(q["shares"], api::domain::money::micros(fill.amount_out as i64));
     assert_eq!(q["max_payout"], q["shares"]);
     assert_eq!((q["fee_usdc"].as_str(), q["total_cost"].as_str(), q["amount"].as_str()), (Some("0.255000"), Some("25.755000"), Some("25.500000")));
     let (new_yes, new_no) = fill.after.prices_micro();
-    assert_eq!((q["new_yes_price"].clone(), q["new_no_price"].clone()), (api::money::micros(new_yes as i64).into(), api::money::micros(new_no as i64).into()));
+    assert_eq!((q["new_yes_price"].clone(), q["new_no_price"].clone()), (api::domain::money::micros(new_yes as i64).into(), api::domain::money::micros(new_no as i64).into()));
     let impact = new_no as i64 - opening.prices_micro().1 as i64;
     assert!(impact > 0);
-    assert_eq!(q["price_impact"], api::money::micros(impact));
+    assert_eq!(q["price_impact"], api::domain::money::micros(impact));
 
     let (_, by_slug) = json(&app, "/v1/quote?series_id=bybit-solusdt&side=no&amount=25.5").await;
     assert_eq!(by_slug["data"]["shares"], q["shares"]);
@@ -221,7 +223,7 @@ async fn quotes_are_the_programs_fill_and_refuse_bad_input(db: PgPool) {
     assert_eq!(status, 400);
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn trades_and_price_history_are_served(db: PgPool) {
     let app = app_with_series(&db).await;
     let market = insert_market(&db, "binance-ethusdt", 1, Utc::now() + chrono::Duration::hours(1), "open", 500_000).await;
@@ -246,7 +248,7 @@ async fn trades_and_price_history_are_served(db: PgPool) {
 
 /// The embedded default: the scheduler on the simulated exchange at wall-clock time gives every
 /// series a current round, visible through the API.
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn the_scheduler_makes_series_live(db: PgPool) {
     let app = app_with_series(&db).await;
     let sim = serve(sim_exchange::router(Arc::new(sim_exchange::Sim::new(sim_exchange::Model::new(42, sim_exchange::default_symbols()))))).await;
@@ -258,4 +260,9 @@ async fn the_scheduler_makes_series_live(db: PgPool) {
         let status = card["current_round"]["status"].as_str().unwrap_or("none");
         assert!(status == "open" || status == "pending", "{}: {status}", card["slug"]);
     }
+}
+
+/// The use cases over `db` (no chain: rounds that never reached it).
+fn services(db: &PgPool) -> api::services::Services {
+    crate::helpers::state(db.clone(), &crate::helpers::redis_url()).services
 }

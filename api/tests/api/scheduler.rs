@@ -4,8 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use api::exchanges::{Exchange, ExchangeClient};
-use api::markets::scheduler::{Scheduler, advance_statuses};
-use api::markets::series::{self, SeriesSpec};
+use api::store::rounds::advance_statuses;
+use api::services::scheduler::Scheduler;
+use api::app::config::default_series;
+use api::domain::series::SeriesSpec;
+use api::store::series;
 use chrono::{DateTime, TimeZone, Utc};
 use sim_exchange::model::{DAY_MS, EPOCH_MS, HOUR_MS};
 use sim_exchange::{Model, Sim, SimSymbol};
@@ -54,10 +57,10 @@ async fn rounds(db: &PgPool, slug: &str) -> Vec<Round> {
     .unwrap()
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn creates_the_next_rounds_with_priors_and_nothing_twice(db: PgPool) {
-    series::ensure(&db, &series::default_series()).await.unwrap();
-    assert_eq!(series::ensure(&db, &series::default_series()).await.unwrap(), 0, "series are seeded once");
+    series::ensure(&db, &default_series()).await.unwrap();
+    assert_eq!(series::ensure(&db, &default_series()).await.unwrap(), 0, "series are seeded once");
     let (scheduler, _) = scheduler_for(&db, sim_exchange::default_symbols()).await;
     let report = scheduler.run_once(at(NOW)).await.unwrap();
     assert!(report.skipped.is_empty(), "{report:?}");
@@ -94,9 +97,9 @@ async fn creates_the_next_rounds_with_priors_and_nothing_twice(db: PgPool) {
     assert_eq!(prices, markets, "each round starts its price history");
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn two_replicas_never_create_a_round_twice(db: PgPool) {
-    series::ensure(&db, &series::default_series()).await.unwrap();
+    series::ensure(&db, &default_series()).await.unwrap();
     let (a, _) = scheduler_for(&db, sim_exchange::default_symbols()).await;
     let (b, _) = scheduler_for(&db, sim_exchange::default_symbols()).await;
     let (ra, rb) = tokio::join!(a.run_once(at(NOW)), b.run_once(at(NOW)));
@@ -107,9 +110,9 @@ async fn two_replicas_never_create_a_round_twice(db: PgPool) {
     assert_eq!(distinct, total);
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn statuses_follow_the_clock(db: PgPool) {
-    series::ensure(&db, &series::default_series()[..1]).await.unwrap(); // binance BTCUSDT
+    series::ensure(&db, &default_series()[..1]).await.unwrap(); // binance BTCUSDT
     let (scheduler, _) = scheduler_for(&db, sim_exchange::default_symbols()).await;
     scheduler.run_once(at(NOW)).await.unwrap();
     let rs = rounds(&db, "binance-btcusdt").await;
@@ -128,7 +131,7 @@ async fn statuses_follow_the_clock(db: PgPool) {
     assert_eq!(advance_statuses(&db, first.settlement_ts).await.unwrap(), 0, "nothing left to move");
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn an_interval_change_voids_the_rounds_that_no_longer_settle(db: PgPool) {
     let spec = SeriesSpec { exchange: Exchange::Bybit, symbol: "SUIUSDT".into(), interval_hours: 1 };
     series::ensure(&db, &[spec]).await.unwrap();
@@ -153,9 +156,9 @@ async fn an_interval_change_voids_the_rounds_that_no_longer_settle(db: PgPool) {
     assert_eq!(interval, 4);
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn an_exchange_outage_skips_only_its_series(db: PgPool) {
-    series::ensure(&db, &series::default_series()).await.unwrap();
+    series::ensure(&db, &default_series()).await.unwrap();
     let (scheduler, base) = scheduler_for(&db, sim_exchange::default_symbols()).await;
     let body = serde_json::json!({"venue": "okx", "status": 503, "count": 1000});
     reqwest::Client::new().post(format!("{base}/sim/faults")).json(&body).send().await.unwrap();

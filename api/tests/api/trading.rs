@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
-use api::markets::series;
-use api::onchain::OnChain;
+use api::app::config::default_series;
+use api::store::series;
+use api::chain::OnChain;
 use chrono::Utc;
 use funding_market::client;
 use indexer::chain::EmbeddedChain;
@@ -23,7 +24,7 @@ pub struct Trading {
 }
 
 pub async fn trading(db: &PgPool, request_timeout: Duration) -> Trading {
-    series::ensure(db, &series::default_series()).await.unwrap();
+    series::ensure(db, &default_series()).await.unwrap();
     let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     let onchain = OnChain::embedded(&chain, db.clone()).await.unwrap();
     let mut config = config();
@@ -96,7 +97,7 @@ pub fn micros(v: &Value) -> i64 {
     sign * (int.parse::<i64>().unwrap() * 1_000_000 + frac.parse::<i64>().unwrap())
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn a_trader_funds_buys_and_sells_through_the_program(db: PgPool) {
     let t = trading(&db, Duration::from_secs(10)).await;
     let key = wallet();
@@ -169,7 +170,7 @@ async fn a_trader_funds_buys_and_sells_through_the_program(db: PgPool) {
     assert_eq!(t.vault(&wallet).await, onchain_vault, "no refusal moved money");
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn an_idempotency_key_trades_once(db: PgPool) {
     let t = trading(&db, Duration::from_secs(10)).await;
     let key = wallet();
@@ -213,7 +214,7 @@ async fn wallet_key_funded(t: &Trading, usdc: &str) -> String {
 
 /// 500 simultaneous 1-USDC buys from one user whose balance covers exactly 10 (fees included):
 /// exactly 10 succeed, the rest are refused for the balance, and Postgres equals the vault.
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn simultaneous_trades_never_overdraw(db: PgPool) {
     let t = trading(&db, Duration::from_secs(120)).await;
     let key = wallet();
@@ -249,7 +250,7 @@ async fn simultaneous_trades_never_overdraw(db: PgPool) {
     assert_eq!(trades, 10);
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn the_faucet_has_a_daily_cap(db: PgPool) {
     let t = trading(&db, Duration::from_secs(10)).await;
     let wallet = address(&wallet());
@@ -273,9 +274,9 @@ async fn the_faucet_has_a_daily_cap(db: PgPool) {
 /// The service on an RPC chain (here: another service's embedded chain behind its `/rpc`),
 /// with its keys from keypair files: custodial trades go through JSON-RPC; the faucet does not
 /// exist there.
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn custodial_trading_over_json_rpc(db: PgPool) {
-    use api::config::KeyFiles;
+    use api::chain::ServiceKeys;
     use indexer::chain::{AnyChain, RpcChain};
     let local = trading(&db, Duration::from_secs(10)).await;
     let dir = std::env::temp_dir().join(format!("fm-keys-{}", Uuid::new_v4().simple()));
@@ -285,13 +286,10 @@ async fn custodial_trading_over_json_rpc(db: PgPool) {
         std::fs::write(&path, serde_json::to_string(&key.to_bytes().to_vec()).unwrap()).unwrap();
         path
     };
-    let files = KeyFiles {
-        operator: write("operator.json", &local.chain.keys().operator),
-        authority: write("authority.json", &local.chain.keys().authority),
-        usdc_mint: local.chain.mint().to_string(),
-    };
+    let (operator, authority, mint) =
+        (write("operator.json", &local.chain.keys().operator), write("authority.json", &local.chain.keys().authority), local.chain.mint().to_string());
     let rpc = AnyChain::Rpc(RpcChain::new(&format!("{}/rpc", local.app.base), Duration::from_secs(10)));
-    let remote = OnChain::connect(rpc.clone(), files.load().unwrap(), db.clone()).await.unwrap();
+    let remote = OnChain::connect(rpc.clone(), ServiceKeys::load(&operator, &authority, &mint).unwrap(), db.clone()).await.unwrap();
     let app = spawn(state_with(config(), db.clone(), &redis_url()).with_onchain(remote)).await;
 
     let key = wallet();
@@ -307,8 +305,8 @@ async fn custodial_trading_over_json_rpc(db: PgPool) {
     assert_eq!(status, 200, "{body}");
     assert_eq!(local.vault(&wallet).await, 20_000_000 - 5_050_000);
     // Keys that are not the program config's are refused at start.
-    let wrong = KeyFiles { operator: files.authority.clone(), ..files.clone() };
-    assert!(OnChain::connect(rpc, wrong.load().unwrap(), db.clone()).await.is_err());
+    let wrong = ServiceKeys::load(&authority, &authority, &mint).unwrap();
+    assert!(OnChain::connect(rpc, wrong, db.clone()).await.is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -316,12 +314,12 @@ async fn custodial_trading_over_json_rpc(db: PgPool) {
 /// batches and the requests' own projections touch the same rows (they deadlocked once; the
 /// projection test `batches_and_ahead_projections_run_side_by_side` reproduces that reliably);
 /// every trade succeeds and the projection ends equal to the chain.
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn traders_and_the_indexer_side_by_side(db: PgPool) {
     let t = trading(&db, Duration::from_secs(60)).await;
     let indexer = indexer::follow::Indexer::new(t.chain.clone(), indexer::projection::Projector::new(db.clone(), &funding_market::ID), &funding_market::ID.to_string());
     let confirmations = t.chain.subscribe();
-    let following = tokio::spawn(async move { indexer.follow(Duration::from_millis(5), Some(confirmations)).await });
+    let following = tokio::spawn(async move { indexer.follow(Duration::from_millis(5), Some(confirmations), std::future::pending()).await });
     let market = open_market(&db, "open").await;
     let mut traders = Vec::new();
     for _ in 0..8 {

@@ -79,7 +79,7 @@ fn shares(v: u64) -> String {
     format!("{}.{:06}", v / 1_000_000, v % 1_000_000)
 }
 
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn a_wallet_creates_the_market_trades_and_confirms(db: PgPool) {
     let t = trading(&db, Duration::from_secs(10)).await;
     let alice = trader(&t, "100").await;
@@ -161,7 +161,7 @@ async fn a_wallet_creates_the_market_trades_and_confirms(db: PgPool) {
 
 /// Everything co-sign must refuse, each from a wallet that would gain from it; none comes back
 /// signed.
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn co_sign_refuses_every_variant_but_the_exact_one(db: PgPool) {
     let t = trading(&db, Duration::from_secs(10)).await;
     let alice = trader(&t, "10").await;
@@ -293,7 +293,7 @@ async fn co_sign_refuses_every_variant_but_the_exact_one(db: PgPool) {
 
 /// The embedded chain's JSON-RPC endpoint, driven by the RPC chain client: a wallet's whole
 /// path through `/rpc` as through a cluster, and the indexer following the chain over RPC.
-#[sqlx::test(migrator = "api::db::MIGRATOR")]
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn the_embedded_chain_speaks_json_rpc(db: PgPool) {
     use indexer::chain::{ChainSource, RpcChain};
     let t = trading(&db, Duration::from_secs(10)).await;

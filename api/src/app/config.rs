@@ -1,0 +1,357 @@
+//! Configuration from environment variables, each with a default that runs the service locally
+//! (see `.env.example` at the workspace root for the documented list).
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use crate::domain::exchange::Exchange;
+use crate::domain::series::{self, SeriesSpec};
+use crate::http::HttpSettings;
+use crate::services::SignInSettings;
+
+/// Everything the service reads from its environment.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `FM_BIND_ADDR`: where the HTTP server listens. Default `127.0.0.1:8080`.
+    pub bind_addr: SocketAddr,
+    /// `DATABASE_URL`. Default `postgres://postgres:postgres@127.0.0.1:5432/funding_market`.
+    pub database_url: String,
+    /// `FM_DB_MAX_CONNECTIONS`: Postgres pool size. Default 16.
+    pub db_max_connections: u32,
+    /// `FM_RUN_MIGRATIONS`: apply `migrations/` at start. Default `true`.
+    pub run_migrations: bool,
+    /// `REDIS_URL`. Default `redis://127.0.0.1:6379`.
+    pub redis_url: String,
+    /// `FM_REDIS_NAMESPACE`: prefix of every Redis key, so deployments can share a Redis.
+    /// Default `fm`.
+    pub redis_namespace: String,
+    /// `FM_REQUEST_TIMEOUT_MS`: a request still running after this answers 500. Default 10000.
+    pub request_timeout: Duration,
+    /// `FM_HEALTH_TIMEOUT_MS`: how long `/health` waits for each component. Default 2000.
+    pub health_timeout: Duration,
+    /// `FM_LOG_FORMAT`: `json` (structured, default) or `pretty`. Filter with `RUST_LOG`.
+    pub log_format: LogFormat,
+    /// `FM_JWT_SECRET`: HS256 key for access tokens, at least 32 bytes. Unset: a random key per
+    /// process (tokens then do not survive a restart; fine locally, set it in production).
+    pub jwt_secret: Vec<u8>,
+    /// `FM_TOKEN_TTL_SECS`: access-token lifetime. Default 86400 (24 h).
+    pub token_ttl: Duration,
+    /// `FM_SIWS_DOMAIN`: the domain in the Sign-In With Solana message. Default `localhost:8080`.
+    pub siws_domain: String,
+    /// `FM_SIWS_URI`: the URI in the message. Default `http://localhost:8080`.
+    pub siws_uri: String,
+    /// `FM_SIWS_CHAIN_ID`: the chain id in the message. Default `localnet`.
+    pub siws_chain_id: String,
+    /// `FM_CHALLENGE_TTL_SECS`: how long a sign-in nonce can be redeemed. Default 300.
+    pub challenge_ttl: Duration,
+    /// `FM_RATE_PUBLIC_PER_MIN`: requests per minute per IP without credentials. Default 60.
+    pub rate_public_per_min: u32,
+    /// `FM_RATE_AUTH_PER_MIN`: per minute per API key (per user for tokens). Default 300.
+    pub rate_auth_per_min: u32,
+    /// `FM_RATE_TRADE_PER_SEC`: trading requests per second per user. Default 10.
+    pub rate_trade_per_sec: u32,
+    /// `FM_TRUSTED_PROXIES`: comma-separated proxy IPs whose `X-Forwarded-For` is believed.
+    /// Default none: the client IP is the socket's peer.
+    pub trusted_proxies: Vec<IpAddr>,
+    /// `FM_SERIES`: the series to run, `exchange:SYMBOL[:hours]` comma-separated. Default: the
+    /// built-in twenty across the four venues.
+    pub series: Vec<SeriesSpec>,
+    /// `FM_SCHEDULER`: run the round scheduler in this process. Default `true`.
+    pub scheduler_enabled: bool,
+    /// `FM_SCHEDULER_PERIOD_SECS`: time between scheduler passes. Default 30.
+    pub scheduler_period: Duration,
+    /// `FM_ROUND_HORIZON_HOURS`: how far ahead rounds are created. Default 24.
+    pub round_horizon: Duration,
+    /// `FM_BINANCE_URL`, `FM_BYBIT_URL`, `FM_OKX_URL`, `FM_HYPERLIQUID_URL`: the venues' REST
+    /// base URLs (e.g. `https://fapi.binance.com`). A venue left unset is served by the
+    /// simulated exchange, started in-process (the embedded default).
+    pub exchange_urls: ExchangeUrls,
+    /// `FM_CHAIN`: `embedded` (default: an in-process chain persisted in Postgres, with a test
+    /// USDC mint) or `rpc` (a cluster at `FM_RPC_URL`).
+    pub chain: ChainConfig,
+    /// `FM_ROLES`: what this process runs, comma-separated from `serve` (the HTTP API),
+    /// `workers` (the background jobs: scheduler, …) and `indexer` (following the chain into
+    /// Postgres). Default all three, for local use; in production each role can run in its own
+    /// processes (singleton workers hold an advisory lock, so any number of `workers` is safe).
+    pub roles: Roles,
+    /// `FM_INDEXER_PERIOD_MS`: time between indexer passes (the embedded chain also wakes it
+    /// on every confirmation). Default 1000.
+    pub indexer_period: Duration,
+}
+
+/// The roles of a process (`FM_ROLES`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Roles {
+    pub serve: bool,
+    pub workers: bool,
+    pub indexer: bool,
+}
+
+impl Roles {
+    pub const ALL: Roles = Roles { serve: true, workers: true, indexer: true };
+
+    pub fn parse(list: &str) -> Result<Roles, String> {
+        let mut roles = Roles { serve: false, workers: false, indexer: false };
+        for role in list.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+            match role {
+                "serve" => roles.serve = true,
+                "workers" => roles.workers = true,
+                "indexer" => roles.indexer = true,
+                other => return Err(format!("unknown role {other:?}: expected serve, workers or indexer")),
+            }
+        }
+        if roles == (Roles { serve: false, workers: false, indexer: false }) {
+            return Err("no role: give at least one of serve, workers, indexer".into());
+        }
+        Ok(roles)
+    }
+}
+
+/// The default set: twenty series across the four venues (the simulated exchange serves the
+/// same ones).
+pub fn default_series() -> Vec<SeriesSpec> {
+    sim_exchange::default_symbols()
+        .into_iter()
+        .map(|s| SeriesSpec {
+            exchange: Exchange::parse(s.venue).expect("the simulator's venues are ours"),
+            symbol: s.symbol,
+            interval_hours: s.interval_hours as u32,
+        })
+        .collect()
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChainConfig {
+    Embedded,
+    /// `FM_RPC_URL`: the cluster's JSON-RPC endpoint. `keys`: the service's signing keys there
+    /// (without them the service reads and indexes the chain but does not trade or co-sign).
+    Rpc { url: String, keys: Option<KeyFiles> },
+}
+
+/// `FM_OPERATOR_KEYPAIR`, `FM_AUTHORITY_KEYPAIR`: solana-keygen JSON keypair files of the
+/// program config's operator and authority; `FM_USDC_MINT`: the config's USDC mint. All three
+/// or none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyFiles {
+    pub operator: std::path::PathBuf,
+    pub authority: std::path::PathBuf,
+    pub usdc_mint: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ExchangeUrls {
+    pub binance: Option<String>,
+    pub bybit: Option<String>,
+    pub okx: Option<String>,
+    pub hyperliquid: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    Json,
+    Pretty,
+}
+
+/// A variable that is set but cannot be used, named so the operator can fix it.
+#[derive(Debug, thiserror::Error)]
+#[error("environment variable {name}={value:?} is invalid: {reason}")]
+pub struct ConfigError {
+    pub name: &'static str,
+    pub value: String,
+    pub reason: String,
+}
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads configuration through `lookup` (the environment, or a map in tests).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let get = |name: &'static str, default: &str| lookup(name).unwrap_or_else(|| default.to_owned());
+        Ok(Config {
+            bind_addr: parse("FM_BIND_ADDR", get("FM_BIND_ADDR", "127.0.0.1:8080"))?,
+            database_url: get("DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/funding_market"),
+            db_max_connections: parse("FM_DB_MAX_CONNECTIONS", get("FM_DB_MAX_CONNECTIONS", "16"))?,
+            run_migrations: parse("FM_RUN_MIGRATIONS", get("FM_RUN_MIGRATIONS", "true"))?,
+            redis_url: get("REDIS_URL", "redis://127.0.0.1:6379"),
+            redis_namespace: get("FM_REDIS_NAMESPACE", "fm"),
+            request_timeout: millis("FM_REQUEST_TIMEOUT_MS", get("FM_REQUEST_TIMEOUT_MS", "10000"))?,
+            health_timeout: millis("FM_HEALTH_TIMEOUT_MS", get("FM_HEALTH_TIMEOUT_MS", "2000"))?,
+            log_format: match get("FM_LOG_FORMAT", "json").as_str() {
+                "json" => LogFormat::Json,
+                "pretty" => LogFormat::Pretty,
+                other => return Err(invalid("FM_LOG_FORMAT", other, "expected json or pretty")),
+            },
+            jwt_secret: match lookup("FM_JWT_SECRET") {
+                Some(secret) if secret.len() >= 32 => secret.into_bytes(),
+                Some(secret) => return Err(invalid("FM_JWT_SECRET", &"*".repeat(secret.len()), "at least 32 bytes")),
+                None => rand::random::<[u8; 32]>().to_vec(),
+            },
+            token_ttl: secs("FM_TOKEN_TTL_SECS", get("FM_TOKEN_TTL_SECS", "86400"))?,
+            siws_domain: get("FM_SIWS_DOMAIN", "localhost:8080"),
+            siws_uri: get("FM_SIWS_URI", "http://localhost:8080"),
+            siws_chain_id: get("FM_SIWS_CHAIN_ID", "localnet"),
+            challenge_ttl: secs("FM_CHALLENGE_TTL_SECS", get("FM_CHALLENGE_TTL_SECS", "300"))?,
+            rate_public_per_min: positive("FM_RATE_PUBLIC_PER_MIN", get("FM_RATE_PUBLIC_PER_MIN", "60"))?,
+            rate_auth_per_min: positive("FM_RATE_AUTH_PER_MIN", get("FM_RATE_AUTH_PER_MIN", "300"))?,
+            rate_trade_per_sec: positive("FM_RATE_TRADE_PER_SEC", get("FM_RATE_TRADE_PER_SEC", "10"))?,
+            trusted_proxies: get("FM_TRUSTED_PROXIES", "")
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|ip| parse("FM_TRUSTED_PROXIES", ip.to_owned()))
+                .collect::<Result<_, _>>()?,
+            series: match lookup("FM_SERIES") {
+                Some(list) => series::parse_list(&list).map_err(|reason| invalid("FM_SERIES", &list, &reason))?,
+                None => default_series(),
+            },
+            scheduler_enabled: parse("FM_SCHEDULER", get("FM_SCHEDULER", "true"))?,
+            scheduler_period: secs("FM_SCHEDULER_PERIOD_SECS", get("FM_SCHEDULER_PERIOD_SECS", "30"))?,
+            round_horizon: Duration::from_secs(3600 * positive::<u64>("FM_ROUND_HORIZON_HOURS", get("FM_ROUND_HORIZON_HOURS", "24"))?),
+            exchange_urls: ExchangeUrls {
+                binance: lookup("FM_BINANCE_URL"),
+                bybit: lookup("FM_BYBIT_URL"),
+                okx: lookup("FM_OKX_URL"),
+                hyperliquid: lookup("FM_HYPERLIQUID_URL"),
+            },
+            chain: match get("FM_CHAIN", "embedded").as_str() {
+                "embedded" => ChainConfig::Embedded,
+                "rpc" => match lookup("FM_RPC_URL") {
+                    Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
+                        let keys = match (lookup("FM_OPERATOR_KEYPAIR"), lookup("FM_AUTHORITY_KEYPAIR"), lookup("FM_USDC_MINT")) {
+                            (None, None, None) => None,
+                            (Some(operator), Some(authority), Some(usdc_mint)) => Some(KeyFiles { operator: operator.into(), authority: authority.into(), usdc_mint }),
+                            _ => return Err(invalid("FM_OPERATOR_KEYPAIR", "", "set FM_OPERATOR_KEYPAIR, FM_AUTHORITY_KEYPAIR and FM_USDC_MINT together")),
+                        };
+                        ChainConfig::Rpc { url, keys }
+                    }
+                    Some(url) => return Err(invalid("FM_RPC_URL", &url, "expected an http(s) URL")),
+                    None => return Err(invalid("FM_RPC_URL", "", "required when FM_CHAIN=rpc")),
+                },
+                other => return Err(invalid("FM_CHAIN", other, "expected embedded or rpc")),
+            },
+            roles: match lookup("FM_ROLES") {
+                Some(list) => Roles::parse(&list).map_err(|reason| invalid("FM_ROLES", &list, &reason))?,
+                None => Roles::ALL,
+            },
+            indexer_period: millis("FM_INDEXER_PERIOD_MS", get("FM_INDEXER_PERIOD_MS", "1000"))?,
+        })
+    }
+}
+
+impl Config {
+    /// What the HTTP layer reads.
+    pub fn http_settings(&self) -> HttpSettings {
+        HttpSettings {
+            request_timeout: self.request_timeout,
+            health_timeout: self.health_timeout,
+            rate_public_per_min: self.rate_public_per_min,
+            rate_auth_per_min: self.rate_auth_per_min,
+            rate_trade_per_sec: self.rate_trade_per_sec,
+            trusted_proxies: self.trusted_proxies.clone(),
+        }
+    }
+
+    /// The Sign-In With Solana message's fixed parts.
+    pub fn sign_in_settings(&self) -> SignInSettings {
+        SignInSettings { domain: self.siws_domain.clone(), uri: self.siws_uri.clone(), chain_id: self.siws_chain_id.clone(), challenge_ttl: self.challenge_ttl }
+    }
+}
+
+fn parse<T: std::str::FromStr>(name: &'static str, value: String) -> Result<T, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    value.parse().map_err(|e: T::Err| invalid(name, &value, &e.to_string()))
+}
+
+fn millis(name: &'static str, value: String) -> Result<Duration, ConfigError> {
+    match parse::<u64>(name, value.clone())? {
+        0 => Err(invalid(name, &value, "must be positive")),
+        ms => Ok(Duration::from_millis(ms)),
+    }
+}
+
+fn secs(name: &'static str, value: String) -> Result<Duration, ConfigError> {
+    Ok(Duration::from_secs(positive::<u64>(name, value)?))
+}
+
+fn positive<T: std::str::FromStr + PartialOrd + Default>(name: &'static str, value: String) -> Result<T, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    let parsed: T = parse(name, value.clone())?;
+    if parsed <= T::default() {
+        return Err(invalid(name, &value, "must be positive"));
+    }
+    Ok(parsed)
+}
+
+fn invalid(name: &'static str, value: &str, reason: &str) -> ConfigError {
+    ConfigError { name, value: value.to_owned(), reason: reason.to_owned() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn with(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Config::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_run_locally() {
+        let c = with(&[]).unwrap();
+        assert_eq!(c.bind_addr.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.redis_url, "redis://127.0.0.1:6379");
+        assert_eq!(c.request_timeout, Duration::from_secs(10));
+        assert!(c.run_migrations);
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        let e = with(&[("FM_DB_MAX_CONNECTIONS", "many")]).unwrap_err();
+        assert_eq!(e.name, "FM_DB_MAX_CONNECTIONS");
+        assert!(with(&[("FM_REQUEST_TIMEOUT_MS", "0")]).is_err());
+        assert!(with(&[("FM_LOG_FORMAT", "xml")]).is_err());
+        assert!(with(&[("FM_BIND_ADDR", "localhost")]).is_err());
+        assert!(with(&[("FM_JWT_SECRET", "short")]).is_err());
+        assert!(with(&[("FM_RATE_PUBLIC_PER_MIN", "0")]).is_err());
+        assert!(with(&[("FM_TRUSTED_PROXIES", "10.0.0.1, nope")]).is_err());
+        assert_eq!(with(&[("FM_SERIES", "ftx:BTCUSDT")]).unwrap_err().name, "FM_SERIES");
+        assert_eq!(with(&[("FM_SERIES", "okx:BTCUSDT")]).unwrap().series.len(), 1);
+        assert_eq!(with(&[]).unwrap().series.len(), 20);
+        let c = with(&[("FM_TRUSTED_PROXIES", "10.0.0.1, ::1")]).unwrap();
+        assert_eq!(c.trusted_proxies.len(), 2);
+    }
+
+    #[test]
+    fn the_chain_is_embedded_unless_an_rpc_url_is_given() {
+        assert_eq!(with(&[]).unwrap().chain, ChainConfig::Embedded);
+        assert_eq!(with(&[("FM_CHAIN", "devnet")]).unwrap_err().name, "FM_CHAIN");
+        assert_eq!(with(&[("FM_CHAIN", "rpc")]).unwrap_err().name, "FM_RPC_URL");
+        assert_eq!(with(&[("FM_CHAIN", "rpc"), ("FM_RPC_URL", "localhost:8899")]).unwrap_err().name, "FM_RPC_URL");
+        let rpc = with(&[("FM_CHAIN", "rpc"), ("FM_RPC_URL", "http://127.0.0.1:8899")]).unwrap();
+        assert_eq!(rpc.chain, ChainConfig::Rpc { url: "http://127.0.0.1:8899".into(), keys: None });
+        // The keys come as a set.
+        let partial = with(&[("FM_CHAIN", "rpc"), ("FM_RPC_URL", "http://x"), ("FM_OPERATOR_KEYPAIR", "/k/op.json")]);
+        assert_eq!(partial.unwrap_err().name, "FM_OPERATOR_KEYPAIR");
+        let keyed = with(&[
+            ("FM_CHAIN", "rpc"),
+            ("FM_RPC_URL", "https://api.devnet.solana.com"),
+            ("FM_OPERATOR_KEYPAIR", "/k/op.json"),
+            ("FM_AUTHORITY_KEYPAIR", "/k/auth.json"),
+            ("FM_USDC_MINT", "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU"),
+        ])
+        .unwrap();
+        assert!(matches!(keyed.chain, ChainConfig::Rpc { keys: Some(KeyFiles { ref usdc_mint, .. }), .. } if usdc_mint.starts_with("4zMMC")));
+        assert_eq!(with(&[("FM_ROLES", "serve,gardening")]).unwrap_err().name, "FM_ROLES");
+        assert_eq!(with(&[("FM_ROLES", " , ")]).unwrap_err().name, "FM_ROLES");
+        assert_eq!(with(&[]).unwrap().roles, Roles::ALL);
+        assert_eq!(with(&[("FM_ROLES", "workers")]).unwrap().roles, Roles { serve: false, workers: true, indexer: false });
+    }
+}

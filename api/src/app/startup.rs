@@ -1,0 +1,210 @@
+//! Wiring: the configured roles of this process (`FM_ROLES`), their state, workers under one
+//! supervisor, the HTTP server with graceful shutdown.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::Router;
+use indexer::chain::embedded::{EmbeddedError, GenesisParams};
+use indexer::chain::{AnyChain, EmbeddedChain, RpcChain};
+use solana_signer::Signer;
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+
+use super::config::{ChainConfig, Config};
+use super::state::AppState;
+use crate::chain::{OnChain, OnChainError, ServiceKeys};
+use crate::domain::series::SeriesSpec;
+use crate::exchanges::{Exchange, ExchangeClient};
+use crate::http;
+use crate::store::{self, cache::Redis};
+use crate::workers::Supervisor;
+use crate::workers::indexer::IndexerWorker;
+use crate::services::scheduler::Scheduler;
+use crate::workers::scheduler::SchedulerWorker;
+
+/// How long shutdown waits for workers to finish the job in hand.
+const WORKER_GRACE: Duration = Duration::from_secs(20);
+
+/// The whole HTTP application for `state`.
+pub fn app(state: AppState) -> Router {
+    http::app(state)
+}
+
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error("postgres: {0}")]
+    Postgres(#[from] sqlx::Error),
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+    #[error("chain: {0}")]
+    Chain(#[from] EmbeddedError),
+    #[error("chain: {0}")]
+    OnChain(#[from] OnChainError),
+    #[error("keys: {0}")]
+    Keys(String),
+}
+
+/// A process ready to run its roles: the bound listener (role `serve`) and the supervised
+/// workers (roles `workers` and `indexer`).
+pub struct Application {
+    listener: Option<TcpListener>,
+    router: Router,
+    chain: Option<AnyChain>,
+    supervisor: Supervisor,
+}
+
+impl Application {
+    /// Connects to Postgres (waiting for it up to 30 s, creating the database and applying
+    /// migrations when configured), prepares Redis, opens the chain where a role needs it,
+    /// starts the workers and binds the listener.
+    pub async fn build(config: Config) -> Result<Application, StartupError> {
+        let db = store::pool(&config.database_url, config.db_max_connections, Duration::from_secs(3))?;
+        if config.run_migrations {
+            let mut attempt = 0;
+            while let Err(e) = store::prepare(&config.database_url, &db).await {
+                attempt += 1;
+                if attempt == 30 {
+                    return Err(e.into());
+                }
+                tracing::warn!(error = %e, attempt, "postgres not ready, retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+        let roles = config.roles;
+        let redis = Redis::new(&config.redis_url, config.health_timeout, &config.redis_namespace)?;
+        let listener = match roles.serve {
+            true => Some(TcpListener::bind(config.bind_addr).await.map_err(|source| StartupError::Bind { addr: config.bind_addr, source })?),
+            false => None,
+        };
+        let supervisor = Supervisor::new(&config.database_url);
+        if roles.workers && config.scheduler_enabled {
+            start_scheduler(&config, &db, &supervisor).await?;
+        }
+        // The chain is opened by the roles that use it: the API (trading) and the indexer.
+        let chain = if roles.serve || roles.indexer { Some(open_chain(&config, &db).await?) } else { None };
+        if let (true, Some(chain)) = (roles.indexer, &chain) {
+            supervisor.spawn(IndexerWorker::new(chain.clone(), db.clone(), config.indexer_period));
+        }
+        let mut state = AppState::new(&config, db.clone(), redis);
+        if roles.serve {
+            match (&chain, &config.chain) {
+                (Some(AnyChain::Embedded(embedded)), _) => state = state.with_onchain(OnChain::embedded(embedded, db).await?),
+                (Some(chain), ChainConfig::Rpc { keys: Some(files), .. }) => {
+                    let keys = ServiceKeys::load(&files.operator, &files.authority, &files.usdc_mint).map_err(StartupError::Keys)?;
+                    state = state.with_onchain(OnChain::connect(chain.clone(), keys, db).await?);
+                }
+                _ => tracing::warn!("no operator keys (FM_OPERATOR_KEYPAIR, FM_AUTHORITY_KEYPAIR, FM_USDC_MINT): trading and co-signing are off"),
+            }
+        }
+        tracing::info!(serve = roles.serve, workers = roles.workers, indexer = roles.indexer, "roles");
+        Ok(Application { listener, router: app(state), chain, supervisor })
+    }
+
+    /// The chain the process runs on, if a role opened one (benchmarks and tests drive it).
+    pub fn chain(&self) -> Option<&AnyChain> {
+        self.chain.as_ref()
+    }
+
+    /// The HTTP address (role `serve`).
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.listener.as_ref().map(|l| l.local_addr().expect("a bound listener has an address"))
+    }
+
+    /// Runs until `shutdown` completes: then finishes in-flight requests, lets every worker
+    /// finish its current job, and returns.
+    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+        let Application { listener, router, supervisor, .. } = self;
+        let served = match listener {
+            Some(listener) => {
+                tracing::info!(addr = %listener.local_addr()?, "listening");
+                axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown).await
+            }
+            None => {
+                shutdown.await;
+                Ok(())
+            }
+        };
+        supervisor.shutdown(WORKER_GRACE).await;
+        served
+    }
+}
+
+/// The configured chain; the embedded one is opened from (or created in) Postgres.
+async fn open_chain(config: &Config, db: &PgPool) -> Result<AnyChain, StartupError> {
+    Ok(match &config.chain {
+        ChainConfig::Embedded => {
+            let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await?;
+            tracing::info!(mint = %chain.mint(), operator = %chain.keys().operator.pubkey(), "embedded chain ready");
+            AnyChain::Embedded(chain)
+        }
+        ChainConfig::Rpc { url, .. } => AnyChain::Rpc(RpcChain::new(url, Duration::from_secs(30))),
+    })
+}
+
+/// Seeds the configured series and starts the scheduler against the configured venues; venues
+/// without a URL are served by the simulated exchange, started here on a free local port.
+async fn start_scheduler(config: &Config, db: &PgPool, supervisor: &Supervisor) -> Result<(), StartupError> {
+    store::series::ensure(db, &config.series).await?;
+    let urls = &config.exchange_urls;
+    let configured = [
+        (Exchange::Binance, &urls.binance),
+        (Exchange::Bybit, &urls.bybit),
+        (Exchange::Okx, &urls.okx),
+        (Exchange::Hyperliquid, &urls.hyperliquid),
+    ];
+    let simulated = if configured.iter().any(|(_, url)| url.is_none()) { Some(start_simulator(&config.series, supervisor).await?) } else { None };
+    let venues = configured
+        .iter()
+        .map(|(exchange, url)| {
+            let base = (*url).clone().or_else(|| simulated.clone()).expect("a simulated base when a URL is missing");
+            ExchangeClient::new(*exchange, &base, Duration::from_secs(10))
+        })
+        .collect();
+    let scheduler = Scheduler::new(db.clone(), venues, config.round_horizon);
+    supervisor.spawn(SchedulerWorker { scheduler, period: config.scheduler_period });
+    Ok(())
+}
+
+/// The simulated exchange on a free local port, serving exactly the configured series; its
+/// base URL. It stops with the process.
+async fn start_simulator(series: &[SeriesSpec], supervisor: &Supervisor) -> Result<String, StartupError> {
+    let addr = SocketAddr::from(([127, 0, 0, 1], 0));
+    let bind_error = |source| StartupError::Bind { addr, source };
+    let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
+    let base = format!("http://{}", listener.local_addr().map_err(bind_error)?);
+    let symbols = series
+        .iter()
+        .map(|s| sim_exchange::SimSymbol { venue: s.exchange.id(), symbol: s.symbol.clone(), interval_hours: s.interval_hours as i64 })
+        .collect();
+    let sim = std::sync::Arc::new(sim_exchange::Sim::new(sim_exchange::Model::new(42, symbols)));
+    let stop = supervisor.cancellation();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, sim_exchange::router(sim)).with_graceful_shutdown(stop.cancelled_owned()).await;
+    });
+    tracing::info!(%base, "simulated exchange serving the venues without a configured URL");
+    Ok(base)
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
+    tracing::info!("shutdown signal received, draining requests");
+}

@@ -1,0 +1,30 @@
+//! Building the state every handler reaches (`http::AppState`) from the configuration.
+
+use std::sync::Arc;
+
+use sqlx::PgPool;
+
+use super::config::Config;
+pub use crate::http::AppState;
+use crate::services::Services;
+use crate::services::tokens::TokenIssuer;
+use crate::store::cache::Redis;
+
+impl AppState {
+    /// The state for `config` over `db` and `redis`, without a chain (`with_onchain` adds it).
+    pub fn new(config: &Config, db: PgPool, redis: Redis) -> AppState {
+        let services = Services {
+            db,
+            redis,
+            tokens: Arc::new(TokenIssuer::new(&config.jwt_secret, config.token_ttl)),
+            sign_in: Arc::new(config.sign_in_settings()),
+            onchain: None,
+        };
+        AppState { services, http: Arc::new(config.http_settings()) }
+    }
+
+    pub fn with_onchain(mut self, onchain: crate::chain::OnChain) -> AppState {
+        self.services.onchain = Some(onchain);
+        self
+    }
+}

@@ -1,0 +1,349 @@
+//! The transactions the service sends itself, as the program's operator and authority: user
+//! accounts, market creation, custodial trades, and (embedded chain only) the test-USDC faucet.
+//! Each confirmed transaction is projected at once (`Projector::apply_ahead`), so balances and
+//! positions are current when the request returns; the indexer's later pass over the same
+//! transaction is a no-op.
+//!
+//! Program errors come back from the chain's preflight as custom codes; `errors` types them
+//! once, and `Refusal` names the ones a caller can cause — everything else is a fault of ours.
+
+pub mod cosign;
+pub mod errors;
+
+use std::sync::Arc;
+
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::solana_program::instruction::Instruction;
+use funding_market::client;
+use funding_market::events::TradeExecuted;
+use funding_market::instructions::CreateMarketParams;
+use funding_market::state::{Config as ProgramConfig, Side as ProgramSide};
+use indexer::chain::{AnyChain, ChainError, ChainSource, ConfirmedTransaction, EmbeddedChain};
+use indexer::events::{self, ProgramEvent};
+use indexer::projection::Projector;
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+use solana_transaction::Transaction;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+pub use errors::Refusal;
+
+use crate::domain::market::Side;
+use crate::domain::quote::TradeTerms;
+use crate::store::markets::MarketPlan;
+
+/// SOL the faucet keeps a wallet topped up to (lamports).
+pub const FAUCET_SOL: u64 = 1_000_000_000;
+
+/// SPL Memo (v3): carries the id that keeps each service transaction unique.
+pub const MEMO_PROGRAM: Pubkey = anchor_lang::pubkey!("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
+
+/// The keys the service signs with.
+pub struct ServiceKeys {
+    pub operator: Keypair,
+    pub authority: Keypair,
+    pub usdc_mint: Pubkey,
+}
+
+impl ServiceKeys {
+    /// Reads solana-keygen keypair files (a JSON array of 64 bytes) and the mint's address.
+    pub fn load(operator: &std::path::Path, authority: &std::path::Path, usdc_mint: &str) -> Result<ServiceKeys, String> {
+        let read = |path: &std::path::Path| -> Result<Keypair, String> {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let bytes: Vec<u8> = serde_json::from_str(&text).map_err(|e| format!("{}: not a keypair file: {e}", path.display()))?;
+            Keypair::try_from(bytes.as_slice()).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        let usdc_mint = usdc_mint.parse().map_err(|_| format!("FM_USDC_MINT {usdc_mint:?} is not an address"))?;
+        Ok(ServiceKeys { operator: read(operator)?, authority: read(authority)?, usdc_mint })
+    }
+}
+
+impl From<Side> for ProgramSide {
+    fn from(side: Side) -> ProgramSide {
+        match side {
+            Side::Yes => ProgramSide::Yes,
+            Side::No => ProgramSide::No,
+        }
+    }
+}
+
+impl From<ProgramSide> for Side {
+    fn from(side: ProgramSide) -> Side {
+        match side {
+            ProgramSide::Yes => Side::Yes,
+            ProgramSide::No => Side::No,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct OnChain(Arc<Inner>);
+
+struct Inner {
+    chain: AnyChain,
+    keys: ServiceKeys,
+    /// The program's config (fee, minimums), read at start: the program cannot change it.
+    config: ProgramConfig,
+    projector: Projector,
+    db: PgPool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OnChainError {
+    #[error("refused: {0:?}")]
+    Refused(Refusal),
+    #[error("faucet: only the embedded chain can mint test USDC")]
+    NoFaucet,
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+    #[error("{0}")]
+    Unexpected(String),
+}
+
+/// The program's `create_market` parameters for a planned market.
+pub fn create_params(plan: &MarketPlan) -> CreateMarketParams {
+        let mut series = [0u8; 32];
+    let slug = plan.slug.as_bytes();
+    series[..slug.len().min(32)].copy_from_slice(&slug[..slug.len().min(32)]);
+    CreateMarketParams {
+        market_id: *plan.id.as_bytes(),
+        series,
+        open_ts: plan.open_ts.timestamp(),
+        close_ts: plan.close_ts.timestamp(),
+        settlement_ts: plan.settlement_ts.timestamp(),
+        b: plan.liquidity_b as u64,
+        // The OU estimate may be 0 or 1 exactly; markets open within [0.02, 0.98].
+        prior_ppm: (plan.ou_prior_ppm.max(0) as u32).clamp(lmsr::PRIOR_MIN_PPM, lmsr::PRIOR_MAX_PPM),
+    }
+}
+
+/// A transaction signed by the service, ready to send.
+pub struct Signed {
+    wire: Vec<u8>,
+    pub signature: String,
+}
+
+/// The program's trades in a confirmed transaction (its `TradeExecuted` events).
+pub fn trades_in(confirmed: &ConfirmedTransaction) -> impl Iterator<Item = TradeExecuted> + '_ {
+    let program = funding_market::ID.to_string();
+    confirmed.inner_instructions.iter().filter(move |i| i.instruction.program_id == program).filter_map(|i| match events::decode(&i.instruction.data) {
+        Some(ProgramEvent::TradeExecuted(e)) => Some(e),
+        _ => None,
+    })
+}
+
+fn trade_of(confirmed: &ConfirmedTransaction) -> Result<TradeExecuted, OnChainError> {
+    trades_in(confirmed).next().ok_or_else(|| OnChainError::Unexpected(format!("trade {} emitted no TradeExecuted", confirmed.signature)))
+}
+
+/// The refusal a chain failure amounts to, or the failure itself.
+pub fn refused(e: ChainError) -> OnChainError {
+    match errors::transaction_error(&e).as_ref().and_then(errors::refusal) {
+        Some(refusal) => OnChainError::Refused(refusal),
+        None => OnChainError::Chain(e),
+    }
+}
+
+impl OnChain {
+    /// Reads the program's config from `chain`; the keys must be its operator and authority.
+    pub async fn connect(chain: AnyChain, keys: ServiceKeys, db: PgPool) -> Result<OnChain, OnChainError> {
+        let account = chain.account(&client::config_pda().to_string()).await?.ok_or_else(|| OnChainError::Unexpected("the program has no config on this chain".into()))?;
+        let config: ProgramConfig = client::decode(&account.data).map_err(|e| OnChainError::Unexpected(format!("config: {e}")))?;
+        if config.operator != keys.operator.pubkey() || config.authority != keys.authority.pubkey() || config.usdc_mint != keys.usdc_mint {
+            return Err(OnChainError::Unexpected("the configured keys or mint are not the program config's".into()));
+        }
+        let projector = Projector::new(db.clone(), &funding_market::ID);
+        Ok(OnChain(Arc::new(Inner { chain, keys, config, projector, db })))
+    }
+
+    /// On the embedded chain, with its own keys.
+    pub async fn embedded(chain: &EmbeddedChain, db: PgPool) -> Result<OnChain, OnChainError> {
+        let keys = chain.keys();
+        let service = ServiceKeys { operator: keys.operator.insecure_clone(), authority: keys.authority.insecure_clone(), usdc_mint: chain.mint() };
+        OnChain::connect(AnyChain::Embedded(chain.clone()), service, db).await
+    }
+
+    /// The terms every trade on this chain runs on (the program config's fee and minimums):
+    /// quotes use exactly these.
+    pub fn terms(&self) -> TradeTerms {
+        let c = &self.0.config;
+        TradeTerms { fee_bps: c.fee_bps, min_trade: c.min_trade, min_deposit: c.min_deposit }
+    }
+
+    pub fn chain(&self) -> &AnyChain {
+        &self.0.chain
+    }
+
+    pub fn usdc_mint(&self) -> Pubkey {
+        self.0.keys.usdc_mint
+    }
+
+    /// Signs `instructions` with the operator as fee payer (and `extra` signers) on a recent
+    /// blockhash. The signature is known before anything is sent. A memo with a fresh id makes
+    /// every transaction distinct: two identical trades in one blockhash's lifetime would
+    /// otherwise be one transaction, and the second refused as already processed.
+    pub async fn sign(&self, instructions: &[Instruction], extra: &[&Keypair]) -> Result<Signed, OnChainError> {
+        let (blockhash, _) = self.0.chain.latest_blockhash().await?;
+        let blockhash = blockhash.parse().map_err(|_| OnChainError::Unexpected(format!("blockhash {blockhash}")))?;
+        let mut signers = vec![&self.0.keys.operator];
+        signers.extend_from_slice(extra);
+        let memo = Instruction { program_id: MEMO_PROGRAM, accounts: vec![], data: format!("fm:{}", Uuid::new_v4().simple()).into_bytes() };
+        let instructions: Vec<Instruction> = instructions.iter().cloned().chain([memo]).collect();
+        let tx = Transaction::new_signed_with_payer(&instructions, Some(&self.0.keys.operator.pubkey()), &signers, blockhash);
+        let wire = bincode::serialize(&tx).map_err(|e| OnChainError::Unexpected(e.to_string()))?;
+        Ok(Signed { wire, signature: tx.signatures[0].to_string() })
+    }
+
+    /// Sends a signed transaction, waits for confirmation, and projects it at once.
+    pub async fn submit(&self, signed: &Signed) -> Result<ConfirmedTransaction, OnChainError> {
+        let signature = self.0.chain.send_and_confirm(&signed.wire).await.map_err(refused)?;
+        self.landed(&signature).await?.ok_or_else(|| OnChainError::Unexpected(format!("confirmed transaction {signature} not found")))
+    }
+
+    /// A transaction that landed, projected (a no-op if it already was); `None` if the chain
+    /// does not have it.
+    pub async fn landed(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, OnChainError> {
+        let Some(confirmed) = ChainSource::transaction(&self.0.chain, signature).await? else { return Ok(None) };
+        if confirmed.err.is_none() {
+            self.0.projector.apply_ahead(&confirmed).await?;
+        }
+        Ok(Some(confirmed))
+    }
+
+    async fn execute(&self, instructions: &[Instruction], extra: &[&Keypair]) -> Result<ConfirmedTransaction, OnChainError> {
+        let signed = self.sign(instructions, extra).await?;
+        self.submit(&signed).await
+    }
+
+    /// Whether an account exists.
+    async fn exists(&self, address: &Pubkey) -> Result<bool, OnChainError> {
+        Ok(self.0.chain.account(&address.to_string()).await?.is_some())
+    }
+
+    /// The wallet's user, deposit and vault accounts, created (paid by the operator) if missing.
+    pub async fn ensure_user(&self, wallet: &Pubkey) -> Result<(), OnChainError> {
+        if self.exists(&client::user_pda(wallet)).await? {
+            return Ok(());
+        }
+        let ix = client::create_user(self.0.keys.operator.pubkey(), *wallet, self.0.keys.usdc_mint);
+        match self.execute(&[ix], &[]).await {
+            Err(OnChainError::Refused(Refusal::AlreadyExists)) => Ok(()),
+            other => other.map(|_| ()),
+        }
+    }
+
+    /// The `create_market` a wallet pays for and the authority co-signs (DESIGN §7).
+    pub fn create_market_instruction(&self, plan: &MarketPlan, payer: &Pubkey) -> Instruction {
+        client::create_market(self.0.keys.authority.pubkey(), *payer, self.0.keys.usdc_mint, create_params(plan))
+    }
+
+    pub fn authority(&self) -> Pubkey {
+        self.0.keys.authority.pubkey()
+    }
+
+    /// Adds the authority's signature to a transaction it must sign (checked by the caller).
+    pub fn authority_sign(&self, tx: &mut solana_transaction::versioned::VersionedTransaction) -> Result<(), OnChainError> {
+        let authority = self.0.keys.authority.pubkey();
+        let keys = tx.message.static_account_keys();
+        let signers = tx.message.header().num_required_signatures as usize;
+        let index = keys[..signers.min(keys.len())].iter().position(|k| *k == authority).ok_or_else(|| OnChainError::Unexpected("the authority is not a signer".into()))?;
+        let signature = self.0.keys.authority.sign_message(&tx.message.serialize());
+        tx.signatures[index] = signature;
+        Ok(())
+    }
+
+    /// The market's program account, created (authority-signed, operator-paid) if missing.
+    pub async fn ensure_market(&self, plan: &MarketPlan) -> Result<Pubkey, OnChainError> {
+        let address = client::market_pda(plan.id.as_bytes());
+        if self.exists(&address).await? {
+            return Ok(address);
+        }
+        let ix = client::create_market(self.0.keys.authority.pubkey(), self.0.keys.operator.pubkey(), self.0.keys.usdc_mint, create_params(plan));
+        match self.execute(&[ix], &[&self.0.keys.authority]).await {
+            Err(OnChainError::Refused(Refusal::AlreadyExists)) => Ok(address),
+            other => other.map(|_| address),
+        }
+    }
+
+    /// A custodial buy, signed by the operator for `wallet`, not yet sent.
+    pub async fn sign_buy(&self, market_id: Uuid, wallet: &Pubkey, side: Side, usdc_amount: u64, min_shares: u64) -> Result<Signed, OnChainError> {
+        let ix = client::buy_shares(self.0.keys.operator.pubkey(), *wallet, market_id.as_bytes(), side.into(), usdc_amount, min_shares);
+        self.sign(&[ix], &[]).await
+    }
+
+    /// A custodial sell, signed by the operator for `wallet`, not yet sent.
+    pub async fn sign_sell(&self, market_id: Uuid, wallet: &Pubkey, side: Side, shares: u64, min_usdc_out: u64) -> Result<Signed, OnChainError> {
+        let ix = client::sell_shares(self.0.keys.operator.pubkey(), *wallet, market_id.as_bytes(), side.into(), shares, min_usdc_out);
+        self.sign(&[ix], &[]).await
+    }
+
+    /// Sends a signed trade; the trade as the program executed it.
+    pub async fn submit_trade(&self, signed: &Signed) -> Result<TradeExecuted, OnChainError> {
+        trade_of(&self.submit(signed).await?)
+    }
+
+    /// The trade of a transaction sent earlier, if it landed (crash recovery).
+    pub async fn landed_trade(&self, signature: &str) -> Result<Option<TradeExecuted>, OnChainError> {
+        match self.landed(signature).await? {
+            Some(confirmed) if confirmed.err.is_none() => trade_of(&confirmed).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Test USDC into the wallet's deposit account, swept into its vault (embedded chain only).
+    pub async fn faucet(&self, wallet: &Pubkey, amount: u64) -> Result<u64, OnChainError> {
+        let AnyChain::Embedded(embedded) = &self.0.chain else { return Err(OnChainError::NoFaucet) };
+        // SOL for the wallet's own transactions (the wallet-signed path), topped up to 1 SOL.
+        let lamports = self.0.chain.account(&wallet.to_string()).await?.map_or(0, |a| a.lamports);
+        if lamports < FAUCET_SOL / 2 {
+            embedded.airdrop(wallet, FAUCET_SOL - lamports).await?;
+        }
+        self.ensure_user(wallet).await?;
+        embedded.mint_usdc(&client::deposit_pda(wallet), amount).await?;
+        let swept = self.execute(&[client::sweep_deposit(*wallet)], &[]).await?;
+        let balance = swept.inner_instructions.iter().find_map(|i| match events::decode(&i.instruction.data) {
+            Some(ProgramEvent::DepositSwept(e)) => Some(e.vault_balance),
+            _ => None,
+        });
+        balance.ok_or_else(|| OnChainError::Unexpected("sweep emitted no DepositSwept".into()))
+    }
+
+    pub fn db(&self) -> &PgPool {
+        &self.0.db
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::domain::market::MarketStatus;
+    use chrono::Utc;
+
+    fn plan(prior: i32) -> MarketPlan {
+        let now = Utc::now();
+        MarketPlan {
+            id: Uuid::nil(),
+            slug: "binance-btcusdt".into(),
+            open_ts: now,
+            close_ts: now,
+            settlement_ts: now,
+            liquidity_b: 100_000_000,
+            ou_prior_ppm: prior,
+            status: MarketStatus::Open,
+            onchain_address: None,
+        }
+    }
+
+    #[test]
+    fn the_opening_prior_is_what_the_program_accepts() {
+        for (estimate, opened) in [(0, 20_000), (745, 20_000), (500_000, 500_000), (999_999, 980_000), (1_000_000, 980_000)] {
+            assert_eq!(create_params(&plan(estimate)).prior_ppm, opened, "{estimate}");
+            assert!(lmsr::Lmsr::opening(100_000_000, create_params(&plan(estimate)).prior_ppm).is_ok());
+        }
+        assert_eq!(&create_params(&plan(1)).series[..15], b"binance-btcusdt");
+    }
+}

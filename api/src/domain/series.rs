@@ -1,0 +1,102 @@
+//! Series definitions: one per (exchange, symbol), with a tier that sets the LMSR liquidity b.
+//! (Stored by `store::series`; the default set is configuration, `app::config`.)
+
+use super::exchange::{Exchange, split_symbol};
+
+/// b by tier, micro-USDC (DESIGN §4): tier 1 (BTC, ETH, SOL) 200 USDC, tier 2 (top 50) 100,
+/// tier 3 (the rest) 50.
+pub fn liquidity_for_tier(tier: u8) -> u64 {
+    match tier {
+        1 => 200_000_000,
+        2 => 100_000_000,
+        _ => 50_000_000,
+    }
+}
+
+/// The tier of a base asset.
+pub fn tier_of(base: &str) -> u8 {
+    const TIER_1: [&str; 3] = ["BTC", "ETH", "SOL"];
+    const TIER_2: [&str; 12] = ["DOGE", "XRP", "BNB", "ADA", "AVAX", "TON", "SUI", "LINK", "DOT", "LTC", "HYPE", "TRX"];
+    if TIER_1.contains(&base) {
+        1
+    } else if TIER_2.contains(&base) {
+        2
+    } else {
+        3
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeriesSpec {
+    pub exchange: Exchange,
+    /// `<BASE><QUOTE>`.
+    pub symbol: String,
+    pub interval_hours: u32,
+}
+
+impl SeriesSpec {
+    pub fn slug(&self) -> String {
+        format!("{}-{}", self.exchange.id(), self.symbol.to_lowercase())
+    }
+
+    pub fn display_name(&self) -> String {
+        match split_symbol(&self.symbol) {
+            Some((base, quote)) => format!("{base}/{quote}"),
+            None => self.symbol.clone(),
+        }
+    }
+
+    pub fn tier(&self) -> u8 {
+        split_symbol(&self.symbol).map_or(3, |(base, _)| tier_of(base))
+    }
+}
+
+/// Parses `exchange:SYMBOL[:interval_hours]` items separated by commas (the interval defaults
+/// to 1 hour on Hyperliquid and 8 elsewhere; the scheduler then follows what the venue reports).
+pub fn parse_list(list: &str) -> Result<Vec<SeriesSpec>, String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(|item| {
+            let parts: Vec<&str> = item.split(':').collect();
+            let (exchange, symbol, interval) = match parts.as_slice() {
+                [e, s] => (*e, *s, None),
+                [e, s, i] => (*e, *s, Some(*i)),
+                _ => return Err(format!("{item:?}: expected exchange:SYMBOL[:hours]")),
+            };
+            let exchange = Exchange::parse(exchange).ok_or_else(|| format!("{item:?}: unknown exchange"))?;
+            if split_symbol(symbol).is_none() || !symbol.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) {
+                return Err(format!("{item:?}: symbol must be <BASE><QUOTE> in capitals, e.g. BTCUSDT"));
+            }
+            let interval_hours = match interval {
+                Some(h) => h.parse().ok().filter(|h| [1, 2, 4, 8].contains(h)).ok_or_else(|| format!("{item:?}: hours must be 1, 2, 4 or 8"))?,
+                None if exchange == Exchange::Hyperliquid => 1,
+                None => 8,
+            };
+            Ok(SeriesSpec { exchange, symbol: symbol.to_owned(), interval_hours })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_tiers() {
+        let s = SeriesSpec { exchange: Exchange::Binance, symbol: "1000PEPEUSDT".into(), interval_hours: 8 };
+        assert_eq!((s.slug().as_str(), s.display_name().as_str(), s.tier()), ("binance-1000pepeusdt", "1000PEPE/USDT", 3));
+        let btc = SeriesSpec { exchange: Exchange::Hyperliquid, symbol: "BTCUSDC".into(), interval_hours: 1 };
+        assert_eq!((btc.slug().as_str(), btc.tier(), liquidity_for_tier(btc.tier())), ("hyperliquid-btcusdc", 1, 200_000_000));
+    }
+
+    #[test]
+    fn series_lists_parse_with_clear_errors() {
+        let specs = parse_list("binance:BTCUSDT, hyperliquid:ETHUSDC ,okx:SOLUSDT:4").unwrap();
+        assert_eq!(specs.iter().map(|s| s.interval_hours).collect::<Vec<_>>(), [8, 1, 4]);
+        assert_eq!(specs[2].slug(), "okx-solusdt");
+        for bad in ["ftx:BTCUSDT", "binance:btcusdt", "binance:BTC", "binance:BTCUSDT:3", "binance"] {
+            assert!(parse_list(bad).is_err(), "{bad}");
+        }
+    }
+}

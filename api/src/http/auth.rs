@@ -1,0 +1,147 @@
+//! Who is calling. [`identify`] resolves the request's credentials once (in the rate-limit
+//! middleware, which needs them for its buckets) and stores the [`Identity`] in the request;
+//! the extractors apply each endpoint's policy to it. [`ReplayChecked`] enforces anti-replay.
+
+use axum::extract::FromRequestParts;
+use axum::http::HeaderMap;
+use axum::http::request::Parts;
+
+use super::AppState;
+use super::error::ApiError;
+use crate::domain::api_key;
+use crate::domain::caller::{AuthMethod, Caller};
+use crate::services::replay::{self, WINDOW_SECS};
+use crate::store::api_keys;
+
+pub const API_KEY_HEADER: &str = "x-api-key";
+pub const NONCE_HEADER: &str = "x-request-nonce";
+pub const TIMESTAMP_HEADER: &str = "x-request-timestamp";
+
+/// What the credentials on a request amount to.
+#[derive(Clone, Debug)]
+pub enum Identity {
+    Anonymous,
+    Authenticated(Caller),
+    /// Credentials were sent but are not valid: endpoints that need a caller answer this error.
+    Invalid(ApiError),
+}
+
+/// Resolves the request's credentials. An `X-API-Key` header wins over `Authorization`.
+pub async fn identify(state: &AppState, headers: &HeaderMap) -> Identity {
+    if let Some(key) = headers.get(API_KEY_HEADER) {
+        let Some(key) = key.to_str().ok().filter(|k| api_key::is_well_formed(k)) else {
+            return Identity::Invalid(ApiError::Unauthorized("malformed API key".into()));
+        };
+        return match api_keys::find_caller(&state.services.db, key).await {
+            Ok(Some(caller)) => Identity::Authenticated(caller),
+            Ok(None) => Identity::Invalid(ApiError::Unauthorized("unknown or revoked API key".into())),
+            Err(e) => Identity::Invalid(e.into()),
+        };
+    }
+    let Some(authorization) = headers.get(axum::http::header::AUTHORIZATION) else {
+        return Identity::Anonymous;
+    };
+    let token = authorization.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
+    let Some(token) = token.filter(|t| !t.is_empty()) else {
+        return Identity::Invalid(ApiError::Unauthorized("Authorization must be 'Bearer <token>'".into()));
+    };
+    match state.services.tokens.verify(token) {
+        Ok(claims) => Identity::Authenticated(Caller { user_id: claims.sub, wallet: claims.wallet, method: AuthMethod::Token }),
+        Err(e) => Identity::Invalid(ApiError::Unauthorized(format!("invalid access token: {e}"))),
+    }
+}
+
+fn identity(parts: &Parts) -> Identity {
+    // Set by the rate-limit middleware, which every `/v1` route runs behind.
+    parts.extensions.get::<Identity>().cloned().unwrap_or(Identity::Anonymous)
+}
+
+/// A caller signed in with a wallet (JWT). API keys are refused.
+pub struct TokenCaller(pub Caller);
+
+impl<S: Send + Sync> FromRequestParts<S> for TokenCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        match identity(parts) {
+            Identity::Authenticated(caller) if caller.method == AuthMethod::Token => Ok(TokenCaller(caller)),
+            Identity::Authenticated(_) => Err(ApiError::Unauthorized(
+                "this endpoint needs a wallet sign-in token (Authorization: Bearer); API keys are not accepted".into(),
+            )),
+            Identity::Invalid(e) => Err(e),
+            Identity::Anonymous => Err(ApiError::Unauthorized("missing Authorization: Bearer <token>".into())),
+        }
+    }
+}
+
+/// A caller with a JWT or an API key.
+pub struct AnyCaller(pub Caller);
+
+impl<S: Send + Sync> FromRequestParts<S> for AnyCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        match identity(parts) {
+            Identity::Authenticated(caller) => Ok(AnyCaller(caller)),
+            Identity::Invalid(e) => Err(e),
+            Identity::Anonymous => Err(ApiError::Unauthorized("missing credentials: send Authorization: Bearer <token> or X-API-Key".into())),
+        }
+    }
+}
+
+/// A caller with an API key (for bot-only endpoints). Tokens are refused.
+pub struct KeyCaller(pub Caller);
+
+impl<S: Send + Sync> FromRequestParts<S> for KeyCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        match identity(parts) {
+            Identity::Authenticated(caller) if matches!(caller.method, AuthMethod::ApiKey { .. }) => Ok(KeyCaller(caller)),
+            Identity::Authenticated(_) => Err(ApiError::Unauthorized("this endpoint needs an API key (X-API-Key)".into())),
+            Identity::Invalid(e) => Err(e),
+            Identity::Anonymous => Err(ApiError::Unauthorized("missing X-API-Key".into())),
+        }
+    }
+}
+
+/// Proof that the request carried a fresh, never-seen nonce (`X-Request-Nonce`, used once) and
+/// a timestamp within ±300 s (`X-Request-Timestamp`). Missing or malformed headers are 400
+/// `INVALID_INPUT`; a reused nonce or a timestamp outside the window 422 `REPLAY_DETECTED`.
+pub struct ReplayChecked;
+
+impl FromRequestParts<AppState> for ReplayChecked {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let nonce = check_headers(&parts.headers, chrono::Utc::now().timestamp())?;
+        replay::use_nonce(&state.services, nonce).await?;
+        Ok(ReplayChecked)
+    }
+}
+
+/// Validates the two headers against `now` (Unix seconds); returns the nonce.
+pub fn check_headers(headers: &HeaderMap, now: i64) -> Result<&str, ApiError> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .map(|v| v.to_str().map_err(|_| ApiError::InvalidInput(format!("{name} must be ASCII"))))
+            .transpose()?
+            .ok_or_else(|| ApiError::InvalidInput(format!("missing {name} header")))
+    };
+    let nonce = header(NONCE_HEADER)?;
+    let timestamp = header(TIMESTAMP_HEADER)?;
+    if !is_valid_nonce(nonce) {
+        return Err(ApiError::InvalidInput(format!("{NONCE_HEADER} must be 32-64 hex characters or a UUID")));
+    }
+    let ts: i64 = timestamp.parse().map_err(|_| ApiError::InvalidInput(format!("{TIMESTAMP_HEADER} must be Unix seconds")))?;
+    if (now - ts).abs() > WINDOW_SECS {
+        return Err(ApiError::ReplayDetected(format!("{TIMESTAMP_HEADER} is {} s from the server clock (allowed ±{WINDOW_SECS} s)", now - ts)));
+    }
+    Ok(nonce)
+}
+
+fn is_valid_nonce(nonce: &str) -> bool {
+    let hex = (32..=64).contains(&nonce.len()) && nonce.bytes().all(|b| b.is_ascii_hexdigit());
+    hex || uuid::Uuid::try_parse(nonce).is_ok_and(|_| nonce.len() == 36)
+}

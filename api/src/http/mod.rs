@@ -1,0 +1,52 @@
+//! The HTTP edge: the route table, the envelope and error mapping, extractors, middleware,
+//! rate limits, authentication of requests, and one module per resource in `routes` (each
+//! parses, calls one service, and shapes the contract's fields). No SQL and no business rule
+//! here: handlers reach Postgres, Redis and the chain only through `services`.
+
+pub mod auth;
+pub mod envelope;
+pub mod error;
+pub mod extract;
+pub mod idempotency;
+pub mod middleware;
+pub mod page;
+pub mod ratelimit;
+pub mod routes;
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+
+use crate::services::Services;
+
+/// What the HTTP layer needs of the configuration.
+#[derive(Clone, Debug)]
+pub struct HttpSettings {
+    /// A request still running after this answers 500.
+    pub request_timeout: Duration,
+    /// How long `/health` waits for each component.
+    pub health_timeout: Duration,
+    /// Requests per minute per IP without credentials.
+    pub rate_public_per_min: u32,
+    /// Per minute per API key (per user for tokens).
+    pub rate_auth_per_min: u32,
+    /// Trading requests per second per user.
+    pub rate_trade_per_sec: u32,
+    /// Proxies whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<IpAddr>,
+}
+
+/// What every handler can reach: the use cases and the HTTP settings.
+#[derive(Clone)]
+pub struct AppState {
+    pub services: Services,
+    pub http: Arc<HttpSettings>,
+}
+
+/// The whole HTTP application for `state`: routes behind the service's middleware.
+pub fn app(state: AppState) -> Router {
+    let timeout = state.http.request_timeout;
+    middleware::apply(routes::router(state), timeout)
+}

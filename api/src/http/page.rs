@@ -1,0 +1,68 @@
+//! Pagination parameters: `limit` (default 50), and either a one-based `page` or an `offset`.
+
+use serde::Deserialize;
+
+use super::envelope::Meta;
+use super::error::ApiError;
+pub use crate::services::markets::Page;
+
+pub const DEFAULT_LIMIT: i64 = 50;
+
+#[derive(Debug, Default, Deserialize)]
+pub struct PageQuery {
+    pub page: Option<String>,
+    pub limit: Option<String>,
+    pub offset: Option<String>,
+}
+
+fn integer(name: &str, value: &str, min: i64, max: i64) -> Result<i64, ApiError> {
+    value
+        .parse::<i64>()
+        .ok()
+        .filter(|v| (min..=max).contains(v))
+        .ok_or_else(|| ApiError::InvalidInput(format!("{name} must be an integer from {min} to {max}, got {value:?}")))
+}
+
+impl PageQuery {
+    /// The page asked for, with `limit` at most `max`.
+    pub fn resolve(&self, max: i64) -> Result<Page, ApiError> {
+        let limit = match &self.limit {
+            Some(l) => integer("limit", l, 1, max)?,
+            None => DEFAULT_LIMIT.min(max),
+        };
+        let offset = match (&self.page, &self.offset) {
+            (Some(_), Some(_)) => return Err(ApiError::InvalidInput("give page or offset, not both".into())),
+            (Some(p), None) => (integer("page", p, 1, 1_000_000)? - 1) * limit,
+            (None, Some(o)) => integer("offset", o, 0, 100_000_000)?,
+            (None, None) => 0,
+        };
+        Ok(Page { limit, offset })
+    }
+}
+
+impl Page {
+    pub fn meta(&self, total: i64) -> Meta {
+        Meta { page: Some((self.offset / self.limit + 1) as u64), limit: Some(self.limit as u64), total: Some(total as u64) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(page: Option<&str>, limit: Option<&str>, offset: Option<&str>) -> PageQuery {
+        PageQuery { page: page.map(Into::into), limit: limit.map(Into::into), offset: offset.map(Into::into) }
+    }
+
+    #[test]
+    fn pages() {
+        assert_eq!(q(None, None, None).resolve(200).unwrap(), Page { limit: 50, offset: 0 });
+        assert_eq!(q(Some("3"), Some("20"), None).resolve(200).unwrap(), Page { limit: 20, offset: 40 });
+        assert_eq!(q(None, Some("10"), Some("5")).resolve(100).unwrap(), Page { limit: 10, offset: 5 });
+        for bad in [q(None, Some("201"), None), q(None, Some("0"), None), q(Some("0"), None, None), q(None, Some("x"), None), q(Some("1"), None, Some("0"))] {
+            assert!(bad.resolve(200).is_err());
+        }
+        let e = q(None, Some("101"), None).resolve(100).unwrap_err();
+        assert!(e.to_string().contains("limit"));
+    }
+}

@@ -1,0 +1,25 @@
+//! `POST /rpc` (embedded chain only): the chain answering Solana JSON-RPC, so a wallet can build,
+//! sign and send its own transactions against the local service exactly as against a cluster
+//! (`indexer::chain::embedded` speaks the formats). Not rate limited and not under `/v1`: it
+//! is the local chain's node, not part of the API.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use indexer::chain::AnyChain;
+use serde_json::{Value, json};
+
+use crate::http::AppState;
+use crate::http::error::ApiError;
+
+pub async fn rpc(State(state): State<AppState>, body: Bytes) -> Response {
+    let Some(AnyChain::Embedded(chain)) = state.services.onchain.as_ref().map(|o| o.chain()) else {
+        return ApiError::NotFound("/rpc exists only on the embedded chain".into()).into_response();
+    };
+    let request: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => return Json(json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": format!("Parse error: {e}")}, "id": null})).into_response(),
+    };
+    Json(chain.json_rpc(&request).await).into_response()
+}

@@ -1,0 +1,71 @@
+//! `GET /v1/leaderboard`: traders ranked over a period by realized P&L, win rate or volume,
+//! from the per-day statistics the projection keeps (`trader_stats`).
+
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+
+use crate::domain::money::{micros, ppm};
+use crate::domain::portfolio::{Period, SortBy, Totals};
+use crate::http::AppState;
+use crate::http::envelope::Data;
+use crate::http::error::ApiError;
+use crate::http::extract::ApiQuery;
+use crate::services::users;
+
+pub const MAX_LIMIT: i64 = 100;
+
+#[derive(Deserialize)]
+pub struct LeaderboardQuery {
+    period: Option<String>,
+    sort_by: Option<String>,
+    limit: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct Entry {
+    rank: usize,
+    wallet_address: String,
+    display_name: Option<String>,
+    total_pnl: String,
+    win_rate: String,
+    total_trades: i64,
+    total_volume: String,
+}
+
+pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<LeaderboardQuery>) -> Result<Data<Vec<Entry>>, ApiError> {
+    let period = match q.period.as_deref().unwrap_or("all") {
+        "24h" => Period::Day,
+        "7d" => Period::Week,
+        "30d" => Period::Month,
+        "all" => Period::All,
+        other => return Err(ApiError::InvalidInput(format!("period must be 24h, 7d, 30d or all, got {other:?}"))),
+    };
+    let sort = match q.sort_by.as_deref().unwrap_or("pnl") {
+        "pnl" => SortBy::Pnl,
+        "win_rate" => SortBy::WinRate,
+        "volume" => SortBy::Volume,
+        other => return Err(ApiError::InvalidInput(format!("sort_by must be pnl, win_rate or volume, got {other:?}"))),
+    };
+    let limit = match q.limit.as_deref() {
+        None => 50,
+        Some(l) => l.parse::<i64>().ok().filter(|l| (1..=MAX_LIMIT).contains(l)).ok_or_else(|| ApiError::InvalidInput(format!("limit must be an integer from 1 to {MAX_LIMIT}")))?,
+    };
+    let rows = users::leaderboard(&state.services, period, sort, limit).await?;
+    let entries = rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let totals = Totals { realized_pnl: r.realized_pnl, volume: r.volume, trades: r.trades, settled: r.settled, wins: r.wins };
+            Entry {
+                rank: i + 1,
+                wallet_address: r.wallet,
+                display_name: r.display_name,
+                total_pnl: micros(r.realized_pnl),
+                win_rate: ppm(totals.win_rate_ppm(), 4),
+                total_trades: r.trades,
+                total_volume: micros(r.volume),
+            }
+        })
+        .collect();
+    Ok(Data::new(entries))
+}

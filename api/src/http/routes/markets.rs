@@ -1,0 +1,281 @@
+//! `/v1/markets…` and `/v1/quote`: markets, their trades and price history, and quotes computed
+//! by the same `lmsr` functions the program executes.
+
+use axum::extract::State;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::domain::exchange::Exchange;
+use crate::domain::market::{MarketStatus, Side, per_share};
+use crate::domain::money::{self, micros, ppm};
+use crate::domain::quote::Quote as Filled;
+use crate::domain::rate::{FundingRate, rate_exact};
+use crate::http::AppState;
+use crate::http::envelope::Data;
+use crate::http::error::ApiError;
+use crate::http::extract::{ApiPath, ApiQuery, side};
+use crate::http::page::PageQuery;
+use crate::services::markets;
+use crate::store::markets::{MarketRow, TradeRow};
+
+pub const MAX_LIMIT: i64 = 100;
+
+#[derive(Serialize)]
+pub struct Market {
+    id: Uuid,
+    symbol: String,
+    exchange: String,
+    question: String,
+    settlement_ts: DateTime<Utc>,
+    open_ts: DateTime<Utc>,
+    close_ts: DateTime<Utc>,
+    status: MarketStatus,
+    tier: i16,
+    round_number: i32,
+    yes_price: String,
+    no_price: String,
+    total_volume: String,
+    trade_count: i32,
+    ou_prior: String,
+    ou_confidence: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outcome: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    actual_rate: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    settled_at: Option<DateTime<Utc>>,
+}
+
+fn venue_name(exchange: &str) -> &'static str {
+    Exchange::parse(exchange).map_or("the exchange", Exchange::name)
+}
+
+impl From<MarketRow> for Market {
+    fn from(m: MarketRow) -> Market {
+        let settled = m.status == MarketStatus::Settled;
+        let yes = m.yes_price_ppm as i64;
+        Market {
+            question: format!(
+                "Will the {} perpetual funding rate on {} be positive at the {} UTC settlement?",
+                m.symbol,
+                venue_name(&m.exchange),
+                m.settlement_ts.format("%Y-%m-%d %H:%M")
+            ),
+            id: m.id,
+            symbol: m.symbol,
+            exchange: m.exchange,
+            settlement_ts: m.settlement_ts,
+            open_ts: m.open_ts,
+            close_ts: m.close_ts,
+            status: m.status,
+            tier: m.tier,
+            round_number: m.round_number,
+            yes_price: micros(yes),
+            no_price: micros(1_000_000 - yes),
+            total_volume: micros(m.total_volume),
+            trade_count: m.trade_count,
+            ou_prior: ppm(m.ou_prior_ppm as i64, 4),
+            ou_confidence: ppm(m.ou_confidence_ppm as i64, 4),
+            outcome: if settled { m.outcome } else { None },
+            actual_rate: if settled { m.actual_rate.map(|r| rate_exact(FundingRate(r))) } else { None },
+            settled_at: if settled { m.settled_at } else { None },
+        }
+    }
+}
+
+/// An item of a series' settlement history.
+#[derive(Serialize)]
+pub struct SettledRound {
+    id: Uuid,
+    round_number: i32,
+    status: MarketStatus,
+    settlement_ts: DateTime<Utc>,
+    outcome: Option<String>,
+    actual_rate: Option<String>,
+    yes_price: String,
+    no_price: String,
+    total_volume: String,
+    trade_count: i32,
+    settled_at: Option<DateTime<Utc>>,
+}
+
+impl From<MarketRow> for SettledRound {
+    fn from(m: MarketRow) -> SettledRound {
+        let yes = m.yes_price_ppm as i64;
+        SettledRound {
+            id: m.id,
+            round_number: m.round_number,
+            status: m.status,
+            settlement_ts: m.settlement_ts,
+            outcome: m.outcome,
+            actual_rate: m.actual_rate.map(|r| rate_exact(FundingRate(r))),
+            yes_price: micros(yes),
+            no_price: micros(1_000_000 - yes),
+            total_volume: micros(m.total_volume),
+            trade_count: m.trade_count,
+            settled_at: m.settled_at,
+        }
+    }
+}
+
+/// A market id from the path, with a message naming the parameter.
+fn market_id(raw: &str) -> Result<Uuid, ApiError> {
+    Uuid::try_parse(raw).map_err(|_| ApiError::InvalidInput(format!("id must be a UUID, got {raw:?}")))
+}
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    status: Option<String>,
+    #[serde(flatten)]
+    page: PageQuery,
+}
+
+pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Data<Vec<Market>>, ApiError> {
+    let page = q.page.resolve(MAX_LIMIT)?;
+    let status = match q.status.as_deref() {
+        Some(s) => Some(MarketStatus::parse(s).ok_or_else(|| {
+            let all: Vec<&str> = MarketStatus::ALL.iter().map(|m| m.as_str()).collect();
+            ApiError::InvalidInput(format!("status must be one of {}, got {s:?}", all.join(", ")))
+        })?),
+        None => None,
+    };
+    let (rows, total) = markets::list(&state.services, status, page).await?;
+    Ok(Data::paged(rows.into_iter().map(Market::from).collect(), page.meta(total)))
+}
+
+pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Market>, ApiError> {
+    Ok(Data::new(markets::market(&state.services, market_id(&id)?).await?.into()))
+}
+
+#[derive(Serialize)]
+pub struct TradeItem {
+    trade_id: Uuid,
+    side: Side,
+    /// `buy` or `sell` (beyond the contract: sells exist).
+    kind: &'static str,
+    shares: String,
+    /// Average price per share of the trade, USDC.
+    price_usdc: String,
+    fee_usdc: String,
+    created_at: DateTime<Utc>,
+}
+
+impl From<TradeRow> for TradeItem {
+    fn from(t: TradeRow) -> TradeItem {
+        let price = per_share(t.amount, t.shares);
+        TradeItem {
+            trade_id: t.id,
+            side: t.side,
+            kind: if t.is_buy { "buy" } else { "sell" },
+            shares: micros(t.shares),
+            price_usdc: micros(price),
+            fee_usdc: micros(t.fee),
+            created_at: t.created_at,
+        }
+    }
+}
+
+pub async fn trades(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<PageQuery>,
+) -> Result<Data<Vec<TradeItem>>, ApiError> {
+    let page = q.resolve(MAX_LIMIT)?;
+    let (rows, total) = markets::trades(&state.services, market_id(&id)?, page).await?;
+    Ok(Data::paged(rows.into_iter().map(TradeItem::from).collect(), page.meta(total)))
+}
+
+#[derive(Serialize)]
+pub struct PricePoint {
+    timestamp: DateTime<Utc>,
+    yes_price: String,
+    no_price: String,
+}
+
+/// Beyond the contract: the market's price after creation and after each trade, oldest first.
+pub async fn prices(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Vec<PricePoint>>, ApiError> {
+    let points = markets::prices(&state.services, market_id(&id)?).await?;
+    let items = points
+        .into_iter()
+        .map(|(at, yes)| PricePoint { timestamp: at, yes_price: micros(yes as i64), no_price: micros(1_000_000 - yes as i64) })
+        .collect();
+    Ok(Data::new(items))
+}
+
+#[derive(Deserialize)]
+pub struct QuoteQuery {
+    side: Option<String>,
+    amount: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct Quote {
+    market_id: Uuid,
+    side: Side,
+    /// USDC spent on shares (the fee is charged on top).
+    amount: String,
+    shares: String,
+    avg_price: String,
+    /// How far the bought side's price moves, USDC per share.
+    price_impact: String,
+    fee_usdc: String,
+    /// amount + fee: what the balance is debited.
+    total_cost: String,
+    yes_price: String,
+    no_price: String,
+    new_yes_price: String,
+    new_no_price: String,
+    /// What the shares pay if the side wins (1 USDC each).
+    max_payout: String,
+}
+
+impl Quote {
+    fn new(market_id: Uuid, q: Filled) -> Quote {
+        Quote {
+            market_id,
+            side: q.side,
+            amount: micros(q.amount as i64),
+            shares: micros(q.shares as i64),
+            avg_price: micros(q.avg_price),
+            price_impact: micros(q.price_impact),
+            fee_usdc: micros(q.fee as i64),
+            total_cost: micros(q.total_cost as i64),
+            yes_price: micros(q.yes_price as i64),
+            no_price: micros(q.no_price as i64),
+            new_yes_price: micros(q.new_yes_price as i64),
+            new_no_price: micros(q.new_no_price as i64),
+            max_payout: micros(q.shares as i64),
+        }
+    }
+}
+
+/// `side` and `amount` of a quote request, each required.
+fn order(q: &QuoteQuery) -> Result<(Side, u64), ApiError> {
+    let side = side(q.side.as_deref().ok_or_else(|| ApiError::InvalidInput("side is required (yes or no)".into()))?)?;
+    let raw = q.amount.as_deref().ok_or_else(|| ApiError::InvalidInput("amount is required (USDC, e.g. 10.50)".into()))?;
+    let amount = money::parse_micros(raw).map_err(|e| ApiError::InvalidInput(format!("amount {e}, got {raw:?}")))?;
+    Ok((side, amount))
+}
+
+pub async fn quote(State(state): State<AppState>, ApiPath(id): ApiPath<String>, ApiQuery(q): ApiQuery<QuoteQuery>) -> Result<Data<Quote>, ApiError> {
+    let id = market_id(&id)?;
+    let (side, amount) = order(&q)?;
+    let (market_id, filled) = markets::quote(&state.services, id, side, amount).await?;
+    Ok(Data::new(Quote::new(market_id, filled)))
+}
+
+#[derive(Deserialize)]
+pub struct SeriesQuoteQuery {
+    series_id: Option<String>,
+    #[serde(flatten)]
+    quote: QuoteQuery,
+}
+
+/// The alternate quote: the series (by id or slug) and its open round.
+pub async fn series_quote(State(state): State<AppState>, ApiQuery(q): ApiQuery<SeriesQuoteQuery>) -> Result<Data<Quote>, ApiError> {
+    let series = q.series_id.as_deref().ok_or_else(|| ApiError::InvalidInput("series_id is required (a series id or slug)".into()))?;
+    let (side, amount) = order(&q.quote)?;
+    let (market_id, filled) = markets::series_quote(&state.services, series, side, amount).await?;
+    Ok(Data::new(Quote::new(market_id, filled)))
+}

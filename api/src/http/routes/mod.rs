@@ -1,0 +1,56 @@
+//! The route table: `/health` at the root, everything else under `/v1`, all behind the
+//! authentication and rate-limit middleware (which exempts `/health`).
+
+mod api_keys;
+mod auth;
+mod dev_rpc;
+mod health;
+mod leaderboard;
+mod markets;
+mod series;
+mod trading;
+mod users;
+mod wallet_flow;
+
+use axum::Router;
+use axum::middleware::from_fn_with_state;
+use axum::routing::{delete, get, post};
+
+use super::AppState;
+use super::ratelimit::authenticate_and_limit;
+
+pub fn router(state: AppState) -> Router {
+    let v1 = Router::new()
+        .route("/auth/challenge", post(auth::challenge))
+        .route("/auth/verify", post(auth::verify))
+        .route("/api-keys", post(api_keys::create).get(api_keys::list))
+        .route("/api-keys/{id}", delete(api_keys::revoke))
+        .route("/users/me", get(users::me).patch(users::update_me))
+        .route("/users/me/positions", get(users::positions))
+        .route("/users/me/history", get(users::history))
+        .route("/portfolio", get(users::overview))
+        .route("/leaderboard", get(leaderboard::leaderboard))
+        .route("/series", get(series::list))
+        .route("/series/{slug}", get(series::get))
+        .route("/series/{slug}/rounds", get(series::rounds))
+        .route("/markets", get(markets::list))
+        .route("/markets/{id}", get(markets::get))
+        .route("/markets/{id}/trades", get(markets::trades))
+        .route("/markets/{id}/quote", get(markets::quote))
+        .route("/markets/{id}/prices", get(markets::prices))
+        .route("/quote", get(markets::series_quote))
+        .route("/markets/{id}/trade", post(trading::buy))
+        .route("/markets/{id}/sell", post(trading::sell))
+        .route("/deposit/address", get(trading::deposit_address))
+        .route("/users/me/balance", get(trading::balance))
+        .route("/dev/faucet", post(trading::faucet))
+        .route("/markets/{id}/ensure-onchain", get(wallet_flow::ensure_onchain))
+        .route("/markets/{id}/co-sign", post(wallet_flow::co_sign))
+        .route("/trade/confirm", post(wallet_flow::confirm));
+    Router::new()
+        .route("/health", get(health::health))
+        .nest("/v1", v1)
+        .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
+        .route("/rpc", post(dev_rpc::rpc))
+        .with_state(state)
+}

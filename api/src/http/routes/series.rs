@@ -1,0 +1,136 @@
+//! `/v1/series`, `/v1/series/{slug}`, `/v1/series/{slug}/rounds`.
+
+use axum::extract::State;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::markets::SettledRound;
+use crate::domain::exchange::Exchange;
+use crate::domain::market::MarketStatus;
+use crate::domain::money::{micros, places, ppm};
+use crate::domain::rate::{FundingRate, rate_8};
+use crate::http::AppState;
+use crate::http::envelope::Data;
+use crate::http::error::ApiError;
+use crate::http::extract::{ApiPath, ApiQuery};
+use crate::http::page::PageQuery;
+use crate::services::markets;
+use crate::store::series::SeriesRow;
+
+pub const MAX_LIMIT: i64 = 200;
+
+#[derive(Serialize)]
+pub struct SeriesCard {
+    id: Uuid,
+    symbol: String,
+    exchange: String,
+    slug: String,
+    display_name: String,
+    tier: i16,
+    total_rounds: i32,
+    total_volume: String,
+    /// Percentage of settled rounds that were YES, two decimals.
+    yes_rate: String,
+    /// Mean settled funding rate, eight decimals.
+    avg_funding_rate: String,
+    longest_yes_streak: i32,
+    longest_no_streak: i32,
+    last_outcome: Option<String>,
+    last_settled_at: Option<DateTime<Utc>>,
+    current_round: Option<CurrentRound>,
+}
+
+#[derive(Serialize)]
+struct CurrentRound {
+    id: Uuid,
+    round_number: i32,
+    status: MarketStatus,
+    settlement_ts: DateTime<Utc>,
+    open_ts: DateTime<Utc>,
+    close_ts: DateTime<Utc>,
+    yes_price: String,
+    no_price: String,
+    total_volume: String,
+    trade_count: i32,
+    ou_prior: String,
+    ou_confidence: String,
+}
+
+impl From<SeriesRow> for SeriesCard {
+    fn from(s: SeriesRow) -> SeriesCard {
+        let c = s.current;
+        let current_round = match (c.round_id, c.round_number, c.round_status, c.round_open_ts, c.round_close_ts, c.round_settlement_ts) {
+            (Some(id), Some(round_number), Some(status), Some(open_ts), Some(close_ts), Some(settlement_ts)) => {
+                let yes = c.round_yes_price_ppm.unwrap_or(500_000) as i64;
+                Some(CurrentRound {
+                    id,
+                    round_number,
+                    status,
+                    settlement_ts,
+                    open_ts,
+                    close_ts,
+                    yes_price: micros(yes),
+                    no_price: micros(1_000_000 - yes),
+                    total_volume: micros(c.round_total_volume.unwrap_or(0)),
+                    trade_count: c.round_trade_count.unwrap_or(0),
+                    ou_prior: ppm(c.round_ou_prior_ppm.unwrap_or(500_000) as i64, 4),
+                    ou_confidence: ppm(c.round_ou_confidence_ppm.unwrap_or(0) as i64, 4),
+                })
+            }
+            _ => None,
+        };
+        // Basis points of YES rounds, rounded half up, shown as a percentage with two decimals.
+        let yes_bp = if s.total_rounds > 0 { (s.yes_rounds as i64 * 20_000 + s.total_rounds as i64) / (2 * s.total_rounds as i64) } else { 0 };
+        SeriesCard {
+            id: s.id,
+            symbol: s.symbol,
+            exchange: s.exchange,
+            slug: s.slug,
+            display_name: s.display_name,
+            tier: s.tier,
+            total_rounds: s.total_rounds,
+            total_volume: micros(s.total_volume),
+            yes_rate: places(yes_bp as i128, 2, 2),
+            avg_funding_rate: rate_8(FundingRate(s.avg_rate.unwrap_or(0))),
+            longest_yes_streak: s.longest_yes_streak,
+            longest_no_streak: s.longest_no_streak,
+            last_outcome: s.last_outcome,
+            last_settled_at: s.last_settled_at,
+            current_round,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    exchange: Option<String>,
+    #[serde(flatten)]
+    page: PageQuery,
+}
+
+pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Data<Vec<SeriesCard>>, ApiError> {
+    let page = q.page.resolve(MAX_LIMIT)?;
+    let exchange = match q.exchange.as_deref() {
+        Some(e) => Some(Exchange::parse(e).ok_or_else(|| {
+            ApiError::InvalidInput(format!("exchange must be one of binance, bybit, okx, hyperliquid, got {e:?}"))
+        })?),
+        None => None,
+    };
+    let (rows, total) = markets::series_list(&state.services, exchange, page).await?;
+    Ok(Data::paged(rows.into_iter().map(SeriesCard::from).collect(), page.meta(total)))
+}
+
+pub async fn get(State(state): State<AppState>, ApiPath(slug): ApiPath<String>) -> Result<Data<SeriesCard>, ApiError> {
+    Ok(Data::new(markets::series_by_slug(&state.services, &slug).await?.into()))
+}
+
+pub async fn rounds(
+    State(state): State<AppState>,
+    ApiPath(slug): ApiPath<String>,
+    ApiQuery(q): ApiQuery<PageQuery>,
+) -> Result<Data<Vec<SettledRound>>, ApiError> {
+    let page = q.resolve(MAX_LIMIT)?;
+    let (rows, total) = markets::rounds(&state.services, &slug, page).await?;
+    Ok(Data::paged(rows.into_iter().map(SettledRound::from).collect(), page.meta(total)))
+}

@@ -1,0 +1,188 @@
+//! Custodial trading (`POST /v1/markets/{id}/trade`, `…/sell`), the deposit address, the
+//! balance, and the test-USDC faucet (`services::trading`).
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::domain::market::Side;
+use crate::domain::money::{self, micros};
+use crate::http::AppState;
+use crate::http::auth::AnyCaller;
+use crate::http::envelope::Data;
+use crate::http::error::ApiError;
+use crate::http::extract::{ApiJson, ApiPath, amount, side};
+use crate::http::idempotency::idempotent;
+use crate::services::trading::{self, BuyOrder, SellOrder, Traded};
+use crate::services::{ServiceError, Services};
+use crate::store::idempotency::IdempotencyKey;
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuyBody {
+    side: String,
+    usdc_amount: String,
+    #[serde(default)]
+    min_shares: Option<String>,
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SellBody {
+    side: String,
+    shares: String,
+    #[serde(default)]
+    min_usdc_out: Option<String>,
+}
+
+/// The contract's "result of placing a trade" (selling reports `cost_usdc` as the USDC
+/// received before the fee).
+#[derive(Serialize)]
+pub struct TradeResult {
+    trade_id: Uuid,
+    side: Side,
+    shares: String,
+    price_per_share: String,
+    cost_usdc: String,
+    fee_usdc: String,
+    new_yes_price: String,
+    new_no_price: String,
+}
+
+impl From<Traded> for TradeResult {
+    fn from(t: Traded) -> TradeResult {
+        TradeResult {
+            trade_id: t.trade_id,
+            side: t.side,
+            shares: micros(t.shares as i64),
+            price_per_share: micros(t.price_per_share),
+            cost_usdc: micros(t.cost as i64),
+            fee_usdc: micros(t.fee as i64),
+            new_yes_price: micros(t.yes_price as i64),
+            new_no_price: micros(t.no_price as i64),
+        }
+    }
+}
+
+/// Records the signature with the idempotency key (if any) before the transaction is sent.
+async fn record_signature(services: &Services, key: Option<IdempotencyKey>, signature: String) -> Result<(), ServiceError> {
+    if let Some(key) = key {
+        key.sending(&services.db, &signature).await?;
+    }
+    Ok(())
+}
+
+async fn recover(services: &Services, signature: String) -> Result<Option<TradeResult>, ServiceError> {
+    Ok(trading::recover(services, &signature).await?.map(TradeResult::from))
+}
+
+pub async fn buy(
+    State(state): State<AppState>,
+    AnyCaller(caller): AnyCaller,
+    ApiPath(id): ApiPath<Uuid>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<BuyBody>,
+) -> Result<Response, ApiError> {
+    let order = BuyOrder {
+        side: side(&body.side)?,
+        usdc_amount: amount("usdc_amount", &body.usdc_amount)?,
+        min_shares: body.min_shares.as_deref().map(|s| amount("min_shares", s)).transpose()?.unwrap_or(0),
+    };
+    let s = &state.services;
+    let route = format!("POST /v1/markets/{id}/trade");
+    idempotent(
+        s,
+        &caller,
+        &headers,
+        &route,
+        &body,
+        |key| async {
+            let traded = trading::buy(s, &caller, id, order, |sig| record_signature(s, key, sig)).await?;
+            Ok(TradeResult::from(traded))
+        },
+        |signature| recover(s, signature),
+    )
+    .await
+}
+
+pub async fn sell(
+    State(state): State<AppState>,
+    AnyCaller(caller): AnyCaller,
+    ApiPath(id): ApiPath<Uuid>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<SellBody>,
+) -> Result<Response, ApiError> {
+    let order = SellOrder {
+        side: side(&body.side)?,
+        shares: amount("shares", &body.shares)?,
+        min_usdc_out: body.min_usdc_out.as_deref().map(|s| amount("min_usdc_out", s)).transpose()?.unwrap_or(0),
+    };
+    let s = &state.services;
+    let route = format!("POST /v1/markets/{id}/sell");
+    idempotent(
+        s,
+        &caller,
+        &headers,
+        &route,
+        &body,
+        |key| async {
+            let traded = trading::sell(s, &caller, id, order, |sig| record_signature(s, key, sig)).await?;
+            Ok(TradeResult::from(traded))
+        },
+        |signature| recover(s, signature),
+    )
+    .await
+}
+
+#[derive(Serialize)]
+pub struct DepositAddress {
+    address: String,
+    chain: &'static str,
+    token: &'static str,
+    min_deposit: String,
+}
+
+pub async fn deposit_address(State(state): State<AppState>, AnyCaller(caller): AnyCaller) -> Result<Data<DepositAddress>, ApiError> {
+    let d = trading::deposit_address(&state.services, &caller).await?;
+    Ok(Data::new(DepositAddress { address: d.address, chain: "solana", token: "USDC", min_deposit: money::places(d.min_deposit as i128, 6, 2) }))
+}
+
+#[derive(Serialize)]
+pub struct Balance {
+    usdc_balance: String,
+    locked_in_positions: String,
+    total: String,
+}
+
+pub async fn balance(State(state): State<AppState>, AnyCaller(caller): AnyCaller) -> Result<Data<Balance>, ApiError> {
+    let b = trading::balance(&state.services, &caller).await?;
+    Ok(Data::new(Balance { usdc_balance: micros(b.available), locked_in_positions: micros(b.locked), total: micros(b.available + b.locked) }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaucetBody {
+    wallet_address: String,
+    amount: String,
+}
+
+#[derive(Serialize)]
+pub struct FaucetResult {
+    wallet_address: String,
+    amount: String,
+    usdc_balance: String,
+    remaining_today: String,
+}
+
+pub async fn faucet(State(state): State<AppState>, ApiJson(body): ApiJson<FaucetBody>) -> Result<Data<FaucetResult>, ApiError> {
+    let amount = amount("amount", &body.amount)?;
+    let g = trading::faucet(&state.services, &body.wallet_address, amount).await?;
+    Ok(Data::new(FaucetResult {
+        wallet_address: g.wallet,
+        amount: micros(g.amount as i64),
+        usdc_balance: micros(g.usdc_balance as i64),
+        remaining_today: micros(g.remaining_today as i64),
+    }))
+}

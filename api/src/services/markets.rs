@@ -1,0 +1,81 @@
+//! Reading series and markets, and quoting: a quote is the `lmsr` fill under the terms the
+//! program's config sets (`Services::terms`), the same the trade will run on.
+
+use chrono::Utc;
+use uuid::Uuid;
+
+use super::{ServiceError, Services};
+use crate::domain::exchange::Exchange;
+use crate::domain::market::{MarketStatus, Side};
+use crate::domain::money;
+use crate::domain::quote::{self, Quote, QuoteError};
+use crate::store::markets::{self, MarketRow, TradeRow, TradesOf};
+use crate::store::series::{self, SeriesRow};
+
+/// A page: how many, from where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Page {
+    pub limit: i64,
+    pub offset: i64,
+}
+
+pub async fn market(s: &Services, id: Uuid) -> Result<MarketRow, ServiceError> {
+    markets::market(&s.db, id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {id}")))
+}
+
+pub async fn list(s: &Services, status: Option<MarketStatus>, page: Page) -> Result<(Vec<MarketRow>, i64), ServiceError> {
+    Ok(markets::list_markets(&s.db, status, page.limit, page.offset).await?)
+}
+
+pub async fn trades(s: &Services, id: Uuid, page: Page) -> Result<(Vec<TradeRow>, i64), ServiceError> {
+    let market = market(s, id).await?;
+    Ok(markets::trades(&s.db, TradesOf::Market(market.id), page.limit, page.offset).await?)
+}
+
+/// The price after creation and after each trade, oldest first (at most 10,000 points).
+pub async fn prices(s: &Services, id: Uuid) -> Result<Vec<(chrono::DateTime<Utc>, i32)>, ServiceError> {
+    let market = market(s, id).await?;
+    Ok(markets::price_history(&s.db, market.id, 10_000).await?)
+}
+
+fn quote_error(market: &MarketRow, e: QuoteError) -> ServiceError {
+    match e {
+        QuoteError::NotOpen(status) => ServiceError::MarketClosed(format!("market {} is {status}, not open for trading", market.id)),
+        QuoteError::BelowMinimum { min } => ServiceError::InvalidInput(format!("amount must be at least {}", money::places(min as i128, 6, 2))),
+        QuoteError::NoShares | QuoteError::Amount(_) => ServiceError::InvalidInput(e.to_string()),
+        QuoteError::State(_) => ServiceError::internal(format_args!("market {}: {e}", market.id)),
+    }
+}
+
+/// Buying `side` with `amount` micro-USDC in market `id`, as the program would fill it now.
+pub async fn quote(s: &Services, id: Uuid, side: Side, amount: u64) -> Result<(Uuid, Quote), ServiceError> {
+    let market = market(s, id).await?;
+    quote::buy(&market.priced(), &s.terms(), side, amount, Utc::now()).map(|q| (market.id, q)).map_err(|e| quote_error(&market, e))
+}
+
+/// The same for a series' open round; the series by id or slug.
+pub async fn series_quote(s: &Services, series: &str, side: Side, amount: u64) -> Result<(Uuid, Quote), ServiceError> {
+    let found = match Uuid::try_parse(series) {
+        Ok(id) => series::series_by_id(&s.db, id).await?,
+        Err(_) => series::series_by_slug(&s.db, series).await?,
+    }
+    .ok_or_else(|| ServiceError::NotFound(format!("no series {series:?}")))?;
+    let market = markets::open_round(&s.db, found.id)
+        .await?
+        .ok_or_else(|| ServiceError::MarketClosed(format!("series {} has no open round", found.slug)))?;
+    quote::buy(&market.priced(), &s.terms(), side, amount, Utc::now()).map(|q| (market.id, q)).map_err(|e| quote_error(&market, e))
+}
+
+pub async fn series_list(s: &Services, exchange: Option<Exchange>, page: Page) -> Result<(Vec<SeriesRow>, i64), ServiceError> {
+    Ok(series::list_series(&s.db, exchange.map(Exchange::id), page.limit, page.offset).await?)
+}
+
+pub async fn series_by_slug(s: &Services, slug: &str) -> Result<SeriesRow, ServiceError> {
+    series::series_by_slug(&s.db, slug).await?.ok_or_else(|| ServiceError::NotFound(format!("no series {slug:?}")))
+}
+
+/// A series' settled and voided rounds, latest first.
+pub async fn rounds(s: &Services, slug: &str, page: Page) -> Result<(Vec<MarketRow>, i64), ServiceError> {
+    let series = series_by_slug(s, slug).await?;
+    Ok(markets::settled_rounds(&s.db, series.id, page.limit, page.offset).await?)
+}

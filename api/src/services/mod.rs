@@ -1,0 +1,63 @@
+//! Use cases: what the API and the workers do, in the domain's terms. Each takes the
+//! [`Services`] handle and plain arguments, and returns domain values or a [`ServiceError`];
+//! none knows HTTP. They call the store (SQL), the chain (transactions the service signs) and
+//! the domain (rules).
+
+pub mod api_keys;
+pub mod error;
+pub mod markets;
+pub mod replay;
+pub mod scheduler;
+pub mod settlement;
+pub mod sign_in;
+pub mod tokens;
+pub mod trading;
+pub mod users;
+pub mod wallet_flow;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::PgPool;
+
+pub use error::ServiceError;
+
+use crate::chain::OnChain;
+use crate::domain::quote::TradeTerms;
+use crate::store::cache::Redis;
+use tokens::TokenIssuer;
+
+/// The Sign-In With Solana message's fixed parts (configuration).
+#[derive(Clone, Debug)]
+pub struct SignInSettings {
+    pub domain: String,
+    pub uri: String,
+    pub chain_id: String,
+    /// How long a challenge can be redeemed.
+    pub challenge_ttl: Duration,
+}
+
+/// Everything a use case can reach. Cheap to clone (handles and `Arc`s).
+#[derive(Clone)]
+pub struct Services {
+    pub db: PgPool,
+    pub redis: Redis,
+    pub tokens: Arc<TokenIssuer>,
+    pub sign_in: Arc<SignInSettings>,
+    /// The chain the service trades on, with its keys. `None` where a test serves routes that
+    /// never reach it, or on a cluster whose operator keys were not configured.
+    pub onchain: Option<OnChain>,
+}
+
+impl Services {
+    /// The chain, or the error a request that needs one gets without it.
+    pub fn onchain(&self) -> Result<&OnChain, ServiceError> {
+        self.onchain.as_ref().ok_or_else(|| ServiceError::NotFound("this service runs without a trading chain (no operator keys configured)".into()))
+    }
+
+    /// The terms trades run on: the chain's program config, or the program's defaults where
+    /// the service has no chain (then nothing can trade, and quotes show the defaults).
+    pub fn terms(&self) -> TradeTerms {
+        self.onchain.as_ref().map_or(TradeTerms::PROGRAM_DEFAULTS, OnChain::terms)
+    }
+}

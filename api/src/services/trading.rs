@@ -1,0 +1,193 @@
+//! Custodial trading, the deposit address, the balance and the test-USDC faucet. Every trade
+//! goes through the program: the operator signs `buy_shares` / `sell_shares` for the caller's
+//! wallet, so there is one price per market whoever trades. A trade's signature is handed to
+//! `on_signed` before it is sent (the idempotency record keeps it, so a retry after a crash
+//! asks the chain instead of trading twice).
+
+use anchor_lang::prelude::Pubkey;
+use chrono::Utc;
+use funding_market::client;
+use funding_market::events::TradeExecuted;
+use uuid::Uuid;
+
+use super::{ServiceError, Services};
+use crate::chain::OnChain;
+use crate::domain::caller::Caller;
+use crate::domain::market::{MarketStatus, Side, per_share};
+use crate::domain::money::{self, micros};
+use crate::store::{faucet, markets, positions};
+
+/// The faucet's cap per wallet and UTC day: 10,000 test USDC.
+pub const FAUCET_DAILY_CAP: u64 = 10_000 * 1_000_000;
+
+/// A trade as the program executed it (integers; `cost` is the USDC paid for a buy, received
+/// before the fee for a sell).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Traded {
+    pub trade_id: Uuid,
+    pub side: Side,
+    pub shares: u64,
+    pub price_per_share: i64,
+    pub cost: u64,
+    pub fee: u64,
+    pub yes_price: u64,
+    pub no_price: u64,
+}
+
+pub struct BuyOrder {
+    pub side: Side,
+    pub usdc_amount: u64,
+    pub min_shares: u64,
+}
+
+pub struct SellOrder {
+    pub side: Side,
+    pub shares: u64,
+    pub min_usdc_out: u64,
+}
+
+fn wallet_key(caller: &Caller) -> Result<Pubkey, ServiceError> {
+    caller.wallet.parse().map_err(|_| ServiceError::internal(format!("stored wallet {} is not an address", caller.wallet)))
+}
+
+/// The trade's row (projected when it landed) and the event's figures.
+async fn traded(s: &Services, signature: &str, e: &TradeExecuted) -> Result<Traded, ServiceError> {
+    let trade_id = markets::trade_id(&s.db, signature, &e.wallet.to_string(), None)
+        .await?
+        .ok_or_else(|| ServiceError::internal(format!("trade {signature} was not projected")))?;
+    Ok(Traded {
+        trade_id,
+        side: e.side.into(),
+        shares: e.shares,
+        price_per_share: per_share(e.amount as i64, e.shares as i64),
+        cost: e.amount,
+        fee: e.fee,
+        yes_price: e.yes_price,
+        no_price: e.no_price,
+    })
+}
+
+/// A market ready to trade: known, open, and on chain (created now if it is not yet).
+async fn open_market(s: &Services, onchain: &OnChain, id: Uuid) -> Result<(), ServiceError> {
+    let plan = markets::plan(&s.db, id).await?.ok_or_else(|| ServiceError::NotFound(format!("market {id} not found")))?;
+    if plan.status != MarketStatus::Open {
+        return Err(ServiceError::MarketClosed(format!("the market is {}, not open", plan.status)));
+    }
+    markets::link(&s.db, &plan).await?;
+    onchain.ensure_market(&plan).await?;
+    Ok(())
+}
+
+/// Buys for the caller. `on_signed` receives the signature before the transaction is sent.
+pub async fn buy<F, Fut>(s: &Services, caller: &Caller, id: Uuid, order: BuyOrder, on_signed: F) -> Result<Traded, ServiceError>
+where
+    F: FnOnce(String) -> Fut,
+    Fut: Future<Output = Result<(), ServiceError>>,
+{
+    let onchain = s.onchain()?;
+    let terms = onchain.terms();
+    if order.usdc_amount < terms.min_trade {
+        return Err(ServiceError::InvalidInput(format!("usdc_amount must be at least {}", money::places(terms.min_trade as i128, 6, 2))));
+    }
+    let fee = terms.fee(order.usdc_amount).ok_or_else(|| ServiceError::InvalidInput("usdc_amount is too large".into()))?;
+    let wallet = wallet_key(caller)?;
+    open_market(s, onchain, id).await?;
+    // Amounts parse up to u64::MAX micro-USDC: compare without overflowing.
+    if positions::vault_balance(&s.db, &caller.wallet).await? < order.usdc_amount.saturating_add(fee) {
+        let shown = |v: u64| money::places(v as i128, 6, 6);
+        return Err(ServiceError::InsufficientBalance(format!(
+            "{} USDC plus a {} USDC fee exceeds the available balance",
+            shown(order.usdc_amount),
+            shown(fee)
+        )));
+    }
+    let signed = onchain.sign_buy(id, &wallet, order.side, order.usdc_amount, order.min_shares).await?;
+    on_signed(signed.signature.clone()).await?;
+    let trade = onchain.submit_trade(&signed).await?;
+    traded(s, &signed.signature, &trade).await
+}
+
+/// Sells for the caller. `on_signed` receives the signature before the transaction is sent.
+pub async fn sell<F, Fut>(s: &Services, caller: &Caller, id: Uuid, order: SellOrder, on_signed: F) -> Result<Traded, ServiceError>
+where
+    F: FnOnce(String) -> Fut,
+    Fut: Future<Output = Result<(), ServiceError>>,
+{
+    let onchain = s.onchain()?;
+    let wallet = wallet_key(caller)?;
+    open_market(s, onchain, id).await?;
+    let held = positions::held_shares(&s.db, id, &caller.wallet, order.side).await?;
+    if held < order.shares {
+        return Err(ServiceError::InsufficientShares(format!("the position holds {} {} shares", micros(held as i64), order.side.as_str())));
+    }
+    let signed = onchain.sign_sell(id, &wallet, order.side, order.shares, order.min_usdc_out).await?;
+    on_signed(signed.signature.clone()).await?;
+    let trade = onchain.submit_trade(&signed).await?;
+    traded(s, &signed.signature, &trade).await
+}
+
+/// The trade of a transaction sent earlier, if it landed (crash recovery of an idempotent
+/// request).
+pub async fn recover(s: &Services, signature: &str) -> Result<Option<Traded>, ServiceError> {
+    match s.onchain()?.landed_trade(signature).await? {
+        Some(trade) => traded(s, signature, &trade).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+pub struct DepositAddress {
+    pub address: String,
+    pub min_deposit: u64,
+}
+
+/// The caller's deposit account (their user accounts are created on chain first if needed).
+pub async fn deposit_address(s: &Services, caller: &Caller) -> Result<DepositAddress, ServiceError> {
+    let onchain = s.onchain()?;
+    let wallet = wallet_key(caller)?;
+    onchain.ensure_user(&wallet).await?;
+    Ok(DepositAddress { address: client::deposit_pda(&wallet).to_string(), min_deposit: onchain.terms().min_deposit })
+}
+
+/// Available USDC (the vault) and the cost basis of open positions, micro-USDC.
+pub struct Balance {
+    pub available: i64,
+    pub locked: i64,
+}
+
+pub async fn balance(s: &Services, caller: &Caller) -> Result<Balance, ServiceError> {
+    let available = positions::vault_balance(&s.db, &caller.wallet).await? as i64;
+    let locked = positions::open_positions(&s.db, &caller.wallet).await?.iter().map(|p| p.basis).sum();
+    Ok(Balance { available, locked })
+}
+
+pub struct FaucetGrant {
+    pub wallet: String,
+    pub amount: u64,
+    pub usdc_balance: u64,
+    pub remaining_today: u64,
+}
+
+/// Test USDC for a wallet (embedded chain only; `FAUCET_DAILY_CAP` per wallet and UTC day).
+pub async fn faucet(s: &Services, wallet: &str, amount: u64) -> Result<FaucetGrant, ServiceError> {
+    let onchain = s.onchain()?;
+    if !matches!(onchain.chain(), indexer::chain::AnyChain::Embedded(_)) {
+        return Err(ServiceError::NotFound("the faucet exists only on the embedded chain".into()));
+    }
+    let wallet: Pubkey = wallet.parse().map_err(|_| ServiceError::InvalidInput("wallet_address is not a Solana address".into()))?;
+    let over_cap = || ServiceError::InvalidInput(format!("the faucet gives at most {} USDC per wallet per day", micros(FAUCET_DAILY_CAP as i64)));
+    if amount > FAUCET_DAILY_CAP {
+        return Err(over_cap());
+    }
+    let day = Utc::now().date_naive();
+    // Reserved under the cap first, so concurrent requests cannot exceed it.
+    let granted = faucet::reserve(&s.db, &wallet.to_string(), day, amount, FAUCET_DAILY_CAP).await?.ok_or_else(over_cap)?;
+    match onchain.faucet(&wallet, amount).await {
+        Ok(balance) => Ok(FaucetGrant { wallet: wallet.to_string(), amount, usdc_balance: balance, remaining_today: FAUCET_DAILY_CAP - granted }),
+        Err(e) => {
+            // The grant did not reach the vault (anything minted waits in the deposit account and
+            // is swept with the next deposit): give the allowance back.
+            faucet::release(&s.db, &wallet.to_string(), day, amount).await?;
+            Err(e.into())
+        }
+    }
+}

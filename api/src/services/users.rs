@@ -1,0 +1,71 @@
+//! The caller's profile, positions, trades and results, and the leaderboard.
+
+use chrono::Utc;
+use uuid::Uuid;
+
+use super::markets::Page;
+use super::{ServiceError, Services};
+use crate::domain::caller::Caller;
+use crate::domain::portfolio::{OpenPosition, Period, SortBy, Totals};
+use crate::store::markets::{self, TradeRow, TradesOf};
+use crate::store::positions::{self, LeaderRow};
+use crate::store::users::{self, User};
+
+/// Display names: 1 to 32 characters once trimmed, no control characters.
+pub const MAX_DISPLAY_NAME: usize = 32;
+
+pub struct Profile {
+    pub user: User,
+    /// The vault balance, micro-USDC.
+    pub usdc_balance: u64,
+}
+
+pub async fn profile(s: &Services, user_id: Uuid) -> Result<Profile, ServiceError> {
+    let user = users::find(&s.db, user_id).await?.ok_or_else(|| ServiceError::Unauthorized("the token's user does not exist".into()))?;
+    let usdc_balance = positions::vault_balance(&s.db, &user.wallet_address).await?;
+    Ok(Profile { user, usdc_balance })
+}
+
+/// Sets (or, with `None`, clears) the caller's display name.
+pub async fn set_display_name(s: &Services, user_id: Uuid, name: Option<&str>) -> Result<Profile, ServiceError> {
+    let name = match name.map(str::trim) {
+        None => None,
+        Some(n) if n.is_empty() || n.chars().count() > MAX_DISPLAY_NAME || n.chars().any(char::is_control) => {
+            return Err(ServiceError::InvalidInput(format!("display_name must be 1 to {MAX_DISPLAY_NAME} characters without control characters")));
+        }
+        Some(n) => Some(n),
+    };
+    users::set_display_name(&s.db, user_id, name).await?;
+    profile(s, user_id).await
+}
+
+pub async fn positions(s: &Services, caller: &Caller) -> Result<Vec<OpenPosition>, ServiceError> {
+    Ok(positions::open_positions(&s.db, &caller.wallet).await?)
+}
+
+pub async fn history(s: &Services, caller: &Caller, page: Page) -> Result<(Vec<TradeRow>, i64), ServiceError> {
+    Ok(markets::trades(&s.db, TradesOf::Wallet(&caller.wallet), page.limit, page.offset).await?)
+}
+
+pub struct Portfolio {
+    pub totals: Totals,
+    pub open: Vec<OpenPosition>,
+}
+
+impl Portfolio {
+    pub fn unrealized_pnl(&self) -> i64 {
+        self.open.iter().map(OpenPosition::unrealized_pnl).sum()
+    }
+}
+
+pub async fn portfolio(s: &Services, caller: &Caller) -> Result<Portfolio, ServiceError> {
+    let totals = positions::totals(&s.db, &caller.wallet).await?;
+    let open = positions::open_positions(&s.db, &caller.wallet).await?;
+    Ok(Portfolio { totals, open })
+}
+
+/// Traders ranked over `period` (whole UTC days: "24h" is today and yesterday's statistics).
+pub async fn leaderboard(s: &Services, period: Period, sort: SortBy, limit: i64) -> Result<Vec<LeaderRow>, ServiceError> {
+    let since = period.days().map(|d| Utc::now().date_naive() - chrono::Days::new(d));
+    Ok(positions::leaderboard(&s.db, since, sort, limit).await?)
+}

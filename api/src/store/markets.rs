@@ -1,0 +1,204 @@
+//! `markets`, `trades` and `market_prices`: the rounds, their trades and price history.
+//! Rows carry integers (millionths, 1e-12 rates); the HTTP layer turns them into the
+//! contract's strings.
+
+use chrono::{DateTime, Utc};
+use funding_market::client;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::domain::market::{MarketStatus, Side};
+use crate::domain::quote::PricedMarket;
+
+/// A market with what its series contributes (symbol, exchange, tier).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MarketRow {
+    pub id: Uuid,
+    pub series_id: Uuid,
+    pub symbol: String,
+    pub exchange: String,
+    pub tier: i16,
+    pub round_number: i32,
+    pub status: MarketStatus,
+    pub open_ts: DateTime<Utc>,
+    pub close_ts: DateTime<Utc>,
+    pub settlement_ts: DateTime<Utc>,
+    pub liquidity_b: i64,
+    pub q_yes: i64,
+    pub q_no: i64,
+    pub yes_price_ppm: i32,
+    pub total_volume: i64,
+    pub trade_count: i32,
+    pub ou_prior_ppm: i32,
+    pub ou_confidence_ppm: i32,
+    pub outcome: Option<String>,
+    pub actual_rate: Option<i64>,
+    pub settled_at: Option<DateTime<Utc>>,
+}
+
+const MARKET_SELECT: &str = "
+    SELECT m.id, m.series_id, s.symbol, s.exchange, s.tier, m.round_number, m.status, m.open_ts, m.close_ts,
+           m.settlement_ts, m.liquidity_b, m.q_yes, m.q_no, m.yes_price_ppm, m.total_volume, m.trade_count,
+           m.ou_prior_ppm, m.ou_confidence_ppm, m.outcome, m.actual_rate, m.settled_at
+    FROM markets m JOIN series s ON s.id = m.series_id";
+
+impl MarketRow {
+    pub fn priced(&self) -> PricedMarket {
+        PricedMarket {
+            status: self.status,
+            open_ts: self.open_ts,
+            close_ts: self.close_ts,
+            liquidity_b: self.liquidity_b as u64,
+            q_yes: self.q_yes as u64,
+            q_no: self.q_no as u64,
+        }
+    }
+}
+
+pub async fn market(db: &PgPool, id: Uuid) -> Result<Option<MarketRow>, sqlx::Error> {
+    sqlx::query_as(&format!("{MARKET_SELECT} WHERE m.id = $1")).bind(id).fetch_optional(db).await
+}
+
+/// A page of markets, optionally of one status: unfinished ones soonest first, finished ones
+/// latest first.
+pub async fn list_markets(db: &PgPool, status: Option<MarketStatus>, limit: i64, offset: i64) -> Result<(Vec<MarketRow>, i64), sqlx::Error> {
+    let rows = sqlx::query_as(&format!(
+        "{MARKET_SELECT} WHERE ($1::text IS NULL OR m.status = $1)
+         ORDER BY CASE WHEN m.status IN ('settled', 'voided') THEN 1 ELSE 0 END,
+                  CASE WHEN m.status IN ('settled', 'voided') THEN -extract(epoch FROM m.settlement_ts) ELSE extract(epoch FROM m.settlement_ts) END,
+                  m.id
+         LIMIT $2 OFFSET $3"
+    ))
+    .bind(status)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(db)
+    .await?;
+    let total = sqlx::query_scalar("SELECT count(*) FROM markets WHERE ($1::text IS NULL OR status = $1)").bind(status).fetch_one(db).await?;
+    Ok((rows, total))
+}
+
+/// The series' settled (and voided) rounds, latest first.
+pub async fn settled_rounds(db: &PgPool, series_id: Uuid, limit: i64, offset: i64) -> Result<(Vec<MarketRow>, i64), sqlx::Error> {
+    let rows = sqlx::query_as(&format!(
+        "{MARKET_SELECT} WHERE m.series_id = $1 AND m.status IN ('settled', 'voided') ORDER BY m.settlement_ts DESC LIMIT $2 OFFSET $3"
+    ))
+    .bind(series_id)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(db)
+    .await?;
+    let total = sqlx::query_scalar("SELECT count(*) FROM markets WHERE series_id = $1 AND status IN ('settled', 'voided')")
+        .bind(series_id)
+        .fetch_one(db)
+        .await?;
+    Ok((rows, total))
+}
+
+/// The open round of a series, if any.
+pub async fn open_round(db: &PgPool, series_id: Uuid) -> Result<Option<MarketRow>, sqlx::Error> {
+    sqlx::query_as(&format!("{MARKET_SELECT} WHERE m.series_id = $1 AND m.status = 'open' ORDER BY m.settlement_ts LIMIT 1"))
+        .bind(series_id)
+        .fetch_optional(db)
+        .await
+}
+
+#[derive(Debug, sqlx::FromRow)]
+pub struct TradeRow {
+    pub id: Uuid,
+    pub market_id: Uuid,
+    pub side: Side,
+    pub is_buy: bool,
+    pub shares: i64,
+    pub amount: i64,
+    pub fee: i64,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Whose trades to list.
+#[derive(Clone, Copy, Debug)]
+pub enum TradesOf<'a> {
+    Market(Uuid),
+    Wallet(&'a str),
+}
+
+/// A page of trades, latest first (the slot orders trades of the same second), and how many
+/// there are.
+pub async fn trades(db: &PgPool, of: TradesOf<'_>, limit: i64, offset: i64) -> Result<(Vec<TradeRow>, i64), sqlx::Error> {
+    let (filter, key) = match of {
+        TradesOf::Market(id) => ("market_id = $1::UUID", id.to_string()),
+        TradesOf::Wallet(wallet) => ("wallet = $1", wallet.to_owned()),
+    };
+    let rows = sqlx::query_as(&format!(
+        "SELECT id, market_id, side, is_buy, shares, amount, fee, created_at FROM trades WHERE {filter}
+         ORDER BY created_at DESC, slot DESC NULLS LAST, id LIMIT $2 OFFSET $3"
+    ))
+    .bind(&key)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(db)
+    .await?;
+    let total = sqlx::query_scalar(&format!("SELECT count(*) FROM trades WHERE {filter}")).bind(&key).fetch_one(db).await?;
+    Ok((rows, total))
+}
+
+pub async fn price_history(db: &PgPool, market_id: Uuid, limit: i64) -> Result<Vec<(DateTime<Utc>, i32)>, sqlx::Error> {
+    sqlx::query_as("SELECT at, yes_price_ppm FROM market_prices WHERE market_id = $1 ORDER BY at LIMIT $2")
+        .bind(market_id)
+        .bind(limit)
+        .fetch_all(db)
+        .await
+}
+
+/// The id of `wallet`'s trade recorded from transaction `signature` (of `shares`, where one
+/// transaction holds several).
+pub async fn trade_id(db: &PgPool, signature: &str, wallet: &str, shares: Option<u64>) -> Result<Option<Uuid>, sqlx::Error> {
+    sqlx::query_scalar("SELECT id FROM trades WHERE signature = $1 AND wallet = $2 AND ($3::BIGINT IS NULL OR shares = $3) ORDER BY id LIMIT 1")
+        .bind(signature)
+        .bind(wallet)
+        .bind(shares.map(|s| s as i64))
+        .fetch_optional(db)
+        .await
+}
+
+/// What the service knows of a market, enough to trade it and to create it on chain.
+#[derive(Debug, sqlx::FromRow)]
+pub struct MarketPlan {
+    pub id: Uuid,
+    pub slug: String,
+    pub open_ts: DateTime<Utc>,
+    pub close_ts: DateTime<Utc>,
+    pub settlement_ts: DateTime<Utc>,
+    pub liquidity_b: i64,
+    pub ou_prior_ppm: i32,
+    pub status: MarketStatus,
+    pub onchain_address: Option<String>,
+}
+
+pub async fn plan(db: &PgPool, id: Uuid) -> Result<Option<MarketPlan>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT m.id, s.slug, m.open_ts, m.close_ts, m.settlement_ts, m.liquidity_b, m.ou_prior_ppm, m.status, m.onchain_address
+         FROM markets m JOIN series s ON s.id = m.series_id WHERE m.id = $1",
+    )
+    .bind(id)
+    .fetch_optional(db)
+    .await
+}
+
+/// Records the market's program address where an older row lacks it (the scheduler sets it at
+/// creation), so its events are projected even before its creation is indexed.
+pub async fn link(db: &PgPool, plan: &MarketPlan) -> Result<(), sqlx::Error> {
+    if plan.onchain_address.is_none() {
+        sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1 AND onchain_address IS NULL")
+            .bind(plan.id)
+            .bind(client::market_pda(plan.id.as_bytes()).to_string())
+            .execute(db)
+            .await?;
+    }
+    Ok(())
+}
+
+/// A market's series and status, its row locked until the transaction ends.
+pub async fn lock_status(tx: &mut sqlx::PgConnection, id: Uuid) -> Result<Option<(Uuid, MarketStatus)>, sqlx::Error> {
+    sqlx::query_as("SELECT series_id, status FROM markets WHERE id = $1 FOR UPDATE").bind(id).fetch_optional(tx).await
+}

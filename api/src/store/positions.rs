@@ -1,0 +1,140 @@
+//! `positions`, `trades` (as cost basis), `trader_stats` and `vault_balances`: a wallet's
+//! holdings and results as the projection keeps them (`domain::portfolio` computes on them).
+
+use chrono::{DateTime, NaiveDate, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::domain::market::Side;
+use crate::domain::portfolio::{OpenPosition, SortBy, Totals};
+
+#[derive(sqlx::FromRow)]
+struct OpenPositionRow {
+    market_id: Uuid,
+    symbol: String,
+    exchange: String,
+    side: Side,
+    shares: i64,
+    basis: i64,
+    price_ppm: i64,
+    settlement_ts: DateTime<Utc>,
+}
+
+impl From<OpenPositionRow> for OpenPosition {
+    fn from(r: OpenPositionRow) -> OpenPosition {
+        OpenPosition {
+            market_id: r.market_id,
+            symbol: r.symbol,
+            exchange: r.exchange,
+            side: r.side,
+            shares: r.shares,
+            basis: r.basis,
+            price_ppm: r.price_ppm,
+            settlement_ts: r.settlement_ts,
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct TotalsRow {
+    realized_pnl: i64,
+    volume: i64,
+    trades: i64,
+    settled: i64,
+    wins: i64,
+}
+
+impl From<TotalsRow> for Totals {
+    fn from(r: TotalsRow) -> Totals {
+        Totals { realized_pnl: r.realized_pnl, volume: r.volume, trades: r.trades, settled: r.settled, wins: r.wins }
+    }
+}
+
+/// The wallet's vault balance as last projected, micro-USDC (0 without a vault).
+pub async fn vault_balance(db: &PgPool, wallet: &str) -> Result<u64, sqlx::Error> {
+    let balance: Option<i64> = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet).fetch_optional(db).await?;
+    Ok(balance.unwrap_or(0) as u64)
+}
+
+/// Shares of `side` the wallet holds in a market, micro-shares.
+pub async fn held_shares(db: &PgPool, market_id: Uuid, wallet: &str, side: Side) -> Result<u64, sqlx::Error> {
+    let held: Option<(i64, i64)> = sqlx::query_as("SELECT yes_shares, no_shares FROM positions WHERE market_id = $1 AND wallet = $2")
+        .bind(market_id)
+        .bind(wallet)
+        .fetch_optional(db)
+        .await?;
+    Ok(held.map_or(0, |(yes, no)| if side == Side::Yes { yes } else { no }) as u64)
+}
+
+/// The wallet's open position sides in markets not yet settled or voided.
+pub async fn open_positions(db: &PgPool, wallet: &str) -> Result<Vec<OpenPosition>, sqlx::Error> {
+    let rows: Vec<OpenPositionRow> = sqlx::query_as(
+        "WITH held AS (
+             SELECT market_id, 'yes' AS side, yes_shares AS shares FROM positions WHERE wallet = $1 AND yes_shares > 0
+             UNION ALL
+             SELECT market_id, 'no', no_shares FROM positions WHERE wallet = $1 AND no_shares > 0),
+         basis AS (
+             SELECT market_id, side, sum(CASE WHEN is_buy THEN amount + fee ELSE -(amount - fee) END) AS basis
+             FROM trades WHERE wallet = $1 GROUP BY market_id, side)
+         SELECT h.market_id, s.symbol, s.exchange, h.side, h.shares, GREATEST(COALESCE(b.basis, 0), 0)::BIGINT AS basis,
+                (CASE WHEN h.side = 'yes' THEN m.yes_price_ppm ELSE 1000000 - m.yes_price_ppm END)::BIGINT AS price_ppm,
+                m.settlement_ts
+         FROM held h
+         JOIN markets m ON m.id = h.market_id
+         JOIN series s ON s.id = m.series_id
+         LEFT JOIN basis b ON b.market_id = h.market_id AND b.side = h.side
+         WHERE m.status NOT IN ('settled', 'voided')
+         ORDER BY m.settlement_ts, h.market_id, h.side",
+    )
+    .bind(wallet)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(OpenPosition::from).collect())
+}
+
+pub async fn totals(db: &PgPool, wallet: &str) -> Result<Totals, sqlx::Error> {
+    let row: TotalsRow = sqlx::query_as(
+        "SELECT COALESCE(sum(realized_pnl), 0)::BIGINT AS realized_pnl, COALESCE(sum(volume), 0)::BIGINT AS volume,
+                COALESCE(sum(trades), 0)::BIGINT AS trades, COALESCE(sum(settled), 0)::BIGINT AS settled,
+                COALESCE(sum(wins), 0)::BIGINT AS wins
+         FROM trader_stats WHERE wallet = $1",
+    )
+    .bind(wallet)
+    .fetch_one(db)
+    .await?;
+    Ok(row.into())
+}
+
+#[derive(Debug, sqlx::FromRow)]
+pub struct LeaderRow {
+    pub wallet: String,
+    pub display_name: Option<String>,
+    pub realized_pnl: i64,
+    pub volume: i64,
+    pub trades: i64,
+    pub settled: i64,
+    pub wins: i64,
+}
+
+/// Traders active since `since` (all time when `None`), best first by `sort`; ties by volume,
+/// then wallet, so the order is stable.
+pub async fn leaderboard(db: &PgPool, since: Option<NaiveDate>, sort: SortBy, limit: i64) -> Result<Vec<LeaderRow>, sqlx::Error> {
+    let order = match sort {
+        SortBy::Pnl => "realized_pnl DESC, volume DESC, wallet",
+        SortBy::WinRate => "(CASE WHEN settled = 0 THEN 0 ELSE wins::NUMERIC / settled END) DESC, settled DESC, volume DESC, wallet",
+        SortBy::Volume => "volume DESC, realized_pnl DESC, wallet",
+    };
+    sqlx::query_as(&format!(
+        "WITH period AS (
+             SELECT wallet, sum(realized_pnl)::BIGINT AS realized_pnl, sum(volume)::BIGINT AS volume, sum(trades)::BIGINT AS trades,
+                    sum(settled)::BIGINT AS settled, sum(wins)::BIGINT AS wins
+             FROM trader_stats WHERE $1::DATE IS NULL OR day >= $1 GROUP BY wallet)
+         SELECT p.wallet, u.display_name, p.realized_pnl, p.volume, p.trades, p.settled, p.wins
+         FROM period p LEFT JOIN users u ON u.wallet_address = p.wallet
+         ORDER BY {order} LIMIT $2"
+    ))
+    .bind(since)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}

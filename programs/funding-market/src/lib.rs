@@ -11,6 +11,7 @@ pub mod client;
 pub mod error;
 pub mod events;
 pub mod instructions;
+pub mod math;
 pub mod state;
 mod token;
 

@@ -3,6 +3,7 @@ use anchor_spl::token::{Token, TokenAccount};
 
 use crate::error::FundingMarketError;
 use crate::events::PositionSettled;
+use crate::math::SafeMath;
 use crate::state::{Config, Market, MarketStatus, Outcome, Position, UserAccount};
 use crate::token::transfer_signed;
 
@@ -83,7 +84,7 @@ pub fn handler(ctx: Context<SettlePosition>) -> Result<()> {
     let market = &mut ctx.accounts.market;
     market.sold_yes = market.sold_yes.saturating_sub(yes_shares);
     market.sold_no = market.sold_no.saturating_sub(no_shares);
-    market.open_positions -= 1;
+    market.open_positions = market.open_positions.safe_sub(1)?;
     emit_cpi!(PositionSettled {
         market: market.key(),
         wallet,

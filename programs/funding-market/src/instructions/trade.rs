@@ -6,6 +6,7 @@ use anchor_spl::token::{Token, TokenAccount};
 
 use crate::error::{FundingMarketError, math};
 use crate::events::TradeExecuted;
+use crate::math::SafeMath;
 use crate::state::{Config, Market, MarketStatus, Position, Side, UserAccount};
 use crate::token::transfer_signed;
 
@@ -73,18 +74,36 @@ fn require_solvent(market: &Market, vault: &mut Account<TokenAccount>) -> Result
 }
 
 fn add(a: u64, b: u64) -> Result<u64> {
-    a.checked_add(b).ok_or_else(|| FundingMarketError::Overflow.into())
+    Ok(a.safe_add(b)?)
 }
 
 fn sub(a: u64, b: u64) -> Result<u64> {
-    a.checked_sub(b).ok_or_else(|| FundingMarketError::Overflow.into())
+    Ok(a.safe_sub(b)?)
 }
 
-fn sold_mut(market: &mut Market, side: Side) -> &mut u64 {
-    match side {
+/// How a trade changes the shares traders hold of its side.
+enum Sold {
+    Bought(u64),
+    Returned(u64),
+}
+
+/// The one place a trade changes the market: the LMSR state after the fill, the shares held by
+/// traders, volume (net of fees), the trade count and the fees held.
+fn record_trade(market: &mut Market, after: &lmsr::Lmsr, side: Side, sold: Sold, volume: u64, fee: u64) -> Result<()> {
+    market.q_yes = after.q(lmsr::Side::Yes);
+    market.q_no = after.q(lmsr::Side::No);
+    let held = match side {
         Side::Yes => &mut market.sold_yes,
         Side::No => &mut market.sold_no,
-    }
+    };
+    *held = match sold {
+        Sold::Bought(shares) => held.safe_add(shares)?,
+        Sold::Returned(shares) => held.safe_sub(shares)?,
+    };
+    market.volume = market.volume.safe_add(volume)?;
+    market.trade_count = market.trade_count.safe_add(1)?;
+    market.fees_held = market.fees_held.safe_add(fee)?;
+    Ok(())
 }
 
 pub fn buy(ctx: Context<BuyShares>, side: Side, usdc_amount: u64, min_shares: u64) -> Result<()> {
@@ -113,12 +132,7 @@ pub fn buy(ctx: Context<BuyShares>, side: Side, usdc_amount: u64, min_shares: u6
     )?;
 
     let market = &mut ctx.accounts.market;
-    market.q_yes = fill.after.q(lmsr::Side::Yes);
-    market.q_no = fill.after.q(lmsr::Side::No);
-    *sold_mut(market, side) = add(*sold_mut(market, side), shares)?;
-    market.volume = add(market.volume, usdc_amount)?;
-    market.trade_count += 1;
-    market.fees_held = add(market.fees_held, fee)?;
+    record_trade(market, &fill.after, side, Sold::Bought(shares), usdc_amount, fee)?;
 
     let position = &mut ctx.accounts.position;
     if position.market == Pubkey::default() {
@@ -126,7 +140,7 @@ pub fn buy(ctx: Context<BuyShares>, side: Side, usdc_amount: u64, min_shares: u6
         position.wallet = user.wallet;
         position.rent_payer = ctx.accounts.signer.key();
         position.bump = ctx.bumps.position;
-        market.open_positions += 1;
+        market.open_positions = market.open_positions.safe_add(1)?;
     }
     *position.shares_mut(side) = add(*position.shares_mut(side), shares)?;
     position.paid_in = add(position.paid_in, debit)?;
@@ -163,15 +177,10 @@ pub fn sell(ctx: Context<SellShares>, side: Side, shares: u64, min_usdc_out: u64
         &[Market::SEED, market.market_id.as_ref(), &[market.bump]],
         received,
     )?;
-    market.q_yes = fill.after.q(lmsr::Side::Yes);
-    market.q_no = fill.after.q(lmsr::Side::No);
-    *sold_mut(market, side) = sub(*sold_mut(market, side), shares)?;
-    market.volume = add(market.volume, proceeds)?;
-    market.trade_count += 1;
-    market.fees_held = add(market.fees_held, fee)?;
+    record_trade(market, &fill.after, side, Sold::Returned(shares), proceeds, fee)?;
 
     let position = &mut ctx.accounts.position;
-    *position.shares_mut(side) -= shares;
+    *position.shares_mut(side) = sub(*position.shares_mut(side), shares)?;
     position.paid_out = add(position.paid_out, received)?;
     position.fees_paid = add(position.fees_paid, fee)?;
 

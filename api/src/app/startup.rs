@@ -51,8 +51,8 @@ pub enum StartupError {
 /// A process ready to run its roles: the bound listener (role `serve`) and the supervised
 /// workers (roles `workers` and `indexer`).
 pub struct Application {
-    listener: Option<TcpListener>,
-    router: Router,
+    /// Role `serve`: the bound listener and what it serves.
+    server: Option<(TcpListener, Router)>,
     chain: Option<AnyChain>,
     supervisor: Supervisor,
 }
@@ -80,28 +80,22 @@ impl Application {
             true => Some(TcpListener::bind(config.bind_addr).await.map_err(|source| StartupError::Bind { addr: config.bind_addr, source })?),
             false => None,
         };
+        // The chain is opened by the roles that use it: the API (trading) and the indexer.
+        let chain = if roles.serve || roles.indexer { Some(open_chain(&config, &db).await?) } else { None };
+        let server = match listener {
+            Some(listener) => Some((listener, app(serving_state(&config, db.clone(), redis, chain.as_ref()).await?))),
+            None => None,
+        };
+        // Workers start last, once the chain and the server are ready.
         let supervisor = Supervisor::new(&config.database_url);
         if roles.workers && config.scheduler_enabled {
             start_scheduler(&config, &db, &supervisor).await?;
         }
-        // The chain is opened by the roles that use it: the API (trading) and the indexer.
-        let chain = if roles.serve || roles.indexer { Some(open_chain(&config, &db).await?) } else { None };
         if let (true, Some(chain)) = (roles.indexer, &chain) {
-            supervisor.spawn(IndexerWorker::new(chain.clone(), db.clone(), config.indexer_period));
-        }
-        let mut state = AppState::new(&config, db.clone(), redis);
-        if roles.serve {
-            match (&chain, &config.chain) {
-                (Some(AnyChain::Embedded(embedded)), _) => state = state.with_onchain(OnChain::embedded(embedded, db).await?),
-                (Some(chain), ChainConfig::Rpc { keys: Some(files), .. }) => {
-                    let keys = ServiceKeys::load(&files.operator, &files.authority, &files.usdc_mint).map_err(StartupError::Keys)?;
-                    state = state.with_onchain(OnChain::connect(chain.clone(), keys, db).await?);
-                }
-                _ => tracing::warn!("no operator keys (FM_OPERATOR_KEYPAIR, FM_AUTHORITY_KEYPAIR, FM_USDC_MINT): trading and co-signing are off"),
-            }
+            supervisor.spawn(IndexerWorker::new(chain.clone(), db, config.indexer_period));
         }
         tracing::info!(serve = roles.serve, workers = roles.workers, indexer = roles.indexer, "roles");
-        Ok(Application { listener, router: app(state), chain, supervisor })
+        Ok(Application { server, chain, supervisor })
     }
 
     /// The chain the process runs on, if a role opened one (benchmarks and tests drive it).
@@ -111,15 +105,15 @@ impl Application {
 
     /// The HTTP address (role `serve`).
     pub fn local_addr(&self) -> Option<SocketAddr> {
-        self.listener.as_ref().map(|l| l.local_addr().expect("a bound listener has an address"))
+        self.server.as_ref().map(|(l, _)| l.local_addr().expect("a bound listener has an address"))
     }
 
     /// Runs until `shutdown` completes: then finishes in-flight requests, lets every worker
     /// finish its current job, and returns.
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
-        let Application { listener, router, supervisor, .. } = self;
-        let served = match listener {
-            Some(listener) => {
+        let Application { server, supervisor, .. } = self;
+        let served = match server {
+            Some((listener, router)) => {
                 tracing::info!(addr = %listener.local_addr()?, "listening");
                 axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown).await
             }
@@ -131,6 +125,23 @@ impl Application {
         supervisor.shutdown(WORKER_GRACE).await;
         served
     }
+}
+
+/// The state the API serves: the use cases, with the chain they trade on where the service has
+/// its keys there (always on the embedded chain).
+async fn serving_state(config: &Config, db: PgPool, redis: Redis, chain: Option<&AnyChain>) -> Result<AppState, StartupError> {
+    let state = AppState::new(config, db.clone(), redis);
+    Ok(match (chain, &config.chain) {
+        (Some(AnyChain::Embedded(embedded)), _) => state.with_onchain(OnChain::embedded(embedded, db).await?),
+        (Some(chain), ChainConfig::Rpc { keys: Some(files), .. }) => {
+            let keys = ServiceKeys::load(&files.operator, &files.authority, &files.usdc_mint).map_err(StartupError::Keys)?;
+            state.with_onchain(OnChain::connect(chain.clone(), keys, db).await?)
+        }
+        _ => {
+            tracing::warn!("no operator keys (FM_OPERATOR_KEYPAIR, FM_AUTHORITY_KEYPAIR, FM_USDC_MINT): trading and co-signing are off");
+            state
+        }
+    })
 }
 
 /// The configured chain; the embedded one is opened from (or created in) Postgres.

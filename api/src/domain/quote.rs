@@ -18,10 +18,6 @@ pub struct TradeTerms {
 }
 
 impl TradeTerms {
-    /// The program's defaults (`initialize` on the embedded chain uses them); a cluster's own
-    /// config replaces them as soon as the service reads it.
-    pub const PROGRAM_DEFAULTS: TradeTerms = TradeTerms { fee_bps: lmsr::FEE_BPS, min_trade: 1_000_000, min_deposit: 1_000_000 };
-
     /// The fee on `amount` micro-USDC (rounded up, in the market maker's favour).
     pub fn fee(&self, amount: u64) -> Option<u64> {
         lmsr::fee(amount, self.fee_bps).ok()
@@ -150,8 +146,9 @@ mod tests {
     fn closed_markets_do_not_quote() {
         let mut market = open_market();
         market.status = MarketStatus::Closed;
-        assert_eq!(buy(&market, &TradeTerms::PROGRAM_DEFAULTS, Side::Yes, 5_000_000, Utc::now()), Err(QuoteError::NotOpen(MarketStatus::Closed)));
+        let terms = TradeTerms { fee_bps: 100, min_trade: 1_000_000, min_deposit: 1_000_000 };
+        assert_eq!(buy(&market, &terms, Side::Yes, 5_000_000, Utc::now()), Err(QuoteError::NotOpen(MarketStatus::Closed)));
         let market = open_market();
-        assert!(buy(&market, &TradeTerms::PROGRAM_DEFAULTS, Side::Yes, 5_000_000, market.close_ts).is_err(), "closes at close_ts");
+        assert!(buy(&market, &terms, Side::Yes, 5_000_000, market.close_ts).is_err(), "closes at close_ts");
     }
 }

@@ -10,8 +10,8 @@ use super::AppState;
 use super::error::ApiError;
 use crate::domain::api_key;
 use crate::domain::caller::{AuthMethod, Caller};
+use crate::services::api_keys;
 use crate::services::replay::{self, WINDOW_SECS};
-use crate::store::api_keys;
 
 pub const API_KEY_HEADER: &str = "x-api-key";
 pub const NONCE_HEADER: &str = "x-request-nonce";
@@ -32,7 +32,7 @@ pub async fn identify(state: &AppState, headers: &HeaderMap) -> Identity {
         let Some(key) = key.to_str().ok().filter(|k| api_key::is_well_formed(k)) else {
             return Identity::Invalid(ApiError::Unauthorized("malformed API key".into()));
         };
-        return match api_keys::find_caller(&state.services.db, key).await {
+        return match api_keys::caller_for_key(&state.services, key).await {
             Ok(Some(caller)) => Identity::Authenticated(caller),
             Ok(None) => Identity::Invalid(ApiError::Unauthorized("unknown or revoked API key".into())),
             Err(e) => Identity::Invalid(e.into()),

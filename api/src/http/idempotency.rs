@@ -1,12 +1,5 @@
-//! `Idempotency-Key` on requests that move money (DESIGN §7): the same key with the same
-//! request answers the first response again and never acts twice; with another request it is
-//! 409 `IDEMPOTENCY_KEY_REUSED`; while the first is running, 409 `IDEMPOTENCY_KEY_IN_USE`.
-//!
-//! Crash safety: the chain signature of the transaction a request sends is stored before it is
-//! sent. A retry that finds its key unfinished after `store::idempotency::RECOVER_AFTER`
-//! (longer than a blockhash stays valid, so the transaction can no longer land later) asks the
-//! chain whether that signature landed: if so the response is rebuilt from it, if not the
-//! request runs again.
+//! `Idempotency-Key` at the HTTP edge: the header, and the response stored for the key (its
+//! status and envelope) — the flow itself is `services::idempotency`.
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -15,8 +8,8 @@ use serde::Serialize;
 use super::envelope::{self, Data};
 use super::error::ApiError;
 use crate::domain::caller::Caller;
+use crate::services::idempotency::{self, Answer, SignatureLog};
 use crate::services::{ServiceError, Services};
-use crate::store::idempotency::{self, Claim, IdempotencyKey};
 
 pub const HEADER: &str = "idempotency-key";
 
@@ -30,11 +23,10 @@ pub fn key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     Ok(Some(key.to_owned()))
 }
 
-/// Runs a money-moving request under its `Idempotency-Key`, if it has one. `run` gets a
-/// callback that records the transaction's signature before sending; `recover` rebuilds the
-/// answer from a signature sent by a crashed attempt (`None`: it never landed, run again).
-pub async fn idempotent<T, Run, RunFut, Recover, RecoverFut>(
-    services: &Services,
+/// Answers a money-moving request under its `Idempotency-Key` (see `services::idempotency`);
+/// what a key stores is the response as this layer renders it.
+pub async fn idempotent<'a, T, Run, RunFut, Recover, RecoverFut>(
+    services: &'a Services,
     caller: &Caller,
     headers: &HeaderMap,
     route: &str,
@@ -44,45 +36,22 @@ pub async fn idempotent<T, Run, RunFut, Recover, RecoverFut>(
 ) -> Result<Response, ApiError>
 where
     T: Serialize,
-    Run: FnOnce(Option<IdempotencyKey>) -> RunFut,
+    Run: FnOnce(SignatureLog<'a>) -> RunFut,
     RunFut: Future<Output = Result<T, ServiceError>>,
     Recover: FnOnce(String) -> RecoverFut,
     RecoverFut: Future<Output = Result<Option<T>, ServiceError>>,
 {
-    let Some(key) = key(headers)? else {
-        return Ok(Data::new(run(None).await?).into_response());
-    };
-    let key = IdempotencyKey { user_id: caller.user_id, key };
-    let db = &services.db;
     let fingerprint = idempotency::fingerprint(route, body);
-    let again = || IdempotencyKey { user_id: key.user_id, key: key.key.clone() };
-    let outcome = match key.claim(db, &fingerprint).await? {
-        Claim::Replay { status, body } => {
-            return Ok(envelope::stored(StatusCode::from_u16(status).unwrap_or(StatusCode::OK), body));
-        }
-        Claim::Mismatch => return Err(ApiError::IdempotencyKeyReused("this Idempotency-Key was used with a different request".into())),
-        Claim::InUse => return Err(ApiError::IdempotencyKeyInUse("a request with this Idempotency-Key is still running; retry later".into())),
-        Claim::Recover { signature } => match recover(signature).await {
-            Ok(Some(done)) => Ok(done),
-            Ok(None) => run(Some(again())).await,
-            Err(e) => Err(e),
-        },
-        Claim::Run => run(Some(again())).await,
-    };
-    match outcome.map_err(ApiError::from) {
-        Ok(result) => {
-            key.finish(db, 200, &envelope::data_json(&result)).await?;
-            Ok(Data::new(result).into_response())
-        }
-        // A fault of ours may have left a transaction in flight: keep the key unfinished so a
-        // retry recovers it from the chain; if nothing was sent, forget it.
-        Err(e @ ApiError::Internal(_)) => {
-            key.release(db).await?;
-            Err(e)
-        }
+    let stored = |outcome: &Result<T, ServiceError>| match outcome {
+        Ok(result) => (StatusCode::OK.as_u16(), envelope::data_json(result)),
         Err(e) => {
-            key.finish(db, e.status().as_u16(), &envelope::error_json(e.status(), e.code(), &e.to_string())).await?;
-            Err(e)
+            let e = ApiError::from(e.clone());
+            (e.status().as_u16(), envelope::error_json(e.status(), e.code(), &e.to_string()))
         }
+    };
+    match idempotency::run(services, caller.user_id, key(headers)?, &fingerprint, run, recover, stored).await? {
+        Answer::Replayed { status, body } => Ok(envelope::stored(StatusCode::from_u16(status).unwrap_or(StatusCode::OK), body)),
+        Answer::Fresh(Ok(result)) => Ok(Data::new(result).into_response()),
+        Answer::Fresh(Err(e)) => Err(e.into()),
     }
 }

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::envelope::Meta;
 use super::error::ApiError;
-pub use crate::services::markets::Page;
+pub use crate::services::Page;
 
 pub const DEFAULT_LIMIT: i64 = 50;
 

@@ -4,6 +4,7 @@ use uuid::Uuid;
 
 use super::{ServiceError, Services};
 use crate::domain::api_key::{self, MAX_ACTIVE_PER_USER, MAX_LABEL};
+use crate::domain::caller::Caller;
 use crate::store::api_keys::{self, ApiKeyRow};
 
 pub async fn create(s: &Services, user_id: Uuid, label: &str) -> Result<(ApiKeyRow, String), ServiceError> {
@@ -25,4 +26,9 @@ pub async fn list(s: &Services, user_id: Uuid) -> Result<Vec<ApiKeyRow>, Service
 /// Someone else's key, like a missing one, is `NotFound`: ids of other users' keys leak nothing.
 pub async fn revoke(s: &Services, user_id: Uuid, id: Uuid) -> Result<(), ServiceError> {
     if api_keys::revoke(&s.db, user_id, id).await? { Ok(()) } else { Err(ServiceError::NotFound(format!("no active API key {id}"))) }
+}
+
+/// The owner of an active key (the key already checked well-formed).
+pub async fn caller_for_key(s: &Services, key: &str) -> Result<Option<Caller>, ServiceError> {
+    Ok(api_keys::find_caller(&s.db, key).await?)
 }

@@ -4,20 +4,13 @@
 use chrono::Utc;
 use uuid::Uuid;
 
-use super::{ServiceError, Services};
+use super::{Page, ServiceError, Services};
 use crate::domain::exchange::Exchange;
 use crate::domain::market::{MarketStatus, Side};
 use crate::domain::money;
 use crate::domain::quote::{self, Quote, QuoteError};
 use crate::store::markets::{self, MarketRow, TradeRow, TradesOf};
 use crate::store::series::{self, SeriesRow};
-
-/// A page: how many, from where.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Page {
-    pub limit: i64,
-    pub offset: i64,
-}
 
 pub async fn market(s: &Services, id: Uuid) -> Result<MarketRow, ServiceError> {
     markets::market(&s.db, id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {id}")))
@@ -38,6 +31,11 @@ pub async fn prices(s: &Services, id: Uuid) -> Result<Vec<(chrono::DateTime<Utc>
     Ok(markets::price_history(&s.db, market.id, 10_000).await?)
 }
 
+/// Buying in `market` now, under the terms trades run on; the market's id with the fill.
+fn fill(s: &Services, market: &MarketRow, side: Side, amount: u64) -> Result<(Uuid, Quote), ServiceError> {
+    quote::buy(&market.priced(), &s.terms(), side, amount, Utc::now()).map(|q| (market.id, q)).map_err(|e| quote_error(market, e))
+}
+
 fn quote_error(market: &MarketRow, e: QuoteError) -> ServiceError {
     match e {
         QuoteError::NotOpen(status) => ServiceError::MarketClosed(format!("market {} is {status}, not open for trading", market.id)),
@@ -49,8 +47,7 @@ fn quote_error(market: &MarketRow, e: QuoteError) -> ServiceError {
 
 /// Buying `side` with `amount` micro-USDC in market `id`, as the program would fill it now.
 pub async fn quote(s: &Services, id: Uuid, side: Side, amount: u64) -> Result<(Uuid, Quote), ServiceError> {
-    let market = market(s, id).await?;
-    quote::buy(&market.priced(), &s.terms(), side, amount, Utc::now()).map(|q| (market.id, q)).map_err(|e| quote_error(&market, e))
+    fill(s, &market(s, id).await?, side, amount)
 }
 
 /// The same for a series' open round; the series by id or slug.
@@ -63,7 +60,7 @@ pub async fn series_quote(s: &Services, series: &str, side: Side, amount: u64) -
     let market = markets::open_round(&s.db, found.id)
         .await?
         .ok_or_else(|| ServiceError::MarketClosed(format!("series {} has no open round", found.slug)))?;
-    quote::buy(&market.priced(), &s.terms(), side, amount, Utc::now()).map(|q| (market.id, q)).map_err(|e| quote_error(&market, e))
+    fill(s, &market, side, amount)
 }
 
 pub async fn series_list(s: &Services, exchange: Option<Exchange>, page: Page) -> Result<(Vec<SeriesRow>, i64), ServiceError> {

@@ -5,6 +5,7 @@
 
 pub mod api_keys;
 pub mod error;
+pub mod idempotency;
 pub mod markets;
 pub mod replay;
 pub mod scheduler;
@@ -24,8 +25,15 @@ pub use error::ServiceError;
 
 use crate::chain::OnChain;
 use crate::domain::quote::TradeTerms;
-use crate::store::cache::Redis;
+use crate::store::{self, cache::Redis};
 use tokens::TokenIssuer;
+
+/// A page of a listing: how many, from where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Page {
+    pub limit: i64,
+    pub offset: i64,
+}
 
 /// The Sign-In With Solana message's fixed parts (configuration).
 #[derive(Clone, Debug)]
@@ -55,9 +63,20 @@ impl Services {
         self.onchain.as_ref().ok_or_else(|| ServiceError::NotFound("this service runs without a trading chain (no operator keys configured)".into()))
     }
 
-    /// The terms trades run on: the chain's program config, or the program's defaults where
-    /// the service has no chain (then nothing can trade, and quotes show the defaults).
+    /// The terms trades run on: the chain's program config, or — where the service has no
+    /// chain, so nothing can trade — the config the embedded chain is created with.
     pub fn terms(&self) -> TradeTerms {
-        self.onchain.as_ref().map_or(TradeTerms::PROGRAM_DEFAULTS, OnChain::terms)
+        self.onchain.as_ref().map_or_else(
+            || {
+                let genesis = indexer::chain::embedded::GenesisParams::default();
+                TradeTerms { fee_bps: genesis.fee_bps, min_trade: genesis.min_trade, min_deposit: genesis.min_deposit }
+            },
+            OnChain::terms,
+        )
+    }
+
+    /// A real round trip to Postgres (health checks).
+    pub async fn ping_postgres(&self) -> Result<(), sqlx::Error> {
+        store::ping(&self.db).await
     }
 }

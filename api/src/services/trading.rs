@@ -1,7 +1,7 @@
 //! Custodial trading, the deposit address, the balance and the test-USDC faucet. Every trade
 //! goes through the program: the operator signs `buy_shares` / `sell_shares` for the caller's
-//! wallet, so there is one price per market whoever trades. A trade's signature is handed to
-//! `on_signed` before it is sent (the idempotency record keeps it, so a retry after a crash
+//! wallet, so there is one price per market whoever trades. A trade's signature is recorded in
+//! its `SignatureLog` before it is sent (the idempotency key keeps it, so a retry after a crash
 //! asks the chain instead of trading twice).
 
 use anchor_lang::prelude::Pubkey;
@@ -10,6 +10,7 @@ use funding_market::client;
 use funding_market::events::TradeExecuted;
 use uuid::Uuid;
 
+use super::idempotency::SignatureLog;
 use super::{ServiceError, Services};
 use crate::chain::OnChain;
 use crate::domain::caller::Caller;
@@ -78,12 +79,8 @@ async fn open_market(s: &Services, onchain: &OnChain, id: Uuid) -> Result<(), Se
     Ok(())
 }
 
-/// Buys for the caller. `on_signed` receives the signature before the transaction is sent.
-pub async fn buy<F, Fut>(s: &Services, caller: &Caller, id: Uuid, order: BuyOrder, on_signed: F) -> Result<Traded, ServiceError>
-where
-    F: FnOnce(String) -> Fut,
-    Fut: Future<Output = Result<(), ServiceError>>,
-{
+/// Buys for the caller; the signature goes to `log` before the transaction is sent.
+pub async fn buy(s: &Services, caller: &Caller, id: Uuid, order: BuyOrder, log: SignatureLog<'_>) -> Result<Traded, ServiceError> {
     let onchain = s.onchain()?;
     let terms = onchain.terms();
     if order.usdc_amount < terms.min_trade {
@@ -102,17 +99,13 @@ where
         )));
     }
     let signed = onchain.sign_buy(id, &wallet, order.side, order.usdc_amount, order.min_shares).await?;
-    on_signed(signed.signature.clone()).await?;
+    log.sending(&signed.signature).await?;
     let trade = onchain.submit_trade(&signed).await?;
     traded(s, &signed.signature, &trade).await
 }
 
-/// Sells for the caller. `on_signed` receives the signature before the transaction is sent.
-pub async fn sell<F, Fut>(s: &Services, caller: &Caller, id: Uuid, order: SellOrder, on_signed: F) -> Result<Traded, ServiceError>
-where
-    F: FnOnce(String) -> Fut,
-    Fut: Future<Output = Result<(), ServiceError>>,
-{
+/// Sells for the caller; the signature goes to `log` before the transaction is sent.
+pub async fn sell(s: &Services, caller: &Caller, id: Uuid, order: SellOrder, log: SignatureLog<'_>) -> Result<Traded, ServiceError> {
     let onchain = s.onchain()?;
     let wallet = wallet_key(caller)?;
     open_market(s, onchain, id).await?;
@@ -121,7 +114,7 @@ where
         return Err(ServiceError::InsufficientShares(format!("the position holds {} {} shares", micros(held as i64), order.side.as_str())));
     }
     let signed = onchain.sign_sell(id, &wallet, order.side, order.shares, order.min_usdc_out).await?;
-    on_signed(signed.signature.clone()).await?;
+    log.sending(&signed.signature).await?;
     let trade = onchain.submit_trade(&signed).await?;
     traded(s, &signed.signature, &trade).await
 }

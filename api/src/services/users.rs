@@ -3,8 +3,7 @@
 use chrono::Utc;
 use uuid::Uuid;
 
-use super::markets::Page;
-use super::{ServiceError, Services};
+use super::{Page, ServiceError, Services};
 use crate::domain::caller::Caller;
 use crate::domain::portfolio::{OpenPosition, Period, SortBy, Totals};
 use crate::store::markets::{self, TradeRow, TradesOf};

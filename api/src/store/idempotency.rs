@@ -1,5 +1,5 @@
 //! `idempotency_keys`: the state of each `Idempotency-Key` (DESIGN §7; the flow is
-//! `http::idempotency`). The same key with the same request returns the first response and
+//! `services::idempotency`). The same key with the same request returns the first response and
 //! never acts twice; with another request it is refused.
 //!
 //! Crash safety: the chain signature of the transaction a request sends is stored before it is
@@ -12,21 +12,11 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 use uuid::Uuid;
 
 /// A blockhash is valid for 150 blocks (about 60 s); twice that and some.
 pub const RECOVER_AFTER: Duration = Duration::from_secs(150);
-
-/// What pins a key to one request.
-pub fn fingerprint(route: &str, body: &impl serde::Serialize) -> Vec<u8> {
-    let mut hash = Sha256::new();
-    hash.update(route.as_bytes());
-    hash.update([0]);
-    hash.update(serde_json::to_vec(body).unwrap_or_default());
-    hash.finalize().to_vec()
-}
 
 /// The outcome of claiming a key.
 pub enum Claim {

@@ -23,9 +23,13 @@ where
     F: FnMut(CancellationToken) -> Fut,
     Fut: Future<Output = ()>,
 {
+    // The session the lock is sought on, kept between polls (one connection per waiting
+    // process, not one per poll); dropped when it fails.
+    let mut session: Option<PgConnection> = None;
     while !cancel.is_cancelled() {
-        match acquire(database_url, key).await {
-            Ok(Some(mut conn)) => {
+        match try_lock(&mut session, database_url, key).await {
+            Ok(true) => {
+                let mut conn = session.take().expect("a session holds the lock");
                 tracing::info!(worker = name, lock = key, "singleton lock taken");
                 let held = cancel.child_token();
                 let running = job(held.clone());
@@ -50,7 +54,7 @@ where
                     tracing::info!(worker = name, lock = key, "singleton lock released");
                 }
             }
-            Ok(None) => {}
+            Ok(false) => {}
             Err(e) => tracing::warn!(worker = name, error = %e, "cannot reach Postgres for the singleton lock"),
         }
         tokio::select! {
@@ -58,17 +62,24 @@ where
             _ = tokio::time::sleep(LOCK_POLL) => {}
         }
     }
+    if let Some(conn) = session {
+        let _ = conn.close().await;
+    }
 }
 
-/// A new connection holding lock `key`, or `None` when another session holds it.
-pub async fn acquire(database_url: &str, key: i64) -> Result<Option<PgConnection>, sqlx::Error> {
-    let mut conn = PgConnection::connect(database_url).await?;
-    let taken: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)").bind(key).fetch_one(&mut conn).await?;
-    if taken {
-        Ok(Some(conn))
-    } else {
-        let _ = conn.close().await;
-        Ok(None)
+/// Tries lock `key` on `session` (connecting it first if needed): whether this session now
+/// holds it. A session that fails is dropped, so the next try connects afresh.
+async fn try_lock(session: &mut Option<PgConnection>, database_url: &str, key: i64) -> Result<bool, sqlx::Error> {
+    let conn = match session {
+        Some(conn) => conn,
+        None => session.insert(PgConnection::connect(database_url).await?),
+    };
+    match sqlx::query_scalar("SELECT pg_try_advisory_lock($1)").bind(key).fetch_one(conn).await {
+        Ok(taken) => Ok(taken),
+        Err(e) => {
+            *session = None;
+            Err(e)
+        }
     }
 }
 

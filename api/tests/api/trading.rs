@@ -269,6 +269,11 @@ async fn the_faucet_has_a_daily_cap(db: PgPool) {
         let (status, body) = t.faucet(&stranger, amount).await;
         assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "one grant above the cap: {amount}");
     }
+    // Below the minimum sweep the program refuses the sweep: a refusal (it was a 500), and the
+    // allowance is given back.
+    let (status, body) = t.faucet(&stranger, "0.5").await;
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{body}");
+    assert_eq!(t.faucet(&stranger, "10000").await.0, 200, "the refused 0.5 did not use the allowance");
 }
 
 /// The service on an RPC chain (here: another service's embedded chain behind its `/rpc`),

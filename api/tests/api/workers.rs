@@ -78,10 +78,11 @@ async fn a_panicking_worker_is_restarted_and_shutdown_waits_for_the_job_in_hand(
     let probe = Probe::new(true, 400, None);
     let (runs, finished) = (probe.runs.clone(), probe.finished.clone());
     supervisor.spawn(probe);
-    // The first run panics; after the 1 s backoff it runs again.
-    tokio::time::sleep(Duration::from_millis(1_300)).await;
-    assert_eq!(runs.load(Ordering::SeqCst), 2, "restarted once after the panic");
-    assert_eq!(finished.load(Ordering::SeqCst), 0, "the second run's job is in hand");
+    // The first run panics; after the 1 s backoff it runs again (not before).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "no restart before the backoff");
+    assert!(eventually(Duration::from_secs(10), || runs.load(Ordering::SeqCst) == 2).await, "restarted after the panic");
+    assert_eq!(finished.load(Ordering::SeqCst), 0, "the second run's 400 ms job is in hand");
     supervisor.shutdown(Duration::from_secs(5)).await;
     assert_eq!(finished.load(Ordering::SeqCst), 1, "shutdown let the job finish");
 }
@@ -94,20 +95,31 @@ async fn a_singleton_runs_in_one_supervisor_and_moves_when_its_holder_stops() {
     let (runs_a, runs_b, most) = (first.runs.clone(), second.runs.clone(), first.most_at_once.clone());
     let (a, b) = (Supervisor::new(&database_url()), Supervisor::new(&database_url()));
     a.spawn(first);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(eventually(Duration::from_secs(10), || runs_a.load(Ordering::SeqCst) == 1).await, "the first supervisor takes it");
     b.spawn(second);
-    tokio::time::sleep(singleton_poll() * 2).await;
+    tokio::time::sleep(singleton_poll() * 2).await; // the second tries the lock at least twice
     assert_eq!((runs_a.load(Ordering::SeqCst), runs_b.load(Ordering::SeqCst)), (1, 0), "only the holder runs it");
     let db = sqlx::PgPool::connect(&database_url()).await.unwrap();
     assert!(singleton::is_held(&db, key).await.unwrap());
 
     // The holder stops (its lock is released); the other takes the job within a poll or two.
     a.shutdown(Duration::from_secs(5)).await;
-    tokio::time::sleep(singleton_poll() * 2 + Duration::from_millis(500)).await;
-    assert_eq!(runs_b.load(Ordering::SeqCst), 1, "taken over");
+    assert!(eventually(singleton_poll() * 5, || runs_b.load(Ordering::SeqCst) == 1).await, "taken over within a few polls");
     assert_eq!(most.load(Ordering::SeqCst), 1, "never two at once");
     b.shutdown(Duration::from_secs(5)).await;
     assert!(!singleton::is_held(&db, key).await.unwrap(), "released on shutdown");
+}
+
+/// Whether `check` holds within `limit` (polled every 20 ms).
+async fn eventually(limit: Duration, check: impl Fn() -> bool) -> bool {
+    let started = tokio::time::Instant::now();
+    while started.elapsed() < limit {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    check()
 }
 
 fn singleton_poll() -> Duration {

@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use crate::http::AppState;
 use crate::http::envelope::{Data, Meta};
-use crate::store;
 
 #[derive(Serialize)]
 pub struct Health {
@@ -30,7 +29,7 @@ struct Components {
 pub async fn health(State(state): State<AppState>) -> Data<Health> {
     let limit = state.http.health_timeout;
     let (postgres, redis) = tokio::join!(
-        check("postgres", limit, store::ping(&state.services.db)),
+        check("postgres", limit, state.services.ping_postgres()),
         check("redis", limit, state.services.redis.ping()),
     );
     let healthy = postgres == "ok" && redis == "ok";

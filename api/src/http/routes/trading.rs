@@ -17,7 +17,6 @@ use crate::http::extract::{ApiJson, ApiPath, amount, side};
 use crate::http::idempotency::idempotent;
 use crate::services::trading::{self, BuyOrder, SellOrder, Traded};
 use crate::services::{ServiceError, Services};
-use crate::store::idempotency::IdempotencyKey;
 
 #[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -66,14 +65,7 @@ impl From<Traded> for TradeResult {
     }
 }
 
-/// Records the signature with the idempotency key (if any) before the transaction is sent.
-async fn record_signature(services: &Services, key: Option<IdempotencyKey>, signature: String) -> Result<(), ServiceError> {
-    if let Some(key) = key {
-        key.sending(&services.db, &signature).await?;
-    }
-    Ok(())
-}
-
+/// The trade a crashed attempt sent, if it landed.
 async fn recover(services: &Services, signature: String) -> Result<Option<TradeResult>, ServiceError> {
     Ok(trading::recover(services, &signature).await?.map(TradeResult::from))
 }
@@ -98,10 +90,7 @@ pub async fn buy(
         &headers,
         &route,
         &body,
-        |key| async {
-            let traded = trading::buy(s, &caller, id, order, |sig| record_signature(s, key, sig)).await?;
-            Ok(TradeResult::from(traded))
-        },
+        |log| async { trading::buy(s, &caller, id, order, log).await.map(TradeResult::from) },
         |signature| recover(s, signature),
     )
     .await
@@ -127,10 +116,7 @@ pub async fn sell(
         &headers,
         &route,
         &body,
-        |key| async {
-            let traded = trading::sell(s, &caller, id, order, |sig| record_signature(s, key, sig)).await?;
-            Ok(TradeResult::from(traded))
-        },
+        |log| async { trading::sell(s, &caller, id, order, log).await.map(TradeResult::from) },
         |signature| recover(s, signature),
     )
     .await

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::chain::ChainSource;
-use crate::chain::rpc::ChainError;
+use crate::chain::ChainError;
 use crate::projection::Projector;
 
 #[derive(Debug, thiserror::Error)]

@@ -18,6 +18,7 @@ use indexer::follow::Indexer;
 use indexer::projection::Projector;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
+use solana_transaction_error::TransactionError;
 use solana_transaction::Transaction;
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -257,7 +258,7 @@ async fn what_a_cluster_refuses_is_refused(db: PgPool) {
     let mallory = Keypair::new();
     chain.airdrop(&mallory.pubkey(), 1_000_000_000).await.unwrap();
     let stolen = send(&chain, &[client::withdraw(mallory.pubkey(), alice.pubkey(), client::deposit_pda(&mallory.pubkey()), USDC)], &mallory, &[]).await;
-    assert!(matches!(&stolen, Err(ChainError::Rpc { code: -32002, data: Some(data), .. }) if data["err"]["InstructionError"].is_array()), "{stolen:?}");
+    assert!(matches!(&stolen, Err(ChainError::Rpc { code: -32002, err: Some(TransactionError::InstructionError(..)), .. })), "{stolen:?}");
     let landed = landed + 1; // the airdrop
 
     // The same signed transaction twice: the second is a duplicate.

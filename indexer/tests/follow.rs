@@ -9,10 +9,12 @@ use std::time::Duration;
 use anchor_lang::prelude::Pubkey;
 use common::*;
 use funding_market::events::MarketCreated;
-use indexer::chain::rpc::ChainError;
+use indexer::chain::ChainError;
 use indexer::chain::{ChainSource, ConfirmedTransaction, SignatureInfo};
 use indexer::follow::Indexer;
 use indexer::projection::Projector;
+use solana_instruction_error::InstructionError;
+use solana_transaction_error::TransactionError;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -52,7 +54,7 @@ fn ledger(market_id: Uuid, market: Pubkey, n: u64) -> Arc<Ledger> {
     for i in 1..=n {
         let mut t = tx(&format!("trade-{i}"), 1 + i, vec![event_data(&trade(market, wallet, count + 1, (count + 1) * 10, (count + 1) * 10, 1_000))]);
         if i % 7 == 0 {
-            t.err = Some(serde_json::json!({"InstructionError": [0, {"Custom": 6010}]}));
+            t.err = Some(TransactionError::InstructionError(0, InstructionError::Custom(6010)));
         } else {
             count += 1;
         }

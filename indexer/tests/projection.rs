@@ -9,6 +9,8 @@ use common::*;
 use funding_market::events::{DepositSwept, MarketCreated, MarketFinalized, PositionSettled, UserCreated};
 use funding_market::state::Outcome;
 use indexer::projection::Projector;
+use solana_instruction_error::InstructionError;
+use solana_transaction_error::TransactionError;
 use sqlx::PgPool;
 
 #[sqlx::test(migrations = "../migrations")]
@@ -45,7 +47,7 @@ async fn a_market_life_is_projected_once_whatever_the_delivery(db: PgPool) {
     projector.apply(&late).await.unwrap();
     // A failed transaction's events are ignored.
     let mut failed = tx("sig-failed", 15, vec![event_data(&trade(market, wallet, 9, 99, 99, 99))]);
-    failed.err = Some(serde_json::json!({"InstructionError": [0, {"Custom": 6007}]}));
+    failed.err = Some(TransactionError::InstructionError(0, InstructionError::Custom(6007)));
     assert_eq!(projector.apply(&failed).await.unwrap(), 0);
 
     let (q_yes, price, volume, count, address): (i64, i32, i64, i32, String) = sqlx::query_as(

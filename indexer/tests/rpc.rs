@@ -11,7 +11,10 @@ use axum::routing::post;
 use axum::{Json, Router};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use indexer::chain::rpc::{ChainError, RpcChain, SIGNATURE_PAGE};
+use indexer::chain::ChainError;
+use indexer::chain::rpc::{RpcChain, SIGNATURE_PAGE};
+use solana_instruction_error::InstructionError;
+use solana_transaction_error::TransactionError;
 use serde_json::{Value, json};
 
 const PROGRAM: &str = "98ey5bZy5fsSRR6XLhB8Yy3kUPpviZSDL9pq9oL14g7J";
@@ -253,11 +256,11 @@ async fn sending_waits_for_confirmation_and_reports_failures() {
     assert_eq!(signature, bs58::encode(&tx[1..65]).into_string());
     let preflight = c.send_and_confirm(&wire_transaction(0x12, 0xEE), Duration::from_secs(5)).await;
     match preflight {
-        Err(ChainError::Rpc { code: -32002, data: Some(data), .. }) => assert_eq!(data["err"]["InstructionError"][1]["Custom"], 6010),
+        Err(ChainError::Rpc { code: -32002, err: Some(err), .. }) => assert_eq!(err, TransactionError::InstructionError(0, InstructionError::Custom(6010))),
         other => panic!("{other:?}"),
     }
     let on_chain = c.send_and_confirm(&wire_transaction(0xFA, 0), Duration::from_secs(5)).await;
-    assert!(matches!(on_chain, Err(ChainError::TransactionFailed { ref err, .. }) if err["InstructionError"][1]["Custom"] == 6007), "{on_chain:?}");
+    assert!(matches!(on_chain, Err(ChainError::TransactionFailed { err: TransactionError::InstructionError(0, InstructionError::Custom(6007)), .. })), "{on_chain:?}");
 }
 
 #[tokio::test]

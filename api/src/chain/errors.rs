@@ -1,11 +1,10 @@
-//! Chain failures, typed once: the transaction error a preflight or a landed transaction
-//! reports is deserialized into Solana's own `TransactionError`, and the program's custom codes
-//! are named here and nowhere else. Custodial trades, co-signed creations and wallet-signed
-//! confirmations all go through [`refusal`].
+//! What a failed transaction means: the chain layer hands over Solana's own `TransactionError`
+//! (`ChainError::transaction_error`, decoded once from a preflight refusal or a landed
+//! transaction's status), and the program's custom codes are named here and nowhere else.
+//! Custodial trades, co-signed creations and wallet-signed confirmations all go through
+//! [`refusal`].
 
 use funding_market::error::FundingMarketError;
-use indexer::chain::ChainError;
-use serde_json::Value;
 use solana_instruction_error::InstructionError;
 use solana_transaction_error::TransactionError;
 
@@ -25,22 +24,6 @@ pub enum Refusal {
     BelowMinimumDeposit,
     /// An account the transaction creates exists already.
     AlreadyExists,
-}
-
-/// The `TransactionError` a failure carries, if it carries one: a preflight refusal (the
-/// RPC error's `data.err`) or a transaction that landed and failed.
-pub fn transaction_error(e: &ChainError) -> Option<TransactionError> {
-    let err = match e {
-        ChainError::Rpc { data: Some(data), .. } => data.get("err")?,
-        ChainError::TransactionFailed { err, .. } => err,
-        _ => return None,
-    };
-    decode(err)
-}
-
-/// A `TransactionError` from its JSON-RPC form (`{"InstructionError":[0,{"Custom":6011}]}`).
-pub fn decode(err: &Value) -> Option<TransactionError> {
-    serde_json::from_value(err.clone()).ok()
 }
 
 /// The program's error, if the transaction failed in one of its instructions with one of its
@@ -111,20 +94,26 @@ const PROGRAM_ERRORS: [FundingMarketError; 26] = {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use indexer::chain::ChainError;
     use serde_json::json;
+
+    /// A `TransactionError` from its JSON-RPC form, as a node sends it.
+    fn decode(err: serde_json::Value) -> TransactionError {
+        serde_json::from_value(err).unwrap()
+    }
 
     #[test]
     fn program_codes_decode_from_the_rpc_form() {
         let code = u32::from(FundingMarketError::SlippageExceeded);
-        let failed = ChainError::TransactionFailed { signature: "s".into(), err: json!({"InstructionError": [0, {"Custom": code}]}) };
-        let err = transaction_error(&failed).unwrap();
-        assert!(matches!(program_error(&err), Some(FundingMarketError::SlippageExceeded)));
-        assert_eq!(refusal(&err), Some(Refusal::Slippage));
-        let preflight = ChainError::Rpc { code: -32002, message: "x".into(), data: Some(json!({"err": {"InstructionError": [1, {"Custom": 0}]}})) };
-        assert_eq!(refusal(&transaction_error(&preflight).unwrap()), Some(Refusal::AlreadyExists));
-        let unrelated = decode(&json!("BlockhashNotFound")).unwrap();
+        let failed = ChainError::TransactionFailed { signature: "s".into(), err: decode(json!({"InstructionError": [0, {"Custom": code}]})) };
+        let err = failed.transaction_error().unwrap();
+        assert!(matches!(program_error(err), Some(FundingMarketError::SlippageExceeded)));
+        assert_eq!(refusal(err), Some(Refusal::Slippage));
+        let preflight = ChainError::Rpc { code: -32002, message: "x".into(), err: Some(decode(json!({"InstructionError": [1, {"Custom": 0}]}))) };
+        assert_eq!(refusal(preflight.transaction_error().unwrap()), Some(Refusal::AlreadyExists));
+        let unrelated = decode(json!("BlockhashNotFound"));
         assert!(program_error(&unrelated).is_none() && refusal(&unrelated).is_none());
-        let not_ours = decode(&json!({"InstructionError": [0, {"Custom": u32::from(FundingMarketError::NotOracle)}]})).unwrap();
+        let not_ours = decode(json!({"InstructionError": [0, {"Custom": u32::from(FundingMarketError::NotOracle)}]}));
         assert_eq!(refusal(&not_ours), None, "a wrong signer is a fault of ours");
     }
 

@@ -141,7 +141,7 @@ fn trade_of(confirmed: &ConfirmedTransaction) -> Result<TradeExecuted, OnChainEr
 
 /// The refusal a chain failure amounts to, or the failure itself.
 pub fn refused(e: ChainError) -> OnChainError {
-    match errors::transaction_error(&e).as_ref().and_then(errors::refusal) {
+    match e.transaction_error().and_then(errors::refusal) {
         Some(refusal) => OnChainError::Refused(refusal),
         None => OnChainError::Chain(e),
     }

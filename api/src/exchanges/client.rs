@@ -1,15 +1,14 @@
-//! JSON over HTTP with timeouts, and retries with exponential backoff on transport errors, 5xx
-//! and 429 (honouring `Retry-After`, capped), so a venue's brief trouble is absorbed here.
+//! JSON over HTTP with timeouts, retried by the service's one policy (`http_retry`):
+//! transport errors, 5xx and 429 (honouring a short `Retry-After`) are absorbed here, so a
+//! venue's brief trouble never reaches the collector.
 
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-/// Attempts per request (the first plus retries).
-const ATTEMPTS: u32 = 4;
-const BACKOFF: Duration = Duration::from_millis(200);
-/// The longest `Retry-After` we wait inside one call; beyond it the caller gets `RateLimited`.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
+/// Four attempts 200 ms, 400 ms, 800 ms apart; a `Retry-After` past 10 s is not waited.
+const RETRY: http_retry::Policy =
+    http_retry::Policy { attempts: 4, first_backoff: Duration::from_millis(200), max_retry_after: Duration::from_secs(10) };
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExchangeError {
@@ -25,6 +24,16 @@ pub enum ExchangeError {
     Format(String),
     #[error("unknown symbol {0}")]
     UnknownSymbol(String),
+}
+
+impl From<http_retry::Failure> for ExchangeError {
+    fn from(f: http_retry::Failure) -> Self {
+        match f {
+            http_retry::Failure::Transport(e) => ExchangeError::Transport(e.to_string()),
+            http_retry::Failure::RateLimited => ExchangeError::RateLimited,
+            http_retry::Failure::Status { status, body } => ExchangeError::Status { status, body },
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -48,45 +57,9 @@ impl Http {
     }
 
     async fn send<T: DeserializeOwned>(&self, request: impl Fn() -> reqwest::RequestBuilder) -> Result<T, ExchangeError> {
-        let mut last = ExchangeError::Transport("no attempt".into());
-        for attempt in 0..ATTEMPTS {
-            let mut wait = BACKOFF * 2u32.pow(attempt);
-            match request().send().await {
-                Err(e) => last = ExchangeError::Transport(e.to_string()),
-                Ok(response) if response.status().as_u16() == 429 => {
-                    let retry_after = response
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.parse::<u64>().ok())
-                        .map(Duration::from_secs);
-                    if let Some(after) = retry_after {
-                        if after > MAX_RETRY_AFTER {
-                            return Err(ExchangeError::RateLimited);
-                        }
-                        wait = after;
-                    }
-                    last = ExchangeError::RateLimited;
-                }
-                Ok(response) if response.status().is_server_error() => {
-                    let status = response.status().as_u16();
-                    last = ExchangeError::Status { status, body: response.text().await.unwrap_or_default() };
-                }
-                Ok(response) if !response.status().is_success() => {
-                    let status = response.status().as_u16();
-                    return Err(ExchangeError::Status { status, body: response.text().await.unwrap_or_default() });
-                }
-                Ok(response) => {
-                    let bytes = response.bytes().await.map_err(|e| ExchangeError::Transport(e.to_string()))?;
-                    return serde_json::from_slice(&bytes).map_err(|e| ExchangeError::Format(e.to_string()));
-                }
-            }
-            if attempt + 1 < ATTEMPTS {
-                tracing::debug!(attempt, error = %last, "exchange request failed, retrying");
-                tokio::time::sleep(wait).await;
-            }
-        }
-        Err(last)
+        let response = RETRY.send(request).await?;
+        let bytes = response.bytes().await.map_err(|e| ExchangeError::Transport(e.to_string()))?;
+        serde_json::from_slice(&bytes).map_err(|e| ExchangeError::Format(e.to_string()))
     }
 }
 

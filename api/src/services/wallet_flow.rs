@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use super::{ServiceError, Services};
 use crate::chain::cosign::{self, MAX_TRANSACTION};
-use crate::chain::{self, errors};
+use crate::chain;
 use crate::domain::caller::Caller;
 use crate::domain::market::Side;
 use crate::store::markets::{self, MarketPlan};
@@ -118,8 +118,7 @@ pub async fn confirm(s: &Services, caller: &Caller, market_id: Uuid, signature: 
         return Err(ServiceError::refused("TRANSACTION_NOT_FOUND", "the chain has no confirmed transaction with this signature"));
     };
     if let Some(err) = &tx.err {
-        let reason = errors::decode(err).map_or_else(|| err.to_string(), |e| e.to_string());
-        return Err(ServiceError::refused("TRANSACTION_FAILED", format!("the transaction failed on chain: {reason}")));
+        return Err(ServiceError::refused("TRANSACTION_FAILED", format!("the transaction failed on chain: {err}")));
     }
     if !tx.signers.contains(&caller.wallet) {
         return Err(ServiceError::refused("NOT_YOUR_TRANSACTION", "the transaction was not signed by the caller's wallet"));

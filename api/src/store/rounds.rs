@@ -78,7 +78,13 @@ pub struct NewRound {
 
 /// Inserts the round (numbered after the series' last) and its opening price point, unless the
 /// series already has a round at that settlement time. Whether it was inserted.
+///
+/// The series row is locked first: two writers numbering rounds of one series at once would
+/// both read the same `max(round_number)` (a unique violation for the second), so they take
+/// turns, and the second reads the first's round.
 pub async fn insert(db: &PgPool, r: &NewRound) -> Result<bool, sqlx::Error> {
+    let mut tx = db.begin().await?;
+    sqlx::query("SELECT 1 FROM series WHERE id = $1 FOR UPDATE").bind(r.series_id).execute(&mut *tx).await?;
     let inserted = sqlx::query(
         "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
                               yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, onchain_address)
@@ -98,7 +104,7 @@ pub async fn insert(db: &PgPool, r: &NewRound) -> Result<bool, sqlx::Error> {
     .bind(r.ou_prior_ppm)
     .bind(r.ou_confidence_ppm)
     .bind(&r.onchain_address)
-    .execute(db)
+    .execute(&mut *tx)
     .await?
     .rows_affected();
     if inserted == 1 {
@@ -106,9 +112,10 @@ pub async fn insert(db: &PgPool, r: &NewRound) -> Result<bool, sqlx::Error> {
             .bind(r.id)
             .bind(r.now)
             .bind(r.yes_price_ppm)
-            .execute(db)
+            .execute(&mut *tx)
             .await?;
     }
+    tx.commit().await?;
     Ok(inserted == 1)
 }
 

@@ -326,7 +326,9 @@ async fn the_embedded_chain_speaks_json_rpc(db: PgPool) {
     let (blockhash, _) = rpc.latest_blockhash().await.unwrap();
     let too_big = Transaction::new_signed_with_payer(&[client::buy_shares(a, a, market.as_bytes(), Side::Yes, 500_000_000, 0)], Some(&a), &[&alice.keypair], blockhash.parse().unwrap());
     match rpc.send_and_confirm(&bincode::serialize(&too_big).unwrap(), Duration::from_secs(10)).await {
-        Err(indexer::chain::ChainError::Rpc { code: -32002, data: Some(data), .. }) => assert!(data["err"]["InstructionError"].is_array()),
+        Err(indexer::chain::ChainError::Rpc { code: -32002, err: Some(err), .. }) => {
+            assert!(matches!(err, solana_transaction_error::TransactionError::InstructionError(..)), "{err:?}")
+        }
         other => panic!("{other:?}"),
     }
 

@@ -5,13 +5,18 @@
 //! confirm, accounts, blockhash, clock, plus the source) over either implementation, chosen by
 //! configuration at start-up.
 
+mod decode;
 pub mod embedded;
+mod error;
 pub mod rpc;
 
 use std::time::Duration;
 
+use solana_transaction_error::TransactionError;
+
 pub use embedded::EmbeddedChain;
-pub use rpc::{ChainError, RpcChain};
+pub use error::ChainError;
+pub use rpc::RpcChain;
 
 /// Where the indexer reads the program's history: the RPC chain, or the embedded chain.
 pub trait ChainSource: Send + Sync {
@@ -156,7 +161,7 @@ pub struct ConfirmedTransaction {
     pub slot: u64,
     pub block_time: Option<i64>,
     /// The transaction error, if it failed.
-    pub err: Option<serde_json::Value>,
+    pub err: Option<TransactionError>,
     /// The accounts that signed it, fee payer first.
     pub signers: Vec<String>,
     pub instructions: Vec<Instruction>,

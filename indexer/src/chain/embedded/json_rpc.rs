@@ -1,31 +1,83 @@
 //! The embedded chain answering Solana JSON-RPC, so a wallet (or `RpcChain`) can use it like a
 //! cluster: `sendTransaction`, `getSignatureStatuses`, `getLatestBlockhash`, `isBlockhashValid`,
 //! `getAccountInfo`, `getMultipleAccounts`, `getBalance`, `getTransaction`,
-//! `getSignaturesForAddress`, `getSlot`, `getHealth`. Requests and answers are JSON values in
-//! the real formats; the service mounts this at `/rpc` for local use (HTTP stays there).
+//! `getSignaturesForAddress`, `getSlot`, `getHealth`. Parameters are read into, and answers
+//! built from, the same typed structs `solana-rpc-client` sends and expects
+//! (`solana-rpc-client-api`, `solana-transaction-status-client-types`), so the two sides
+//! cannot drift apart. The service mounts this at `/rpc` for local use.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use solana_account_decoder_client_types::{UiAccount, UiAccountData, UiAccountEncoding};
+use solana_rpc_client_api::config::{RpcSendTransactionConfig, RpcSignaturesForAddressConfig};
+use solana_rpc_client_api::response::{Response, RpcBlockhash, RpcResponseContext, RpcSimulateTransactionResult};
+use solana_transaction_status_client_types::{TransactionConfirmationStatus, TransactionStatus, UiTransactionEncoding};
 
 use super::EmbeddedChain;
-use crate::chain::ChainError;
+use crate::chain::{Account, ChainError};
 
-fn error(code: i64, message: impl Into<String>, data: Option<Value>) -> Result<Value, (i64, String, Option<Value>)> {
-    Err((code, message.into(), data))
+/// A JSON-RPC error object: code, message, and (for a preflight failure) the simulation.
+struct RpcFailure {
+    code: i64,
+    message: String,
+    data: Option<RpcSimulateTransactionResult>,
 }
 
-fn invalid_params(message: impl Into<String>) -> Result<Value, (i64, String, Option<Value>)> {
-    error(-32602, message, None)
+type Answer = Result<Value, RpcFailure>;
+
+fn invalid_params(message: impl Into<String>) -> RpcFailure {
+    RpcFailure { code: -32602, message: message.into(), data: None }
 }
 
-impl From<ChainError> for (i64, String, Option<Value>) {
+impl From<ChainError> for RpcFailure {
     fn from(e: ChainError) -> Self {
         match e {
-            ChainError::Rpc { code, message, data } => (code, message, data),
-            ChainError::TransactionFailed { signature, err } => (-32002, format!("transaction {signature} failed"), Some(json!({"err": err}))),
-            other => (-32603, other.to_string(), None),
+            ChainError::Rpc { code, message, err } => RpcFailure { code, message, data: err.map(simulation_failure) },
+            other => RpcFailure { code: -32603, message: other.to_string(), data: None },
         }
+    }
+}
+
+/// What a node attaches to a refused `sendTransaction`: the failed simulation.
+fn simulation_failure(err: solana_transaction_error::TransactionError) -> RpcSimulateTransactionResult {
+    RpcSimulateTransactionResult {
+        err: Some(err.into()),
+        logs: Some(vec![]),
+        accounts: None,
+        units_consumed: None,
+        loaded_accounts_data_size: None,
+        return_data: None,
+        inner_instructions: None,
+        replacement_blockhash: None,
+        fee: None,
+        pre_balances: None,
+        post_balances: None,
+        pre_token_balances: None,
+        post_token_balances: None,
+        loaded_addresses: None,
+    }
+}
+
+fn to_json(value: impl Serialize) -> Answer {
+    serde_json::to_value(value).map_err(|e| RpcFailure { code: -32603, message: e.to_string(), data: None })
+}
+
+/// Positional parameter `i`, typed; absent reads as JSON null (so optional configs default).
+fn param<T: DeserializeOwned>(params: &Value, i: usize) -> Result<T, RpcFailure> {
+    serde_json::from_value(params.get(i).cloned().unwrap_or(Value::Null)).map_err(|e| invalid_params(format!("Invalid params: parameter {i}: {e}")))
+}
+
+fn ui_account(a: Account) -> UiAccount {
+    UiAccount {
+        lamports: a.lamports,
+        space: Some(a.data.len() as u64),
+        data: UiAccountData::Binary(BASE64.encode(&a.data), UiAccountEncoding::Base64),
+        owner: a.owner,
+        executable: a.executable,
+        rent_epoch: u64::MAX,
     }
 }
 
@@ -37,34 +89,35 @@ impl EmbeddedChain {
         let params = request.get("params").cloned().unwrap_or(json!([]));
         match self.answer(method, &params).await {
             Ok(result) => json!({"jsonrpc": "2.0", "result": result, "id": id}),
-            Err((code, message, data)) => {
+            Err(RpcFailure { code, message, data }) => {
                 let mut error = json!({"code": code, "message": message});
                 if let Some(data) = data {
-                    error["data"] = data;
+                    error["data"] = serde_json::to_value(data).unwrap_or(Value::Null);
                 }
                 json!({"jsonrpc": "2.0", "error": error, "id": id})
             }
         }
     }
 
-    async fn context(&self) -> Value {
-        json!({"slot": self.clock().await.map(|c| c.slot).unwrap_or(0)})
+    async fn with_context<T: Serialize>(&self, value: T) -> Answer {
+        let slot = self.clock().await.map(|c| c.slot).unwrap_or(0);
+        to_json(Response { context: RpcResponseContext { slot, api_version: None }, value })
     }
 
-    async fn answer(&self, method: &str, params: &Value) -> Result<Value, (i64, String, Option<Value>)> {
-        let string = |i: usize| params[i].as_str().ok_or((-32602, format!("Invalid params: parameter {i} must be a string"), None));
+    async fn answer(&self, method: &str, params: &Value) -> Answer {
         match method {
             "getHealth" => Ok(json!("ok")),
             "getSlot" => Ok(json!(self.clock().await?.slot)),
             "sendTransaction" => {
-                let encoding = params[1]["encoding"].as_str().unwrap_or("base58");
-                let wire = match encoding {
-                    "base64" => BASE64.decode(string(0)?).map_err(|_| (-32602, "Invalid params: not base64".to_owned(), None))?,
-                    "base58" => bs58::decode(string(0)?).into_vec().map_err(|_| (-32602, "Invalid params: not base58".to_owned(), None))?,
-                    other => return invalid_params(format!("Invalid params: unsupported encoding {other}")),
+                let transaction: String = param(params, 0)?;
+                let config: Option<RpcSendTransactionConfig> = param(params, 1)?;
+                let config = config.unwrap_or_default();
+                let wire = match config.encoding.unwrap_or(UiTransactionEncoding::Base58) {
+                    UiTransactionEncoding::Base64 => BASE64.decode(&transaction).map_err(|_| invalid_params("Invalid params: not base64"))?,
+                    UiTransactionEncoding::Base58 => bs58::decode(&transaction).into_vec().map_err(|_| invalid_params("Invalid params: not base58"))?,
+                    other => return Err(invalid_params(format!("Invalid params: unsupported encoding {other}"))),
                 };
-                let preflight = !params[1]["skipPreflight"].as_bool().unwrap_or(false);
-                let signature = if preflight { self.send_and_confirm(&wire).await } else { self.send_skipping_preflight(&wire).await };
+                let signature = if config.skip_preflight { self.send_skipping_preflight(&wire).await } else { self.send_and_confirm(&wire).await };
                 match signature {
                     Ok(signature) => Ok(json!(signature)),
                     // Landed and failed (skipPreflight): the signature, as a node answers.
@@ -73,55 +126,51 @@ impl EmbeddedChain {
                 }
             }
             "getSignatureStatuses" => {
-                let signatures = params[0].as_array().ok_or((-32602, "Invalid params: expected an array of signatures".to_owned(), None))?;
+                let signatures: Vec<String> = param(params, 0)?;
                 let mut value = Vec::with_capacity(signatures.len());
-                for signature in signatures {
-                    let status = match self.transaction(signature.as_str().unwrap_or("")).await? {
-                        Some(tx) => {
-                            let status = match &tx.err {
-                                Some(err) => json!({"Err": err}),
-                                None => json!({"Ok": null}),
-                            };
-                            json!({"slot": tx.slot, "confirmations": null, "err": tx.err, "status": status, "confirmationStatus": "finalized"})
-                        }
-                        None => Value::Null,
-                    };
-                    value.push(status);
+                for signature in &signatures {
+                    // No forks here: what landed is rooted.
+                    value.push(self.transaction(signature).await?.map(|tx| TransactionStatus {
+                        slot: tx.slot,
+                        confirmations: None,
+                        status: tx.err.clone().map_or(Ok(()), Err),
+                        err: tx.err,
+                        confirmation_status: Some(TransactionConfirmationStatus::Finalized),
+                    }));
                 }
-                Ok(json!({"context": self.context().await, "value": value}))
+                self.with_context(value).await
             }
             "getLatestBlockhash" => {
-                let (blockhash, last_valid) = self.latest_blockhash().await?;
-                Ok(json!({"context": self.context().await, "value": {"blockhash": blockhash, "lastValidBlockHeight": last_valid}}))
+                let (blockhash, last_valid_block_height) = self.latest_blockhash().await?;
+                self.with_context(RpcBlockhash { blockhash, last_valid_block_height }).await
             }
-            "isBlockhashValid" => Ok(json!({"context": self.context().await, "value": self.is_blockhash_valid(string(0)?).await?})),
-            "getBalance" => Ok(json!({"context": self.context().await, "value": self.account(string(0)?).await?.map_or(0, |a| a.lamports)})),
+            "isBlockhashValid" => {
+                let valid = self.is_blockhash_valid(&param::<String>(params, 0)?).await?;
+                self.with_context(valid).await
+            }
+            "getBalance" => {
+                let lamports = self.account(&param::<String>(params, 0)?).await?.map_or(0, |a| a.lamports);
+                self.with_context(lamports).await
+            }
             "getAccountInfo" => {
-                let account = self.account(string(0)?).await?;
-                Ok(json!({"context": self.context().await, "value": account.map(account_json)}))
+                let account = self.account(&param::<String>(params, 0)?).await?;
+                self.with_context(account.map(ui_account)).await
             }
             "getMultipleAccounts" => {
-                let addresses: Vec<&str> = params[0].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+                let addresses: Vec<String> = param(params, 0)?;
+                let addresses: Vec<&str> = addresses.iter().map(String::as_str).collect();
                 let accounts = self.accounts(&addresses).await?;
-                Ok(json!({"context": self.context().await, "value": accounts.into_iter().map(|a| a.map(account_json)).collect::<Vec<_>>()}))
+                self.with_context(accounts.into_iter().map(|a| a.map(ui_account)).collect::<Vec<_>>()).await
             }
-            "getTransaction" => Ok(self.transaction_json(string(0)?).await?.unwrap_or(Value::Null)),
+            "getTransaction" => to_json(self.encoded_transaction(&param::<String>(params, 0)?).await?),
             "getSignaturesForAddress" => {
-                let options = &params[1];
-                let limit = options["limit"].as_u64().unwrap_or(1000).clamp(1, 1000) as usize;
-                let rows = self.signatures_for_address(string(0)?, options["before"].as_str(), options["until"].as_str(), limit).await?;
-                Ok(json!(rows
-                    .into_iter()
-                    .map(|(signature, slot, err, block_time)| json!({"signature": signature, "slot": slot, "err": err,
-                                    "memo": null, "blockTime": block_time, "confirmationStatus": "finalized"}))
-                    .collect::<Vec<_>>()))
+                let address: String = param(params, 0)?;
+                let config: Option<RpcSignaturesForAddressConfig> = param(params, 1)?;
+                let config = config.unwrap_or_default();
+                let limit = config.limit.unwrap_or(1000).clamp(1, 1000);
+                to_json(self.signatures_for_address(&address, config.before.as_deref(), config.until.as_deref(), limit).await?)
             }
-            other => error(-32601, format!("Method not found: {other}"), None),
+            other => Err(RpcFailure { code: -32601, message: format!("Method not found: {other}"), data: None }),
         }
     }
-}
-
-fn account_json(a: crate::chain::Account) -> Value {
-    json!({"data": [BASE64.encode(&a.data), "base64"], "executable": a.executable, "lamports": a.lamports, "owner": a.owner,
-           "rentEpoch": u64::MAX, "space": a.data.len()})
 }

@@ -42,12 +42,20 @@ use solana_transaction::Transaction;
 use solana_transaction::TransactionVerificationMode;
 use solana_transaction::versioned::VersionedTransaction;
 use sqlx::PgPool;
+use solana_message::MessageHeader;
+use solana_message::compiled_instruction::CompiledInstruction;
+use solana_rpc_client_api::response::RpcConfirmedTransactionStatusWithSignature;
+use solana_transaction::versioned::{Legacy, TransactionVersion};
+use solana_transaction_error::TransactionError;
+use solana_transaction_status_client_types::{
+    EncodedConfirmedTransactionWithStatusMeta, EncodedTransaction, EncodedTransactionWithStatusMeta, InnerInstruction, InnerInstructions,
+    TransactionConfirmationStatus, TransactionStatusMeta, UiCompiledInstruction, UiMessage, UiRawMessage, UiTransaction,
+};
 use tokio::sync::{Mutex, watch};
 
 use anchor_lang::solana_program::clock::MAX_PROCESSING_AGE;
 
-use super::rpc::ChainError;
-use super::{Account, Clock, ConfirmedTransaction, InnerInstruction, Instruction, SignatureInfo};
+use super::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
 
 /// What the program's config is initialised with on a fresh chain.
 #[derive(Clone, Debug)]
@@ -124,7 +132,7 @@ fn db_error(e: sqlx::Error) -> ChainError {
 }
 
 fn parse_address(address: &str) -> Result<Pubkey, ChainError> {
-    address.parse().map_err(|_| ChainError::Rpc { code: -32602, message: format!("Invalid param: Invalid address {address:?}"), data: None })
+    address.parse().map_err(|_| ChainError::invalid_params(format!("Invalid param: Invalid address {address:?}")))
 }
 
 /// Owners of accounts that belong to the runtime (sysvars, native programs), not to its state.
@@ -135,9 +143,8 @@ fn is_runtime_account(account: &AccountSharedData) -> bool {
     account.executable() || RUNTIME_OWNERS.contains(&account.owner().to_string().as_str())
 }
 
-fn preflight_failure(err: &solana_transaction_error::TransactionError) -> ChainError {
-    let err = serde_json::to_value(err).unwrap_or(Value::Null);
-    ChainError::Rpc { code: -32002, message: format!("Transaction simulation failed: {err}"), data: Some(json!({"err": err})) }
+fn preflight_failure(err: &TransactionError) -> ChainError {
+    ChainError::Rpc { code: -32002, message: format!("Transaction simulation failed: {err}"), err: Some(err.clone()) }
 }
 
 impl EmbeddedChain {
@@ -295,10 +302,10 @@ impl EmbeddedChain {
 
     async fn send(&self, wire: &[u8], preflight: bool) -> Result<String, ChainError> {
         let tx: VersionedTransaction = bincode::deserialize(wire)
-            .map_err(|e| ChainError::Rpc { code: -32602, message: format!("failed to deserialize transaction: {e}"), data: None })?;
-        tx.sanitize().map_err(|e| ChainError::Rpc { code: -32602, message: format!("invalid transaction: {e}"), data: None })?;
+            .map_err(|e| ChainError::invalid_params(format!("failed to deserialize transaction: {e}")))?;
+        tx.sanitize().map_err(|e| ChainError::invalid_params(format!("invalid transaction: {e}")))?;
         if !tx.verify_with_results().iter().all(|ok| *ok) {
-            return Err(ChainError::Rpc { code: -32003, message: "Transaction signature verification failure".into(), data: None });
+            return Err(ChainError::Rpc { code: -32003, message: "Transaction signature verification failure".into(), err: None });
         }
         let signature = tx.signatures[0].to_string();
         let writing = self.0.writing.lock().await;
@@ -313,7 +320,7 @@ impl EmbeddedChain {
 
         let sanitized = bank
             .verify_transaction(tx.clone(), TransactionVerificationMode::FullVerification)
-            .map_err(|e| ChainError::Rpc { code: -32602, message: format!("invalid transaction: {e}"), data: None })?;
+            .map_err(|e| ChainError::invalid_params(format!("invalid transaction: {e}")))?;
         // Preflight, as `sendTransaction` does: what would fail is refused and never lands.
         if preflight {
             let simulated = bank.simulate_transaction_unchecked(&sanitized, false);
@@ -333,9 +340,9 @@ impl EmbeddedChain {
             None => return Err(ChainError::Transport("the bank returned no result".into())),
         };
         let inner = committed.inner_instructions.unwrap_or_default();
-        let err = committed.status.err().map(|e| serde_json::to_value(&e).unwrap_or(Value::Null));
+        let err = committed.status.err();
         self.0.last_slot.store(clock.slot, Ordering::Relaxed);
-        if let Err(e) = self.record(&tx, &signature, clock.slot, clock.unix_timestamp, err.clone(), inner).await {
+        if let Err(e) = self.record(&tx, &signature, clock.slot, clock.unix_timestamp, err.as_ref(), inner).await {
             self.0.diverged.store(true, Ordering::Relaxed);
             tracing::error!(error = %e, signature, "embedded chain: a landed transaction could not be persisted; refusing further writes until restart");
             return Err(e);
@@ -355,7 +362,7 @@ impl EmbeddedChain {
         signature: &str,
         slot: u64,
         block_time: i64,
-        err: Option<Value>,
+        err: Option<&TransactionError>,
         inner: Vec<Vec<solana_message::inner_instruction::InnerInstruction>>,
     ) -> Result<(), ChainError> {
         let keys = tx.message.static_account_keys();
@@ -413,7 +420,7 @@ impl EmbeddedChain {
         .bind(signature)
         .bind(slot as i64)
         .bind(block_time)
-        .bind(&err)
+        .bind(err.map(|e| serde_json::to_value(e).unwrap_or(Value::Null)))
         .bind(keys.iter().map(|k| k.to_string()).collect::<Vec<_>>())
         .bind(keys[..tx.message.header().num_required_signatures as usize].iter().map(|k| k.to_string()).collect::<Vec<_>>())
         .bind({
@@ -480,7 +487,7 @@ impl EmbeddedChain {
                 .fetch_optional(&self.0.db)
                 .await
                 .map_err(db_error)?
-                .ok_or_else(|| ChainError::Rpc { code: -32602, message: format!("Invalid param: unknown signature {signature}"), data: None })?,
+                .ok_or_else(|| ChainError::invalid_params(format!("Invalid param: unknown signature {signature}")))?,
         };
         let rows: Vec<(String, i64, bool, i64)> = sqlx::query_as(
             "SELECT signature, slot, err IS NOT NULL, block_time FROM embedded_ledger WHERE $1 = ANY(account_keys) AND seq > $2 ORDER BY seq",
@@ -494,15 +501,15 @@ impl EmbeddedChain {
     }
 
     /// `getSignaturesForAddress`: newest first, at most `limit`, older than `before` and newer
-    /// than `until` (both exclusive): (signature, slot, err, block time).
+    /// than `until` (both exclusive).
     pub async fn signatures_for_address(
         &self,
         address: &str,
         before: Option<&str>,
         until: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<(String, i64, Option<Value>, i64)>, ChainError> {
-        sqlx::query_as(
+    ) -> Result<Vec<RpcConfirmedTransactionStatusWithSignature>, ChainError> {
+        let rows: Vec<(String, i64, Option<Value>, i64)> = sqlx::query_as(
             "SELECT signature, slot, err, block_time FROM embedded_ledger
              WHERE $1 = ANY(account_keys)
                AND ($2::TEXT IS NULL OR seq < COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $2), 0))
@@ -515,12 +522,26 @@ impl EmbeddedChain {
         .bind(limit as i64)
         .fetch_all(&self.0.db)
         .await
-        .map_err(db_error)
+        .map_err(db_error)?;
+        rows.into_iter()
+            .map(|(signature, slot, err, block_time)| {
+                let err = stored_error(&signature, err)?;
+                Ok(RpcConfirmedTransactionStatusWithSignature {
+                    signature,
+                    slot: slot as u64,
+                    err: err.map(Into::into),
+                    memo: None,
+                    block_time: Some(block_time),
+                    confirmation_status: Some(TransactionConfirmationStatus::Finalized),
+                    transaction_index: None,
+                })
+            })
+            .collect()
     }
 
     async fn ledger_row(&self, signature: &str) -> Result<Option<LedgerRow>, ChainError> {
         sqlx::query_as(
-            "SELECT slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash FROM embedded_ledger WHERE signature = $1",
+            "SELECT slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash FROM embedded_ledger WHERE signature = $1",
         )
         .bind(signature)
         .fetch_optional(&self.0.db)
@@ -528,52 +549,58 @@ impl EmbeddedChain {
         .map_err(db_error)
     }
 
-    /// `getTransaction` (encoding `json`) as a node answers it, or `None`.
-    pub async fn transaction_json(&self, signature: &str) -> Result<Option<Value>, ChainError> {
-        let Some(LedgerRow { slot, block_time, err, account_keys: keys, header, instructions, inner_instructions: inner, recent_blockhash, .. }) =
-            self.ledger_row(signature).await?
-        else {
+    /// `getTransaction` (encoding `json`) as a node answers it, or `None`. Built from the
+    /// ledger row through the status types' own `TransactionStatusMeta` conversion.
+    pub async fn encoded_transaction(&self, signature: &str) -> Result<Option<EncodedConfirmedTransactionWithStatusMeta>, ChainError> {
+        let Some(row) = self.ledger_row(signature).await? else {
             return Ok(None);
         };
-        let compiled = |ix: &Value| -> Value {
-            let data = BASE64.decode(ix["data"].as_str().unwrap_or("")).unwrap_or_default();
-            json!({"programIdIndex": ix["program_index"], "accounts": ix["accounts"], "data": bs58::encode(data).into_string(), "stackHeight": ix.get("stack_height")})
+        let corrupt = || ChainError::Format(format!("ledger row of {signature}"));
+        let compiled = |value: &Value| -> Result<CompiledInstruction, ChainError> {
+            let program_id_index = value["program_index"].as_u64().and_then(|i| u8::try_from(i).ok()).ok_or_else(corrupt)?;
+            let accounts = serde_json::from_value(value["accounts"].clone()).map_err(|_| corrupt())?;
+            let data = BASE64.decode(value["data"].as_str().ok_or_else(corrupt)?).map_err(|_| corrupt())?;
+            Ok(CompiledInstruction { program_id_index, accounts, data })
         };
-        let mut groups: Vec<(u64, Vec<Value>)> = Vec::new();
-        for ix in inner.as_array().into_iter().flatten() {
-            let outer = ix["outer_index"].as_u64().unwrap_or(0);
+        let stored = |v: &Value| v.as_array().cloned().unwrap_or_default();
+        let mut groups: Vec<InnerInstructions> = Vec::new();
+        for ix in stored(&row.inner_instructions) {
+            let index = ix["outer_index"].as_u64().and_then(|i| u8::try_from(i).ok()).ok_or_else(corrupt)?;
+            let inner = InnerInstruction { instruction: compiled(&ix)?, stack_height: ix["stack_height"].as_u64().map(|h| h as u32) };
             match groups.last_mut() {
-                Some((index, list)) if *index == outer => list.push(compiled(ix)),
-                _ => groups.push((outer, vec![compiled(ix)])),
+                Some(group) if group.index == index => group.instructions.push(inner),
+                _ => groups.push(InnerInstructions { index, instructions: vec![inner] }),
             }
         }
-        let status = match &err {
-            Some(e) => json!({"Err": e}),
-            None => json!({"Ok": null}),
+        let err = stored_error(signature, row.err)?;
+        let [required, readonly_signed, readonly_unsigned] = <[i16; 3]>::try_from(row.header).map_err(|_| corrupt())?;
+        let header = MessageHeader {
+            num_required_signatures: required as u8,
+            num_readonly_signed_accounts: readonly_signed as u8,
+            num_readonly_unsigned_accounts: readonly_unsigned as u8,
         };
-        Ok(Some(json!({
-            "slot": slot,
-            "blockTime": block_time,
-            "version": "legacy",
-            "transaction": {
-                "signatures": [signature],
-                "message": {
-                    "accountKeys": keys,
-                    "header": {"numRequiredSignatures": header.first(), "numReadonlySignedAccounts": header.get(1), "numReadonlyUnsignedAccounts": header.get(2)},
-                    "instructions": instructions.as_array().into_iter().flatten().map(compiled).collect::<Vec<_>>(),
-                    "recentBlockhash": recent_blockhash,
-                }
+        let meta = TransactionStatusMeta {
+            status: err.map_or(Ok(()), Err),
+            fee: 5000 * u64::from(header.num_required_signatures),
+            inner_instructions: Some(groups),
+            log_messages: Some(vec![]),
+            pre_token_balances: Some(vec![]),
+            post_token_balances: Some(vec![]),
+            rewards: Some(vec![]),
+            ..TransactionStatusMeta::default()
+        };
+        let instructions = stored(&row.instructions).iter().map(|ix| Ok(UiCompiledInstruction::from(&compiled(ix)?, None))).collect::<Result<_, ChainError>>()?;
+        let message = UiRawMessage { header, account_keys: row.account_keys, recent_blockhash: row.recent_blockhash, instructions, address_table_lookups: None };
+        Ok(Some(EncodedConfirmedTransactionWithStatusMeta {
+            slot: row.slot as u64,
+            block_time: Some(row.block_time),
+            transaction: EncodedTransactionWithStatusMeta {
+                transaction: EncodedTransaction::Json(UiTransaction { signatures: vec![signature.to_owned()], message: UiMessage::Raw(message) }),
+                meta: Some(meta.into()),
+                version: Some(TransactionVersion::Legacy(Legacy::Legacy)),
             },
-            "meta": {
-                "err": err,
-                "status": status,
-                "fee": 5000 * header.first().copied().unwrap_or(1) as i64,
-                "innerInstructions": groups.into_iter().map(|(index, instructions)| json!({"index": index, "instructions": instructions})).collect::<Vec<_>>(),
-                "logMessages": [],
-                "preBalances": [], "postBalances": [], "preTokenBalances": [], "postTokenBalances": [], "rewards": [],
-                "loadedAddresses": {"writable": [], "readonly": []},
-            }
-        })))
+            transaction_index: None,
+        }))
     }
 
     /// A landed transaction is final: the embedded chain has no forks and confirms only what
@@ -584,24 +611,15 @@ impl EmbeddedChain {
         Ok(found.is_some())
     }
 
+    /// The ledger's transaction, decoded as a cluster's `getTransaction` answer is.
     pub async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
-        let Some(LedgerRow { slot, block_time, err, signers, instructions, inner_instructions: inner, .. }) = self.ledger_row(signature).await? else {
-            return Ok(None);
-        };
-        let instruction = |value: &Value| -> Result<Instruction, ChainError> {
-            let corrupt = || ChainError::Format(format!("ledger row of {signature}"));
-            let program_id = value["program_id"].as_str().ok_or_else(corrupt)?.to_owned();
-            let data = BASE64.decode(value["data"].as_str().ok_or_else(corrupt)?).map_err(|_| corrupt())?;
-            Ok(Instruction { program_id, data })
-        };
-        let as_array = |v: &Value| v.as_array().cloned().unwrap_or_default();
-        let instructions = as_array(&instructions).iter().map(instruction).collect::<Result<_, _>>()?;
-        let inner_instructions = as_array(&inner)
-            .iter()
-            .map(|v| Ok(InnerInstruction { outer_index: v["outer_index"].as_u64().unwrap_or(0) as usize, instruction: instruction(v)? }))
-            .collect::<Result<_, ChainError>>()?;
-        Ok(Some(ConfirmedTransaction { signature: signature.to_owned(), slot: slot as u64, block_time: Some(block_time), err, signers, instructions, inner_instructions }))
+        self.encoded_transaction(signature).await?.map(|encoded| ConfirmedTransaction::from_encoded(signature, encoded)).transpose()
     }
+}
+
+/// A stored transaction error (its JSON-RPC form), typed.
+fn stored_error(signature: &str, err: Option<Value>) -> Result<Option<TransactionError>, ChainError> {
+    err.map(|e| serde_json::from_value(e).map_err(|_| ChainError::Format(format!("ledger row of {signature}: transaction error")))).transpose()
 }
 
 /// A connection holding `SINGLE_WRITER_LOCK`. A previous holder that just went away (a restart
@@ -625,7 +643,6 @@ struct LedgerRow {
     block_time: i64,
     err: Option<Value>,
     account_keys: Vec<String>,
-    signers: Vec<String>,
     header: Vec<i16>,
     instructions: Value,
     inner_instructions: Value,

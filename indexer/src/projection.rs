@@ -368,7 +368,13 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
             .await?;
             set_balance(db, &e.wallet, e.vault_balance, at, e.ts).await?;
         }
-        ProgramEvent::MarketClosed(_) => {}
+        ProgramEvent::MarketClosed(e) => {
+            sqlx::query("UPDATE markets SET paid_out_at = $2 WHERE onchain_address = $1 AND paid_out_at IS NULL")
+                .bind(e.market.to_string())
+                .bind(time(e.ts))
+                .execute(&mut *db)
+                .await?;
+        }
     }
     Ok(())
 }

@@ -130,11 +130,12 @@ pub enum ChainConfig {
 
 /// `FM_OPERATOR_KEYPAIR`, `FM_AUTHORITY_KEYPAIR`: solana-keygen JSON keypair files of the
 /// program config's operator and authority; `FM_USDC_MINT`: the config's USDC mint. All three
-/// or none.
+/// or none. `FM_ORACLE_KEYPAIR` (optional): the config's oracle, for ending markets on chain.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyFiles {
     pub operator: std::path::PathBuf,
     pub authority: std::path::PathBuf,
+    pub oracle: Option<std::path::PathBuf>,
     pub usdc_mint: String,
 }
 
@@ -222,7 +223,9 @@ impl Config {
                     Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
                         let keys = match (lookup("FM_OPERATOR_KEYPAIR"), lookup("FM_AUTHORITY_KEYPAIR"), lookup("FM_USDC_MINT")) {
                             (None, None, None) => None,
-                            (Some(operator), Some(authority), Some(usdc_mint)) => Some(KeyFiles { operator: operator.into(), authority: authority.into(), usdc_mint }),
+                            (Some(operator), Some(authority), Some(usdc_mint)) => {
+                                Some(KeyFiles { operator: operator.into(), authority: authority.into(), oracle: lookup("FM_ORACLE_KEYPAIR").map(Into::into), usdc_mint })
+                            }
                             _ => return Err(invalid("FM_OPERATOR_KEYPAIR", "", "set FM_OPERATOR_KEYPAIR, FM_AUTHORITY_KEYPAIR and FM_USDC_MINT together")),
                         };
                         ChainConfig::Rpc { url, keys }

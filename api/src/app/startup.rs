@@ -22,6 +22,7 @@ use crate::workers::Supervisor;
 use crate::workers::indexer::IndexerWorker;
 use crate::services::scheduler::Scheduler;
 use crate::workers::scheduler::SchedulerWorker;
+use crate::workers::settlement::SettlementWorker;
 
 /// How long shutdown waits for workers to finish the job in hand.
 const WORKER_GRACE: Duration = Duration::from_secs(20);
@@ -57,6 +58,9 @@ pub struct Application {
     supervisor: Supervisor,
 }
 
+/// How often the settlement crank looks for rounds to pay out.
+const CRANK_PERIOD: Duration = Duration::from_secs(2);
+
 impl Application {
     /// Connects to Postgres (waiting for it up to 30 s, creating the database and applying
     /// migrations when configured), prepares Redis, opens the chain where a role needs it,
@@ -80,16 +84,20 @@ impl Application {
             true => Some(TcpListener::bind(config.bind_addr).await.map_err(|source| StartupError::Bind { addr: config.bind_addr, source })?),
             false => None,
         };
-        // The chain is opened by the roles that use it: the API (trading) and the indexer.
-        let chain = if roles.serve || roles.indexer { Some(open_chain(&config, &db).await?) } else { None };
-        let server = match listener {
-            Some(listener) => Some((listener, app(serving_state(&config, db.clone(), redis, chain.as_ref()).await?))),
-            None => None,
-        };
+        // The chain is opened by the roles that use it: the API (trading), the indexer, and the
+        // workers' settlement crank on a cluster (the embedded chain has one writer process,
+        // the one serving or indexing it; its crank runs there when that process has workers).
+        let crank_on_cluster = roles.workers && matches!(config.chain, ChainConfig::Rpc { .. });
+        let chain = if roles.serve || roles.indexer || crank_on_cluster { Some(open_chain(&config, &db).await?) } else { None };
+        let state = serving_state(&config, db.clone(), redis, chain.as_ref()).await?;
+        let server = listener.map(|listener| (listener, app(state.clone())));
         // Workers start last, once the chain and the server are ready.
         let supervisor = Supervisor::new(&config.database_url);
         if roles.workers && config.scheduler_enabled {
             start_scheduler(&config, &db, &supervisor).await?;
+        }
+        if roles.workers && state.services.onchain.is_some() {
+            supervisor.spawn(SettlementWorker { services: state.services.clone(), period: CRANK_PERIOD });
         }
         if let (true, Some(chain)) = (roles.indexer, &chain) {
             supervisor.spawn(IndexerWorker::new(chain.clone(), db, config.indexer_period));
@@ -134,7 +142,7 @@ async fn serving_state(config: &Config, db: PgPool, redis: Redis, chain: Option<
     Ok(match (chain, &config.chain) {
         (Some(AnyChain::Embedded(embedded)), _) => state.with_onchain(OnChain::embedded(embedded, db).await?),
         (Some(chain), ChainConfig::Rpc { keys: Some(files), .. }) => {
-            let keys = ServiceKeys::load(&files.operator, &files.authority, &files.usdc_mint).map_err(StartupError::Keys)?;
+            let keys = ServiceKeys::load(&files.operator, &files.authority, files.oracle.as_deref(), &files.usdc_mint).map_err(StartupError::Keys)?;
             state.with_onchain(OnChain::connect(chain.clone(), keys, db).await?)
         }
         _ => {

@@ -1,5 +1,6 @@
-//! The transactions the service sends itself, as the program's operator and authority: user
-//! accounts, market creation, custodial trades, and (embedded chain only) the test-USDC faucet.
+//! The transactions the service sends itself, as the program's operator, authority and oracle:
+//! user accounts, market creation, custodial trades, ending a market and paying it out (the
+//! settlement crank), and (embedded chain only) the test-USDC faucet.
 //! Each confirmed transaction is projected at once (`Projector::apply_ahead`), so balances and
 //! positions are current when the request returns; the indexer's later pass over the same
 //! transaction is a no-op.
@@ -17,7 +18,7 @@ use anchor_lang::solana_program::instruction::Instruction;
 use funding_market::client;
 use funding_market::events::TradeExecuted;
 use funding_market::instructions::CreateMarketParams;
-use funding_market::state::{Config as ProgramConfig, Side as ProgramSide};
+use funding_market::state::{Config as ProgramConfig, Market as ProgramMarket, MarketStatus as ProgramMarketStatus, Position, Side as ProgramSide};
 use indexer::chain::{AnyChain, ChainError, ChainSource, ConfirmedTransaction, EmbeddedChain};
 use indexer::events::{self, ProgramEvent};
 use indexer::projection::Projector;
@@ -39,23 +40,31 @@ pub const FAUCET_SOL: u64 = 1_000_000_000;
 /// SPL Memo (v3): carries the id that keeps each service transaction unique.
 pub const MEMO_PROGRAM: Pubkey = anchor_lang::pubkey!("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
 
+/// The largest transaction a cluster accepts (bytes on the wire: `PACKET_DATA_SIZE`).
+const MAX_TRANSACTION_BYTES: u64 = 1232;
+
+/// `getMultipleAccounts` takes at most this many addresses.
+const MAX_ACCOUNTS_PER_CALL: usize = 100;
+
 /// The keys the service signs with.
 pub struct ServiceKeys {
     pub operator: Keypair,
     pub authority: Keypair,
+    /// Resolves and voids markets; without it this service does not end markets on chain.
+    pub oracle: Option<Keypair>,
     pub usdc_mint: Pubkey,
 }
 
 impl ServiceKeys {
     /// Reads solana-keygen keypair files (a JSON array of 64 bytes) and the mint's address.
-    pub fn load(operator: &std::path::Path, authority: &std::path::Path, usdc_mint: &str) -> Result<ServiceKeys, String> {
+    pub fn load(operator: &std::path::Path, authority: &std::path::Path, oracle: Option<&std::path::Path>, usdc_mint: &str) -> Result<ServiceKeys, String> {
         let read = |path: &std::path::Path| -> Result<Keypair, String> {
             let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
             let bytes: Vec<u8> = serde_json::from_str(&text).map_err(|e| format!("{}: not a keypair file: {e}", path.display()))?;
             Keypair::try_from(bytes.as_slice()).map_err(|e| format!("{}: {e}", path.display()))
         };
         let usdc_mint = usdc_mint.parse().map_err(|_| format!("FM_USDC_MINT {usdc_mint:?} is not an address"))?;
-        Ok(ServiceKeys { operator: read(operator)?, authority: read(authority)?, usdc_mint })
+        Ok(ServiceKeys { operator: read(operator)?, authority: read(authority)?, oracle: oracle.map(read).transpose()?, usdc_mint })
     }
 }
 
@@ -95,6 +104,8 @@ pub enum OnChainError {
     Refused(Refusal),
     #[error("faucet: only the embedded chain can mint test USDC")]
     NoFaucet,
+    #[error("no oracle key: this service cannot end markets on chain")]
+    NoOracle,
     #[error(transparent)]
     Chain(#[from] ChainError),
     #[error(transparent)]
@@ -118,6 +129,24 @@ pub fn create_params(plan: &MarketPlan) -> CreateMarketParams {
         // The OU estimate may be 0 or 1 exactly; markets open within [0.02, 0.98].
         prior_ppm: (plan.ou_prior_ppm.max(0) as u32).clamp(lmsr::PRIOR_MIN_PPM, lmsr::PRIOR_MAX_PPM),
     }
+}
+
+/// How the oracle ends a market.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finalization {
+    /// The consensus rate, 1e-12 units: YES wins iff it is positive.
+    Resolve { actual_rate: i64 },
+    /// No consensus (or no such settlement any more): every position is refunded.
+    Void,
+}
+
+/// Where a finalized market's payouts stand after a crank step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Crank {
+    /// Every position paid and the market closed (the rest back in the treasury).
+    Closed,
+    /// Positions still open on chain that the caller did not name (not yet indexed).
+    Waiting { settled: usize, open: u32 },
 }
 
 /// A transaction signed by the service, ready to send.
@@ -155,6 +184,9 @@ impl OnChain {
         if config.operator != keys.operator.pubkey() || config.authority != keys.authority.pubkey() || config.usdc_mint != keys.usdc_mint {
             return Err(OnChainError::Unexpected("the configured keys or mint are not the program config's".into()));
         }
+        if keys.oracle.as_ref().is_some_and(|o| o.pubkey() != config.oracle) {
+            return Err(OnChainError::Unexpected("the configured oracle key is not the program config's".into()));
+        }
         let projector = Projector::new(db.clone(), &funding_market::ID);
         Ok(OnChain(Arc::new(Inner { chain, keys, config, projector, db })))
     }
@@ -162,7 +194,12 @@ impl OnChain {
     /// On the embedded chain, with its own keys.
     pub async fn embedded(chain: &EmbeddedChain, db: PgPool) -> Result<OnChain, OnChainError> {
         let keys = chain.keys();
-        let service = ServiceKeys { operator: keys.operator.insecure_clone(), authority: keys.authority.insecure_clone(), usdc_mint: chain.mint() };
+        let service = ServiceKeys {
+            operator: keys.operator.insecure_clone(),
+            authority: keys.authority.insecure_clone(),
+            oracle: Some(keys.oracle.insecure_clone()),
+            usdc_mint: chain.mint(),
+        };
         OnChain::connect(AnyChain::Embedded(chain.clone()), service, db).await
     }
 
@@ -313,6 +350,107 @@ impl OnChain {
 
     pub fn db(&self) -> &PgPool {
         &self.0.db
+    }
+
+    /// The market's program account, if it exists (it is closed once paid out).
+    pub async fn market_account(&self, market_id: Uuid) -> Result<Option<ProgramMarket>, OnChainError> {
+        let Some(account) = self.0.chain.account(&client::market_pda(market_id.as_bytes()).to_string()).await? else { return Ok(None) };
+        client::decode(&account.data).map(Some).map_err(|e| OnChainError::Unexpected(format!("market account: {e}")))
+    }
+
+    /// Resolves or voids the market, signed by the oracle. Idempotent: a market already
+    /// finalized (by an earlier attempt, or another replica) is left as it is.
+    pub async fn finalize_market(&self, market_id: Uuid, how: Finalization) -> Result<(), OnChainError> {
+        let oracle = self.0.keys.oracle.as_ref().ok_or(OnChainError::NoOracle)?;
+        let market = self.market_account(market_id).await?;
+        if market.is_none_or(|m| m.status != ProgramMarketStatus::Open) {
+            // Closed (long finalized) or finalized: nothing to do. `None` cannot be a market
+            // that was never created: callers finalize on chain only what has an account.
+            return Ok(());
+        }
+        let ix = match how {
+            Finalization::Resolve { actual_rate } => client::resolve_market(oracle.pubkey(), market_id.as_bytes(), actual_rate),
+            Finalization::Void => client::void_market(oracle.pubkey(), market_id.as_bytes()),
+        };
+        match self.execute(&[ix], &[oracle]).await {
+            // `AlreadyFinalized`: another finalizer got there first.
+            Ok(_) | Err(OnChainError::Refused(Refusal::MarketClosed)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// One step of the settlement crank for a finalized market: pays out the positions of
+    /// `wallets` still open on chain (read from the chain, so a position already paid is never
+    /// paid again), as many per transaction as fit, then closes the market once none is open.
+    /// Safe to repeat and to interrupt anywhere.
+    pub async fn crank(&self, market_id: Uuid, wallets: &[Pubkey]) -> Result<Crank, OnChainError> {
+        let Some(market) = self.market_account(market_id).await? else { return Ok(Crank::Closed) };
+        if market.status == ProgramMarketStatus::Open {
+            return Err(OnChainError::Unexpected(format!("market {market_id} is not finalized")));
+        }
+        let address = client::market_pda(market_id.as_bytes());
+        let mut settles = Vec::new();
+        for chunk in wallets.chunks(MAX_ACCOUNTS_PER_CALL) {
+            let addresses: Vec<String> = chunk.iter().map(|w| client::position_pda(&address, w).to_string()).collect();
+            let accounts = self.0.chain.accounts(&addresses.iter().map(String::as_str).collect::<Vec<_>>()).await?;
+            for (wallet, account) in chunk.iter().zip(accounts) {
+                let Some(account) = account else { continue };
+                let position: Position = client::decode(&account.data).map_err(|e| OnChainError::Unexpected(format!("position account: {e}")))?;
+                settles.push(client::settle_position(market_id.as_bytes(), *wallet, position.rent_payer));
+            }
+        }
+        let mut settled = 0;
+        for batch in self.batches(settles)? {
+            self.execute(&batch, &[]).await?;
+            settled += batch.len();
+        }
+        let open = match self.market_account(market_id).await? {
+            None => return Ok(Crank::Closed),
+            Some(m) => m.open_positions,
+        };
+        if open > 0 {
+            return Ok(Crank::Waiting { settled, open });
+        }
+        let close = client::close_market(self.0.keys.authority.pubkey(), market_id.as_bytes());
+        match self.execute(&[close], &[&self.0.keys.authority]).await {
+            Ok(_) => Ok(Crank::Closed),
+            // Closed meanwhile by another crank: the account is gone.
+            Err(e) if self.market_account(market_id).await?.is_none() => {
+                tracing::debug!(%market_id, error = %e, "market closed by another crank");
+                Ok(Crank::Closed)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Instructions grouped into as few transactions as the size limit allows (each with the
+    /// operator as payer and the memo `sign` adds), in order.
+    fn batches(&self, instructions: Vec<Instruction>) -> Result<Vec<Vec<Instruction>>, OnChainError> {
+        let payer = self.0.keys.operator.pubkey();
+        let memo = Instruction { program_id: MEMO_PROGRAM, accounts: vec![], data: format!("fm:{}", Uuid::nil().simple()).into_bytes() };
+        let fits = |batch: &[Instruction]| -> Result<bool, OnChainError> {
+            let all: Vec<Instruction> = batch.iter().cloned().chain([memo.clone()]).collect();
+            let tx = Transaction::new_with_payer(&all, Some(&payer));
+            let size = bincode::serialized_size(&tx).map_err(|e| OnChainError::Unexpected(e.to_string()))?;
+            Ok(size <= MAX_TRANSACTION_BYTES)
+        };
+        let mut batches: Vec<Vec<Instruction>> = Vec::new();
+        let mut current: Vec<Instruction> = Vec::new();
+        for ix in instructions {
+            current.push(ix);
+            if !fits(&current)? {
+                let last = current.pop().expect("just pushed");
+                if current.is_empty() {
+                    return Err(OnChainError::Unexpected("one instruction exceeds a transaction".into()));
+                }
+                batches.push(std::mem::take(&mut current));
+                current.push(last);
+            }
+        }
+        if !current.is_empty() {
+            batches.push(current);
+        }
+        Ok(batches)
     }
 }
 

@@ -1,26 +1,95 @@
-//! Settling a round that never reached the chain (no one traded it): its outcome is written
-//! by the same writer the chain projection uses for `MarketFinalized`
-//! (`indexer::projection::finalize_market`), so there is one writer of a settlement.
+//! Ending a round and paying it out (DESIGN §6).
+//!
+//! [`finalize`] takes the oracle's verdict. A round with a program account is resolved or
+//! voided on chain, signed by the oracle key; the projection of the program's
+//! `MarketFinalized` then writes the outcome, so there is one writer of a settlement
+//! (`indexer::projection::finalize_market`). A round that never reached the chain (no one
+//! traded it) is settled in Postgres by that same writer, with nothing to pay.
+//!
+//! [`pay_out`] is one step of the settlement crank: every position of a finalized market paid
+//! (winners 1 micro-USDC per micro-share, or the void refund), several per transaction, then
+//! `close_market` returns the rest to the treasury. It reads what is still open from the
+//! chain, so it is safe to repeat and to interrupt at any point: a position is paid once.
 
+use anchor_lang::prelude::Pubkey;
 use chrono::{DateTime, Utc};
 use indexer::projection::{Finalized, finalize_market};
 use uuid::Uuid;
 
 use super::{ServiceError, Services};
+use crate::chain::{Crank, Finalization};
 use crate::domain::market::MarketStatus;
 use crate::domain::rate::FundingRate;
 use crate::store::markets;
 
-/// Settles `market_id` with the consensus `rate` (YES iff positive; exactly 0 is NO) at `at`.
-/// Only a round awaiting resolution (closed or resolving) settles; anything else is
-/// `MarketClosed`.
-pub async fn settle_offchain(s: &Services, market_id: Uuid, rate: FundingRate, at: DateTime<Utc>) -> Result<(), ServiceError> {
+/// What the oracle decided about a round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The consensus rate: YES iff it is positive (exactly 0 is NO).
+    Settled(FundingRate),
+    /// No consensus by the deadline, or the settlement time no longer exists.
+    Void,
+}
+
+/// Ends `market_id` with `verdict` at `at`. Idempotent: a round already settled or voided is
+/// left as it is; a round not yet closed is refused (`MarketClosed`).
+pub async fn finalize(s: &Services, market_id: Uuid, verdict: Verdict, at: DateTime<Utc>) -> Result<(), ServiceError> {
+    let plan = markets::plan(&s.db, market_id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {market_id}")))?;
+    match plan.status {
+        MarketStatus::Settled | MarketStatus::Voided => return Ok(()),
+        MarketStatus::Closed | MarketStatus::Resolving => {}
+        other => return Err(ServiceError::MarketClosed(format!("market {market_id} is {other}, not awaiting resolution"))),
+    }
+    if let Some(onchain) = &s.onchain
+        && onchain.market_account(market_id).await?.is_some()
+    {
+        let how = match verdict {
+            Verdict::Settled(rate) => Finalization::Resolve { actual_rate: rate.0 },
+            Verdict::Void => Finalization::Void,
+        };
+        onchain.finalize_market(market_id, how).await?;
+        return Ok(());
+    }
+    settle_offchain(s, market_id, verdict, at).await
+}
+
+/// Settles a round that never reached the chain: the outcome through the projection's writer,
+/// and nothing to pay. Only a round awaiting resolution (closed or resolving) settles; anything
+/// else is `MarketClosed`.
+pub async fn settle_offchain(s: &Services, market_id: Uuid, verdict: Verdict, at: DateTime<Utc>) -> Result<(), ServiceError> {
     let mut tx = s.db.begin().await?;
     let (series_id, status) = markets::lock_status(&mut tx, market_id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {market_id}")))?;
     if !matches!(status, MarketStatus::Closed | MarketStatus::Resolving) {
         return Err(ServiceError::MarketClosed(format!("market {market_id} is {status}, not awaiting resolution")));
     }
-    finalize_market(&mut tx, market_id, series_id, Finalized::Settled { yes: rate.is_positive(), actual_rate: rate.0 }, at).await?;
+    let outcome = match verdict {
+        Verdict::Settled(rate) => Finalized::Settled { yes: rate.is_positive(), actual_rate: rate.0 },
+        Verdict::Void => Finalized::Voided,
+    };
+    finalize_market(&mut tx, market_id, series_id, outcome, at).await?;
+    markets::mark_paid_out(&mut tx, market_id, at).await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// Finalized rounds not yet paid out, oldest settlement first, at most `limit`.
+pub async fn awaiting_payout(s: &Services, limit: i64) -> Result<Vec<Uuid>, ServiceError> {
+    Ok(markets::awaiting_payout(&s.db, limit).await?)
+}
+
+/// One crank step for a finalized round: pays the positions the projection lists, closes the
+/// market when none is left open on chain, and records the round paid out once it is closed.
+pub async fn pay_out(s: &Services, market_id: Uuid, now: DateTime<Utc>) -> Result<Crank, ServiceError> {
+    let wallets = markets::position_wallets(&s.db, market_id).await?;
+    let wallets = wallets.iter().map(|w| w.parse::<Pubkey>().map_err(|_| ServiceError::internal(format!("stored wallet {w:?} is not an address")))).collect::<Result<Vec<_>, _>>()?;
+    let crank = match &s.onchain {
+        Some(onchain) => onchain.crank(market_id, &wallets).await?,
+        // Without a chain nothing was ever on chain: settled off chain, nothing to pay.
+        None => Crank::Closed,
+    };
+    if crank == Crank::Closed {
+        let mut connection = s.db.acquire().await?;
+        markets::mark_paid_out(&mut connection, market_id, now).await?;
+    }
+    Ok(crank)
 }

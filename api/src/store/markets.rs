@@ -202,3 +202,22 @@ pub async fn link(db: &PgPool, plan: &MarketPlan) -> Result<(), sqlx::Error> {
 pub async fn lock_status(tx: &mut sqlx::PgConnection, id: Uuid) -> Result<Option<(Uuid, MarketStatus)>, sqlx::Error> {
     sqlx::query_as("SELECT series_id, status FROM markets WHERE id = $1 FOR UPDATE").bind(id).fetch_optional(tx).await
 }
+
+/// Finalized rounds whose payouts are not all made yet, oldest settlement first.
+pub async fn awaiting_payout(db: &PgPool, limit: i64) -> Result<Vec<Uuid>, sqlx::Error> {
+    sqlx::query_scalar("SELECT id FROM markets WHERE paid_out_at IS NULL AND status IN ('settled', 'voided') ORDER BY settlement_ts, id LIMIT $1")
+        .bind(limit)
+        .fetch_all(db)
+        .await
+}
+
+/// The wallets holding a position in the market (the projection: a settled position is gone).
+pub async fn position_wallets(db: &PgPool, market_id: Uuid) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar("SELECT wallet FROM positions WHERE market_id = $1 ORDER BY wallet").bind(market_id).fetch_all(db).await
+}
+
+/// Records that every payout of the round was made (kept if already recorded).
+pub async fn mark_paid_out(db: &mut sqlx::PgConnection, market_id: Uuid, at: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE markets SET paid_out_at = COALESCE(paid_out_at, $2) WHERE id = $1").bind(market_id).bind(at).execute(db).await?;
+    Ok(())
+}

@@ -11,6 +11,7 @@
 
 pub mod indexer;
 pub mod scheduler;
+pub mod settlement;
 pub mod singleton;
 
 use std::sync::Arc;

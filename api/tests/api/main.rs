@@ -12,6 +12,7 @@ mod limits;
 mod markets;
 mod roles;
 mod scheduler;
+mod settlement;
 mod trading;
 mod wallet_flow;
 mod workers;

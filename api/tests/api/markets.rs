@@ -6,7 +6,7 @@ use std::time::Duration;
 use api::exchanges::{Exchange, ExchangeClient, FundingRate};
 use api::services::scheduler::Scheduler;
 use api::app::config::default_series;
-use api::services::settlement;
+use api::services::settlement::{self, Verdict};
 use api::store::series;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -103,8 +103,8 @@ async fn settlements_update_series_statistics_incrementally(db: PgPool) {
         let settlement = now - chrono::Duration::hours(8 * (6 - i as i64));
         let id = insert_market(&db, "binance-btcusdt", i as i32 + 1, settlement, "resolving", 500_000).await;
         sqlx::query("UPDATE markets SET total_volume = 1500000 WHERE id = $1").bind(id).execute(&db).await.unwrap();
-        settlement::settle_offchain(&services(&db), id, FundingRate(*rate), settlement + chrono::Duration::minutes(1)).await.unwrap();
-        assert!(settlement::settle_offchain(&services(&db), id, FundingRate(*rate), settlement).await.is_err(), "settles once");
+        settlement::settle_offchain(&services(&db), id, Verdict::Settled(FundingRate(*rate)), settlement + chrono::Duration::minutes(1)).await.unwrap();
+        assert!(settlement::settle_offchain(&services(&db), id, Verdict::Settled(FundingRate(*rate)), settlement).await.is_err(), "settles once");
     }
     let current = insert_market(&db, "binance-btcusdt", 7, now + chrono::Duration::hours(2), "open", 640_000).await;
 
@@ -137,7 +137,7 @@ async fn markets_are_listed_by_status_and_found_by_id(db: PgPool) {
     let open = insert_market(&db, "okx-ethusdt", 1, now + chrono::Duration::hours(3), "open", 500_000).await;
     let pending = insert_market(&db, "okx-ethusdt", 2, now + chrono::Duration::hours(11), "pending", 500_000).await;
     let settled = insert_market(&db, "okx-btcusdt", 1, now - chrono::Duration::hours(1), "resolving", 500_000).await;
-    settlement::settle_offchain(&services(&db), settled, FundingRate(-5), now).await.unwrap();
+    settlement::settle_offchain(&services(&db), settled, Verdict::Settled(FundingRate(-5)), now).await.unwrap();
 
     let (_, all) = json(&app, "/v1/markets").await;
     assert_eq!(all["meta"]["total"], 3);

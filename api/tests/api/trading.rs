@@ -293,8 +293,9 @@ async fn custodial_trading_over_json_rpc(db: PgPool) {
     };
     let (operator, authority, mint) =
         (write("operator.json", &local.chain.keys().operator), write("authority.json", &local.chain.keys().authority), local.chain.mint().to_string());
+    let oracle = write("oracle.json", &local.chain.keys().oracle);
     let rpc = AnyChain::Rpc(RpcChain::new(&format!("{}/rpc", local.app.base), Duration::from_secs(10)));
-    let remote = OnChain::connect(rpc.clone(), ServiceKeys::load(&operator, &authority, &mint).unwrap(), db.clone()).await.unwrap();
+    let remote = OnChain::connect(rpc.clone(), ServiceKeys::load(&operator, &authority, Some(&oracle), &mint).unwrap(), db.clone()).await.unwrap();
     let app = spawn(state_with(config(), db.clone(), &redis_url()).with_onchain(remote)).await;
 
     let key = wallet();
@@ -310,7 +311,7 @@ async fn custodial_trading_over_json_rpc(db: PgPool) {
     assert_eq!(status, 200, "{body}");
     assert_eq!(local.vault(&wallet).await, 20_000_000 - 5_050_000);
     // Keys that are not the program config's are refused at start.
-    let wrong = ServiceKeys::load(&authority, &authority, &mint).unwrap();
+    let wrong = ServiceKeys::load(&authority, &authority, None, &mint).unwrap();
     assert!(OnChain::connect(rpc, wrong, db.clone()).await.is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,0 +1,153 @@
+//! Ending rounds and paying them out on the embedded chain: a resolved round pays every winner
+//! exactly 1 micro-USDC per micro-share and losers nothing; a void refunds every position
+//! exactly what it paid; the crank, interrupted part-way, finishes without paying anyone twice;
+//! a round no one traded settles off chain with nothing to pay.
+
+use std::time::Duration;
+
+use api::chain::{Crank, OnChain};
+use api::domain::rate::FundingRate;
+use api::services::Services;
+use api::services::settlement::{self, Verdict};
+use chrono::Utc;
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::helpers::*;
+use crate::trading::{Trading, micros, open_market, trading};
+
+struct Trader {
+    wallet: String,
+    token: String,
+}
+
+async fn trader(t: &Trading, usdc: &str) -> Trader {
+    let key = wallet();
+    let token = t.app.sign_in(&key).await;
+    let wallet = address(&key);
+    assert_eq!(t.faucet(&wallet, usdc).await.0, 200);
+    Trader { wallet, token }
+}
+
+/// Buys and returns the micro-shares bought.
+async fn buy(t: &Trading, who: &Trader, market: Uuid, side: &str, usdc: &str) -> i64 {
+    let (status, body) = t.post(&format!("/v1/markets/{market}/trade"), &who.token, json!({"side": side, "usdc_amount": usdc})).await;
+    assert_eq!(status, 200, "{body}");
+    micros(&body["data"]["shares"])
+}
+
+async fn services(t: &Trading) -> Services {
+    let onchain = OnChain::embedded(&t.chain, t.db.clone()).await.unwrap();
+    state_with(config(), t.db.clone(), &redis_url()).with_onchain(onchain).services.clone()
+}
+
+/// The round past its settlement time, on chain and in Postgres (as the scheduler leaves it).
+async fn reach_settlement(t: &Trading, market: Uuid) {
+    t.chain.set_clock_offset(3_700);
+    sqlx::query("UPDATE markets SET status = 'resolving' WHERE id = $1").bind(market).execute(&t.db).await.unwrap();
+}
+
+async fn balance(t: &Trading, who: &Trader) -> Value {
+    t.get("/v1/users/me/balance", &who.token).await.1["data"].clone()
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_resolved_round_pays_each_winning_share_one_usdc(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let (a, b, c) = (trader(&t, "100").await, trader(&t, "100").await, trader(&t, "100").await);
+    let market = open_market(&db, "open").await;
+    let a_yes = buy(&t, &a, market, "yes", "10").await;
+    assert!(buy(&t, &b, market, "no", "7").await > 0);
+    let c_yes = buy(&t, &c, market, "yes", "3").await + buy(&t, &c, market, "yes", "2").await;
+    let before = [t.vault(&a.wallet).await, t.vault(&b.wallet).await, t.vault(&c.wallet).await];
+    let s = services(&t).await;
+
+    let early = settlement::finalize(&s, market, Verdict::Settled(FundingRate(5)), Utc::now()).await;
+    assert!(early.is_err(), "an open round is not finalized: {early:?}");
+    reach_settlement(&t, market).await;
+    settlement::finalize(&s, market, Verdict::Settled(FundingRate(5)), Utc::now()).await.unwrap();
+    settlement::finalize(&s, market, Verdict::Settled(FundingRate(-5)), Utc::now()).await.unwrap(); // settled already: no change
+    let shown: Value = t.app.get(&format!("/v1/markets/{market}")).await.json().await.unwrap();
+    assert_eq!((shown["data"]["status"].as_str(), shown["data"]["outcome"].as_str()), (Some("settled"), Some("yes")), "{shown}");
+
+    assert_eq!(settlement::pay_out(&s, market, Utc::now()).await.unwrap(), Crank::Closed);
+    assert_eq!(t.vault(&a.wallet).await, before[0] + a_yes as u64, "1 micro-USDC per winning micro-share");
+    assert_eq!(t.vault(&b.wallet).await, before[1], "the losing side gets nothing");
+    assert_eq!(t.vault(&c.wallet).await, before[2] + c_yes as u64);
+    for (who, vault) in [(&a, before[0] + a_yes as u64), (&b, before[1]), (&c, before[2] + c_yes as u64)] {
+        let shown = balance(&t, who).await;
+        assert_eq!((micros(&shown["usdc_balance"]) as u64, micros(&shown["locked_in_positions"])), (vault, 0), "the projection equals the chain");
+    }
+    assert!(t.chain.account(&funding_market::client::market_pda(market.as_bytes()).to_string()).await.unwrap().is_none(), "the market is closed");
+    let paid_out: Option<chrono::DateTime<Utc>> = sqlx::query_scalar("SELECT paid_out_at FROM markets WHERE id = $1").bind(market).fetch_one(&db).await.unwrap();
+    assert!(paid_out.is_some());
+    // Again: nothing left to pay, nothing paid twice.
+    assert_eq!(settlement::pay_out(&s, market, Utc::now()).await.unwrap(), Crank::Closed);
+    assert_eq!(t.vault(&a.wallet).await, before[0] + a_yes as u64);
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_void_refunds_every_position_what_it_paid(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let (a, b) = (trader(&t, "100").await, trader(&t, "50").await);
+    let market = open_market(&db, "open").await;
+    buy(&t, &a, market, "yes", "10").await;
+    buy(&t, &b, market, "no", "5").await;
+    buy(&t, &b, market, "yes", "1.5").await;
+    let s = services(&t).await;
+    reach_settlement(&t, market).await;
+    settlement::finalize(&s, market, Verdict::Void, Utc::now()).await.unwrap();
+    let shown: Value = t.app.get(&format!("/v1/markets/{market}")).await.json().await.unwrap();
+    assert_eq!(shown["data"]["status"], "voided", "{shown}");
+    assert_eq!(settlement::pay_out(&s, market, Utc::now()).await.unwrap(), Crank::Closed);
+    assert_eq!(t.vault(&a.wallet).await, 100_000_000, "the amount and the fee back");
+    assert_eq!(t.vault(&b.wallet).await, 50_000_000);
+    assert_eq!(balance(&t, &b).await, json!({"usdc_balance": "50.000000", "locked_in_positions": "0.000000", "total": "50.000000"}));
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn an_interrupted_crank_finishes_without_paying_twice(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let market = open_market(&db, "open").await;
+    let mut traders = Vec::new();
+    for i in 0..14 {
+        let who = trader(&t, "20").await;
+        let shares = buy(&t, &who, market, if i % 2 == 0 { "yes" } else { "no" }, "2").await;
+        traders.push((who, shares));
+    }
+    let before: Vec<u64> = futures_util::future::join_all(traders.iter().map(|(w, _)| t.vault(&w.wallet))).await;
+    let s = services(&t).await;
+    reach_settlement(&t, market).await;
+    settlement::finalize(&s, market, Verdict::Settled(FundingRate(-1)), Utc::now()).await.unwrap(); // NO wins
+    // A crank that knew only some positions (as after a crash, or before the indexer caught up)
+    // pays those and waits.
+    let onchain = s.onchain.as_ref().unwrap();
+    let some: Vec<_> = traders[..5].iter().map(|(w, _)| w.wallet.parse().unwrap()).collect();
+    assert_eq!(onchain.crank(market, &some).await.unwrap(), Crank::Waiting { settled: 5, open: 9 });
+    assert_eq!(onchain.crank(market, &some).await.unwrap(), Crank::Waiting { settled: 0, open: 9 }, "paid once");
+    let ledger = || async { sqlx::query_scalar::<_, i64>("SELECT count(*) FROM embedded_ledger").fetch_one(&db).await.unwrap() };
+    let sent_before = ledger().await;
+    assert_eq!(settlement::pay_out(&s, market, Utc::now()).await.unwrap(), Crank::Closed);
+    let sent = ledger().await - sent_before;
+    // 9 positions in as few transactions as the size limit allows (5 a transaction), then
+    // close_market.
+    assert_eq!(sent, 2 + 1, "several positions per transaction");
+    for (i, ((who, shares), before)) in traders.iter().zip(before).enumerate() {
+        let won = if i % 2 == 1 { *shares as u64 } else { 0 };
+        assert_eq!(t.vault(&who.wallet).await, before + won, "trader {i}");
+    }
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_round_no_one_traded_settles_off_chain(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let market = open_market(&db, "resolving").await;
+    let s = services(&t).await;
+    settlement::finalize(&s, market, Verdict::Settled(FundingRate(0)), Utc::now()).await.unwrap();
+    let shown: Value = t.app.get(&format!("/v1/markets/{market}")).await.json().await.unwrap();
+    assert_eq!((shown["data"]["status"].as_str(), shown["data"]["outcome"].as_str()), (Some("settled"), Some("no")), "exactly 0 is NO: {shown}");
+    let paid_out: Option<chrono::DateTime<Utc>> = sqlx::query_scalar("SELECT paid_out_at FROM markets WHERE id = $1").bind(market).fetch_one(&db).await.unwrap();
+    assert!(paid_out.is_some(), "nothing to pay");
+    assert!(sqlx::query_scalar::<_, Uuid>("SELECT id FROM markets WHERE paid_out_at IS NULL AND status IN ('settled','voided')").fetch_all(&db).await.unwrap().is_empty());
+}

@@ -13,7 +13,7 @@ use funding_market::client;
 use funding_market::instructions::CreateMarketParams;
 use funding_market::state::{Market, MarketStatus, Outcome, Position, Side};
 use indexer::chain::embedded::GenesisParams;
-use indexer::chain::{ChainError, EmbeddedChain};
+use indexer::chain::{ChainError, ConfirmedTransaction, EmbeddedChain};
 use indexer::follow::Indexer;
 use indexer::projection::Projector;
 use solana_keypair::Keypair;
@@ -197,6 +197,14 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     let last = chain.signatures_after(&funding_market::ID.to_string(), None).await.unwrap().pop().unwrap();
     let withdrawal = chain.transaction(&last.signature).await.unwrap().unwrap();
     assert_eq!(withdrawal.signers, vec![alice.pubkey().to_string(), destination.pubkey().to_string()]);
+    // The ledger read directly and its getTransaction answer decoded as a cluster's: the same,
+    // for every transaction of the flow (trades, events, a failure-free withdrawal…).
+    for listed in chain.signatures_after(&funding_market::ID.to_string(), None).await.unwrap() {
+        let direct = chain.transaction(&listed.signature).await.unwrap().unwrap();
+        let encoded = chain.encoded_transaction(&listed.signature).await.unwrap().unwrap();
+        assert_eq!(ConfirmedTransaction::from_encoded(&listed.signature, encoded).unwrap(), direct);
+        assert!(!direct.inner_instructions.is_empty() || !direct.instructions.is_empty());
+    }
 
     // Indexing again changes nothing.
     assert_eq!(indexer(&chain, &db).run_once().await.unwrap().events, 0);

@@ -89,15 +89,19 @@ impl Application {
         // the one serving or indexing it; its crank runs there when that process has workers).
         let crank_on_cluster = roles.workers && matches!(config.chain, ChainConfig::Rpc { .. });
         let chain = if roles.serve || roles.indexer || crank_on_cluster { Some(open_chain(&config, &db).await?) } else { None };
-        let state = serving_state(&config, db.clone(), redis, chain.as_ref()).await?;
-        let server = listener.map(|listener| (listener, app(state.clone())));
+        // The use cases, for the routes and the workers (an indexer-only process needs neither).
+        let state = match roles.serve || roles.workers {
+            true => Some(serving_state(&config, db.clone(), redis, chain.as_ref()).await?),
+            false => None,
+        };
+        let server = listener.zip(state.clone()).map(|(listener, state)| (listener, app(state)));
         // Workers start last, once the chain and the server are ready.
         let supervisor = Supervisor::new(&config.database_url);
         if roles.workers && config.scheduler_enabled {
             start_scheduler(&config, &db, &supervisor).await?;
         }
-        if roles.workers && state.services.onchain.is_some() {
-            supervisor.spawn(SettlementWorker { services: state.services.clone(), period: CRANK_PERIOD });
+        if let Some(services) = state.map(|s| s.services).filter(|s| roles.workers && s.onchain.is_some()) {
+            supervisor.spawn(SettlementWorker { services, period: CRANK_PERIOD });
         }
         if let (true, Some(chain)) = (roles.indexer, &chain) {
             supervisor.spawn(IndexerWorker::new(chain.clone(), db, config.indexer_period));

@@ -149,6 +149,13 @@ pub enum Crank {
     Waiting { settled: usize, open: u32 },
 }
 
+/// `instructions` followed by the memo that makes the transaction unique (see `OnChain::sign`).
+/// Every id has the same length, so any id gives the size the transaction will have.
+fn with_memo(instructions: &[Instruction], id: Uuid) -> Vec<Instruction> {
+    let memo = Instruction { program_id: MEMO_PROGRAM, accounts: vec![], data: format!("fm:{}", id.simple()).into_bytes() };
+    instructions.iter().cloned().chain([memo]).collect()
+}
+
 /// A transaction signed by the service, ready to send.
 pub struct Signed {
     wire: Vec<u8>,
@@ -227,8 +234,7 @@ impl OnChain {
         let blockhash = blockhash.parse().map_err(|_| OnChainError::Unexpected(format!("blockhash {blockhash}")))?;
         let mut signers = vec![&self.0.keys.operator];
         signers.extend_from_slice(extra);
-        let memo = Instruction { program_id: MEMO_PROGRAM, accounts: vec![], data: format!("fm:{}", Uuid::new_v4().simple()).into_bytes() };
-        let instructions: Vec<Instruction> = instructions.iter().cloned().chain([memo]).collect();
+        let instructions = with_memo(instructions, Uuid::new_v4());
         let tx = Transaction::new_signed_with_payer(&instructions, Some(&self.0.keys.operator.pubkey()), &signers, blockhash);
         let wire = bincode::serialize(&tx).map_err(|e| OnChainError::Unexpected(e.to_string()))?;
         Ok(Signed { wire, signature: tx.signatures[0].to_string() })
@@ -358,23 +364,23 @@ impl OnChain {
         client::decode(&account.data).map(Some).map_err(|e| OnChainError::Unexpected(format!("market account: {e}")))
     }
 
-    /// Resolves or voids the market, signed by the oracle. Idempotent: a market already
-    /// finalized (by an earlier attempt, or another replica) is left as it is.
-    pub async fn finalize_market(&self, market_id: Uuid, how: Finalization) -> Result<(), OnChainError> {
-        let oracle = self.0.keys.oracle.as_ref().ok_or(OnChainError::NoOracle)?;
-        let market = self.market_account(market_id).await?;
-        if market.is_none_or(|m| m.status != ProgramMarketStatus::Open) {
-            // Closed (long finalized) or finalized: nothing to do. `None` cannot be a market
-            // that was never created: callers finalize on chain only what has an account.
-            return Ok(());
+    /// Resolves or voids the market, signed by the oracle; whether the market has a program
+    /// account (`false`: nothing was sent, the round never reached the chain). Idempotent: a
+    /// market already finalized (by an earlier attempt, or another replica) is left as it is.
+    pub async fn finalize_market(&self, market_id: Uuid, how: Finalization) -> Result<bool, OnChainError> {
+        match self.market_account(market_id).await? {
+            None => return Ok(false),
+            Some(market) if market.status != ProgramMarketStatus::Open => return Ok(true),
+            Some(_) => {}
         }
+        let oracle = self.0.keys.oracle.as_ref().ok_or(OnChainError::NoOracle)?;
         let ix = match how {
             Finalization::Resolve { actual_rate } => client::resolve_market(oracle.pubkey(), market_id.as_bytes(), actual_rate),
             Finalization::Void => client::void_market(oracle.pubkey(), market_id.as_bytes()),
         };
         match self.execute(&[ix], &[oracle]).await {
             // `AlreadyFinalized`: another finalizer got there first.
-            Ok(_) | Err(OnChainError::Refused(Refusal::MarketClosed)) => Ok(()),
+            Ok(_) | Err(OnChainError::Refused(Refusal::MarketClosed)) => Ok(true),
             Err(e) => Err(e),
         }
     }
@@ -427,10 +433,8 @@ impl OnChain {
     /// operator as payer and the memo `sign` adds), in order.
     fn batches(&self, instructions: Vec<Instruction>) -> Result<Vec<Vec<Instruction>>, OnChainError> {
         let payer = self.0.keys.operator.pubkey();
-        let memo = Instruction { program_id: MEMO_PROGRAM, accounts: vec![], data: format!("fm:{}", Uuid::nil().simple()).into_bytes() };
         let fits = |batch: &[Instruction]| -> Result<bool, OnChainError> {
-            let all: Vec<Instruction> = batch.iter().cloned().chain([memo.clone()]).collect();
-            let tx = Transaction::new_with_payer(&all, Some(&payer));
+            let tx = Transaction::new_with_payer(&with_memo(batch, Uuid::nil()), Some(&payer));
             let size = bincode::serialized_size(&tx).map_err(|e| OnChainError::Unexpected(e.to_string()))?;
             Ok(size <= MAX_TRANSACTION_BYTES)
         };

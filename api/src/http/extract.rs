@@ -79,6 +79,15 @@ pub fn side(s: &str) -> Result<Side, ApiError> {
     Side::parse(s).ok_or_else(|| ApiError::InvalidInput(format!("side must be yes or no, got {s:?}")))
 }
 
+/// One of a fixed set of names (a `status`, an `exchange` filter), or `INVALID_INPUT` naming the
+/// field and listing every name it may take.
+pub fn one_of<T: Copy>(field: &str, value: &str, all: &[T], name: fn(T) -> &'static str) -> Result<T, ApiError> {
+    all.iter().copied().find(|t| name(*t) == value).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|t| name(*t)).collect();
+        ApiError::InvalidInput(format!("{field} must be one of {}, got {value:?}", names.join(", ")))
+    })
+}
+
 /// A positive amount with at most six decimals, in millionths, or `INVALID_INPUT` naming the
 /// field.
 pub fn amount(field: &str, value: &str) -> Result<u64, ApiError> {

@@ -40,14 +40,13 @@ pub async fn finalize(s: &Services, market_id: Uuid, verdict: Verdict, at: DateT
         MarketStatus::Closed | MarketStatus::Resolving => {}
         other => return Err(ServiceError::MarketClosed(format!("market {market_id} is {other}, not awaiting resolution"))),
     }
+    let how = match verdict {
+        Verdict::Settled(rate) => Finalization::Resolve { actual_rate: rate.0 },
+        Verdict::Void => Finalization::Void,
+    };
     if let Some(onchain) = &s.onchain
-        && onchain.market_account(market_id).await?.is_some()
+        && onchain.finalize_market(market_id, how).await?
     {
-        let how = match verdict {
-            Verdict::Settled(rate) => Finalization::Resolve { actual_rate: rate.0 },
-            Verdict::Void => Finalization::Void,
-        };
-        onchain.finalize_market(market_id, how).await?;
         return Ok(());
     }
     settle_offchain(s, market_id, verdict, at).await
@@ -67,7 +66,7 @@ pub async fn settle_offchain(s: &Services, market_id: Uuid, verdict: Verdict, at
         Verdict::Void => Finalized::Voided,
     };
     finalize_market(&mut tx, market_id, series_id, outcome, at).await?;
-    markets::mark_paid_out(&mut tx, market_id, at).await?;
+    markets::mark_paid_out(&mut *tx, market_id, at).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -88,8 +87,7 @@ pub async fn pay_out(s: &Services, market_id: Uuid, now: DateTime<Utc>) -> Resul
         None => Crank::Closed,
     };
     if crank == Crank::Closed {
-        let mut connection = s.db.acquire().await?;
-        markets::mark_paid_out(&mut connection, market_id, now).await?;
+        markets::mark_paid_out(&s.db, market_id, now).await?;
     }
     Ok(crank)
 }

@@ -217,7 +217,7 @@ pub async fn position_wallets(db: &PgPool, market_id: Uuid) -> Result<Vec<String
 }
 
 /// Records that every payout of the round was made (kept if already recorded).
-pub async fn mark_paid_out(db: &mut sqlx::PgConnection, market_id: Uuid, at: DateTime<Utc>) -> Result<(), sqlx::Error> {
+pub async fn mark_paid_out(db: impl sqlx::PgExecutor<'_>, market_id: Uuid, at: DateTime<Utc>) -> Result<(), sqlx::Error> {
     sqlx::query("UPDATE markets SET paid_out_at = COALESCE(paid_out_at, $2) WHERE id = $1").bind(market_id).bind(at).execute(db).await?;
     Ok(())
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use api::chain::{Crank, OnChain};
 use api::domain::rate::FundingRate;
-use api::services::Services;
+use api::services::{ServiceError, Services};
 use api::services::settlement::{self, Verdict};
 use chrono::Utc;
 use serde_json::{Value, json};
@@ -64,7 +64,7 @@ async fn a_resolved_round_pays_each_winning_share_one_usdc(db: PgPool) {
     let s = services(&t).await;
 
     let early = settlement::finalize(&s, market, Verdict::Settled(FundingRate(5)), Utc::now()).await;
-    assert!(early.is_err(), "an open round is not finalized: {early:?}");
+    assert!(matches!(early, Err(ServiceError::MarketClosed(_))), "an open round is not finalized: {early:?}");
     reach_settlement(&t, market).await;
     settlement::finalize(&s, market, Verdict::Settled(FundingRate(5)), Utc::now()).await.unwrap();
     settlement::finalize(&s, market, Verdict::Settled(FundingRate(-5)), Utc::now()).await.unwrap(); // settled already: no change

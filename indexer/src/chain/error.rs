@@ -43,12 +43,12 @@ impl ChainError {
     }
 }
 
-impl From<http_retry::Failure> for ChainError {
-    fn from(f: http_retry::Failure) -> Self {
+impl From<&http_retry::Failure> for ChainError {
+    fn from(f: &http_retry::Failure) -> Self {
         match f {
             http_retry::Failure::Transport(e) => ChainError::Transport(e.to_string()),
             http_retry::Failure::RateLimited => ChainError::RateLimited,
-            http_retry::Failure::Status { status, .. } => ChainError::Http(status),
+            http_retry::Failure::Status { status, .. } => ChainError::Http(*status),
         }
     }
 }
@@ -57,10 +57,9 @@ impl From<ClientError> for ChainError {
     fn from(e: ClientError) -> Self {
         match *e.kind {
             // What the sender's retry policy gave up on travels as an I/O error's payload.
-            ErrorKind::Io(io) => match io.into_inner().map(|inner| inner.downcast::<http_retry::Failure>()) {
-                Some(Ok(failure)) => (*failure).into(),
-                Some(Err(other)) => ChainError::Transport(other.to_string()),
-                None => ChainError::Transport("I/O error".into()),
+            ErrorKind::Io(io) => match io.get_ref().and_then(|inner| inner.downcast_ref::<http_retry::Failure>()) {
+                Some(failure) => failure.into(),
+                None => ChainError::Transport(io.to_string()),
             },
             ErrorKind::Reqwest(e) => ChainError::Transport(e.to_string()),
             ErrorKind::RpcError(RpcError::RpcResponseError { code, message, data }) => {

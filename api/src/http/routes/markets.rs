@@ -14,7 +14,7 @@ use crate::domain::rate::{FundingRate, rate_exact};
 use crate::http::AppState;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
-use crate::http::extract::{ApiPath, ApiQuery, side};
+use crate::http::extract::{ApiPath, ApiQuery, one_of, side};
 use crate::http::page::PageQuery;
 use crate::services::markets;
 use crate::store::markets::{MarketRow, TradeRow};
@@ -133,13 +133,7 @@ pub struct ListQuery {
 
 pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Data<Vec<Market>>, ApiError> {
     let page = q.page.resolve(MAX_LIMIT)?;
-    let status = match q.status.as_deref() {
-        Some(s) => Some(MarketStatus::parse(s).ok_or_else(|| {
-            let all: Vec<&str> = MarketStatus::ALL.iter().map(|m| m.as_str()).collect();
-            ApiError::InvalidInput(format!("status must be one of {}, got {s:?}", all.join(", ")))
-        })?),
-        None => None,
-    };
+    let status = q.status.as_deref().map(|s| one_of("status", s, &MarketStatus::ALL, MarketStatus::as_str)).transpose()?;
     let (rows, total) = markets::list(&state.services, status, page).await?;
     Ok(Data::paged(rows.into_iter().map(Market::from).collect(), page.meta(total)))
 }

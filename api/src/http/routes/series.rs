@@ -13,7 +13,7 @@ use crate::domain::rate::{FundingRate, rate_8};
 use crate::http::AppState;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
-use crate::http::extract::{ApiPath, ApiQuery};
+use crate::http::extract::{ApiPath, ApiQuery, one_of};
 use crate::http::page::PageQuery;
 use crate::services::markets;
 use crate::store::series::SeriesRow;
@@ -111,12 +111,7 @@ pub struct ListQuery {
 
 pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Data<Vec<SeriesCard>>, ApiError> {
     let page = q.page.resolve(MAX_LIMIT)?;
-    let exchange = match q.exchange.as_deref() {
-        Some(e) => Some(Exchange::parse(e).ok_or_else(|| {
-            ApiError::InvalidInput(format!("exchange must be one of binance, bybit, okx, hyperliquid, got {e:?}"))
-        })?),
-        None => None,
-    };
+    let exchange = q.exchange.as_deref().map(|e| one_of("exchange", e, &Exchange::ALL, Exchange::id)).transpose()?;
     let (rows, total) = markets::series_list(&state.services, exchange, page).await?;
     Ok(Data::paged(rows.into_iter().map(SeriesCard::from).collect(), page.meta(total)))
 }

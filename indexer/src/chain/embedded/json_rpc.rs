@@ -130,11 +130,11 @@ impl EmbeddedChain {
                 let mut value = Vec::with_capacity(signatures.len());
                 for signature in &signatures {
                     // No forks here: what landed is rooted.
-                    value.push(self.transaction(signature).await?.map(|tx| TransactionStatus {
-                        slot: tx.slot,
+                    value.push(self.status(signature).await?.map(|(slot, err)| TransactionStatus {
+                        slot,
                         confirmations: None,
-                        status: tx.err.clone().map_or(Ok(()), Err),
-                        err: tx.err,
+                        status: err.clone().map_or(Ok(()), Err),
+                        err,
                         confirmation_status: Some(TransactionConfirmationStatus::Finalized),
                     }));
                 }

@@ -55,6 +55,7 @@ use tokio::sync::{Mutex, watch};
 
 use anchor_lang::solana_program::clock::MAX_PROCESSING_AGE;
 
+use super::decode::Compiled;
 use super::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
 
 /// What the program's config is initialised with on a fresh chain.
@@ -549,9 +550,8 @@ impl EmbeddedChain {
         .map_err(db_error)
     }
 
-    /// `getTransaction` (encoding `json`) as a node answers it, or `None`. Built from the
-    /// ledger row through the status types' own `TransactionStatusMeta` conversion.
-    pub async fn encoded_transaction(&self, signature: &str) -> Result<Option<EncodedConfirmedTransactionWithStatusMeta>, ChainError> {
+    /// A landed transaction, typed: its ledger row's header, instructions and error.
+    async fn landed(&self, signature: &str) -> Result<Option<Landed>, ChainError> {
         let Some(row) = self.ledger_row(signature).await? else {
             return Ok(None);
         };
@@ -563,37 +563,58 @@ impl EmbeddedChain {
             Ok(CompiledInstruction { program_id_index, accounts, data })
         };
         let stored = |v: &Value| v.as_array().cloned().unwrap_or_default();
-        let mut groups: Vec<InnerInstructions> = Vec::new();
+        let mut inner: Vec<InnerInstructions> = Vec::new();
         for ix in stored(&row.inner_instructions) {
             let index = ix["outer_index"].as_u64().and_then(|i| u8::try_from(i).ok()).ok_or_else(corrupt)?;
-            let inner = InnerInstruction { instruction: compiled(&ix)?, stack_height: ix["stack_height"].as_u64().map(|h| h as u32) };
-            match groups.last_mut() {
-                Some(group) if group.index == index => group.instructions.push(inner),
-                _ => groups.push(InnerInstructions { index, instructions: vec![inner] }),
+            let instruction = InnerInstruction { instruction: compiled(&ix)?, stack_height: ix["stack_height"].as_u64().map(|h| h as u32) };
+            match inner.last_mut() {
+                Some(group) if group.index == index => group.instructions.push(instruction),
+                _ => inner.push(InnerInstructions { index, instructions: vec![instruction] }),
             }
         }
-        let err = stored_error(signature, row.err)?;
         let [required, readonly_signed, readonly_unsigned] = <[i16; 3]>::try_from(row.header).map_err(|_| corrupt())?;
-        let header = MessageHeader {
-            num_required_signatures: required as u8,
-            num_readonly_signed_accounts: readonly_signed as u8,
-            num_readonly_unsigned_accounts: readonly_unsigned as u8,
+        Ok(Some(Landed {
+            slot: row.slot as u64,
+            block_time: row.block_time,
+            err: stored_error(signature, row.err)?,
+            header: MessageHeader {
+                num_required_signatures: required as u8,
+                num_readonly_signed_accounts: readonly_signed as u8,
+                num_readonly_unsigned_accounts: readonly_unsigned as u8,
+            },
+            account_keys: row.account_keys,
+            recent_blockhash: row.recent_blockhash,
+            instructions: stored(&row.instructions).iter().map(compiled).collect::<Result<_, _>>()?,
+            inner,
+        }))
+    }
+
+    /// `getTransaction` (encoding `json`) as a node answers it, or `None`. Built through the
+    /// status types' own `TransactionStatusMeta` conversion.
+    pub async fn encoded_transaction(&self, signature: &str) -> Result<Option<EncodedConfirmedTransactionWithStatusMeta>, ChainError> {
+        let Some(landed) = self.landed(signature).await? else {
+            return Ok(None);
         };
         let meta = TransactionStatusMeta {
-            status: err.map_or(Ok(()), Err),
-            fee: 5000 * u64::from(header.num_required_signatures),
-            inner_instructions: Some(groups),
+            status: landed.err.map_or(Ok(()), Err),
+            fee: 5000 * u64::from(landed.header.num_required_signatures),
+            inner_instructions: Some(landed.inner),
             log_messages: Some(vec![]),
             pre_token_balances: Some(vec![]),
             post_token_balances: Some(vec![]),
             rewards: Some(vec![]),
             ..TransactionStatusMeta::default()
         };
-        let instructions = stored(&row.instructions).iter().map(|ix| Ok(UiCompiledInstruction::from(&compiled(ix)?, None))).collect::<Result<_, ChainError>>()?;
-        let message = UiRawMessage { header, account_keys: row.account_keys, recent_blockhash: row.recent_blockhash, instructions, address_table_lookups: None };
+        let message = UiRawMessage {
+            header: landed.header,
+            account_keys: landed.account_keys,
+            recent_blockhash: landed.recent_blockhash,
+            instructions: landed.instructions.iter().map(|ix| UiCompiledInstruction::from(ix, None)).collect(),
+            address_table_lookups: None,
+        };
         Ok(Some(EncodedConfirmedTransactionWithStatusMeta {
-            slot: row.slot as u64,
-            block_time: Some(row.block_time),
+            slot: landed.slot,
+            block_time: Some(landed.block_time),
             transaction: EncodedTransactionWithStatusMeta {
                 transaction: EncodedTransaction::Json(UiTransaction { signatures: vec![signature.to_owned()], message: UiMessage::Raw(message) }),
                 meta: Some(meta.into()),
@@ -603,18 +624,41 @@ impl EmbeddedChain {
         }))
     }
 
+    /// The ledger's transaction, resolved as a cluster's `getTransaction` answer is (one
+    /// resolution, `decode::Compiled`), without encoding it for the wire first.
+    pub async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
+        let Some(landed) = self.landed(signature).await? else {
+            return Ok(None);
+        };
+        let compiled = Compiled {
+            signature,
+            slot: landed.slot,
+            block_time: Some(landed.block_time),
+            err: landed.err,
+            keys: landed.account_keys,
+            signers: landed.header.num_required_signatures as usize,
+            instructions: landed.instructions,
+            inner: landed.inner,
+        };
+        compiled.resolve().map(Some)
+    }
+
+    /// A landed transaction's slot and error (what `getSignatureStatuses` reports), or `None`.
+    pub async fn status(&self, signature: &str) -> Result<Option<(u64, Option<TransactionError>)>, ChainError> {
+        let row: Option<(i64, Option<Value>)> = sqlx::query_as("SELECT slot, err FROM embedded_ledger WHERE signature = $1")
+            .bind(signature)
+            .fetch_optional(&self.0.db)
+            .await
+            .map_err(db_error)?;
+        row.map(|(slot, err)| Ok((slot as u64, stored_error(signature, err)?))).transpose()
+    }
+
     /// A landed transaction is final: the embedded chain has no forks and confirms only what
     /// is durable.
     pub async fn is_finalized(&self, signature: &str) -> Result<bool, ChainError> {
-        let found: Option<i64> =
-            sqlx::query_scalar("SELECT seq FROM embedded_ledger WHERE signature = $1").bind(signature).fetch_optional(&self.0.db).await.map_err(db_error)?;
-        Ok(found.is_some())
+        Ok(self.status(signature).await?.is_some())
     }
 
-    /// The ledger's transaction, decoded as a cluster's `getTransaction` answer is.
-    pub async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
-        self.encoded_transaction(signature).await?.map(|encoded| ConfirmedTransaction::from_encoded(signature, encoded)).transpose()
-    }
 }
 
 /// A stored transaction error (its JSON-RPC form), typed.
@@ -634,6 +678,18 @@ async fn single_writer(db: &PgPool) -> Result<sqlx::PgConnection, EmbeddedError>
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     Err(EmbeddedError::InUse)
+}
+
+/// A landed transaction, typed from its ledger row.
+struct Landed {
+    slot: u64,
+    block_time: i64,
+    err: Option<TransactionError>,
+    header: MessageHeader,
+    account_keys: Vec<String>,
+    recent_blockhash: String,
+    instructions: Vec<CompiledInstruction>,
+    inner: Vec<InnerInstructions>,
 }
 
 /// A landed transaction as stored (see the migration for the JSON shapes).

@@ -222,14 +222,23 @@ pub enum Finalized {
 /// The one writer of a round's final state in Postgres: the market's status, outcome and rate,
 /// and (for a settled round) its series' statistics, in the caller's transaction. The chain
 /// projection calls it for `MarketFinalized`; a round that never reached the chain is settled
-/// through it too. Whether it finalized the round (`false`: already final).
-pub async fn finalize_market(db: &mut PgConnection, market_id: Uuid, series_id: Uuid, outcome: Finalized, at: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+/// through it too (`signature` is then `None`). Every wallet still holding a position gets a
+/// `market_settled` notification in the outbox, in the same transaction. Whether it finalized
+/// the round (`false`: already final).
+pub async fn finalize_market(
+    db: &mut PgConnection,
+    market_id: Uuid,
+    series_id: Uuid,
+    outcome: Finalized,
+    at: DateTime<Utc>,
+    signature: Option<&str>,
+) -> Result<bool, sqlx::Error> {
     let (status, side, rate) = match outcome {
         Finalized::Voided => ("voided", None, None),
         Finalized::Settled { yes, actual_rate } => ("settled", Some(if yes { "yes" } else { "no" }), Some(actual_rate)),
     };
     let volume: Option<i64> = sqlx::query_scalar(
-        "UPDATE markets SET status = $2, outcome = $3, actual_rate = $4, settled_at = $5
+        "UPDATE markets SET status = $2, outcome = $3, actual_rate = $4, settled_at = $5, finalize_signature = $6
          WHERE id = $1 AND status NOT IN ('settled', 'voided') RETURNING total_volume",
     )
     .bind(market_id)
@@ -237,12 +246,26 @@ pub async fn finalize_market(db: &mut PgConnection, market_id: Uuid, series_id: 
     .bind(side)
     .bind(rate)
     .bind(at)
+    .bind(signature)
     .fetch_optional(&mut *db)
     .await?;
-    if let (Some(volume), Finalized::Settled { yes, actual_rate }) = (volume, outcome) {
+    let Some(volume) = volume else { return Ok(false) };
+    sqlx::query(
+        "INSERT INTO outbox (kind, market_id, wallet, payload)
+         SELECT 'market_settled', $1, wallet, jsonb_build_object('status', $2::text, 'outcome', $3::text, 'actual_rate', $4::bigint)
+         FROM positions WHERE market_id = $1
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(market_id)
+    .bind(status)
+    .bind(side)
+    .bind(rate)
+    .execute(&mut *db)
+    .await?;
+    if let Finalized::Settled { yes, actual_rate } = outcome {
         stats::record_outcome(db, series_id, yes, volume, actual_rate, at).await?;
     }
-    Ok(volume.is_some())
+    Ok(true)
 }
 
 async fn serialize_projections(db: &mut PgConnection) -> Result<(), sqlx::Error> {
@@ -313,13 +336,13 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
                 (false, Outcome::Yes) => Finalized::Settled { yes: true, actual_rate: e.actual_rate },
                 (false, _) => Finalized::Settled { yes: false, actual_rate: e.actual_rate },
             };
-            finalize_market(db, market_id, series_id, outcome, time(e.ts)).await?;
+            finalize_market(db, market_id, series_id, outcome, time(e.ts), Some(at.signature)).await?;
         }
         ProgramEvent::PositionSettled(e) => {
             let Some((market_id, _)) = market_of(db, &e.market).await? else { return Ok(()) };
             sqlx::query(
-                "INSERT INTO settlements (market_id, wallet, yes_shares, no_shares, payout, from_treasury, voided, at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+                "INSERT INTO settlements (market_id, wallet, yes_shares, no_shares, payout, from_treasury, voided, at, signature)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
             )
             .bind(market_id)
             .bind(e.wallet.to_string())
@@ -329,6 +352,18 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
             .bind(e.from_treasury as i64)
             .bind(e.voided)
             .bind(time(e.ts))
+            .bind(at.signature)
+            .execute(&mut *db)
+            .await?;
+            sqlx::query(
+                "INSERT INTO outbox (kind, market_id, wallet, payload)
+                 VALUES ('settlement_payout', $1, $2, jsonb_build_object('payout', $3::bigint, 'voided', $4::boolean))
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(market_id)
+            .bind(e.wallet.to_string())
+            .bind(e.payout as i64)
+            .bind(e.voided)
             .execute(&mut *db)
             .await?;
             sqlx::query("DELETE FROM positions WHERE market_id = $1 AND wallet = $2").bind(market_id).bind(e.wallet.to_string()).execute(&mut *db).await?;
@@ -369,9 +404,10 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
             set_balance(db, &e.wallet, e.vault_balance, at, e.ts).await?;
         }
         ProgramEvent::MarketClosed(e) => {
-            sqlx::query("UPDATE markets SET paid_out_at = $2 WHERE onchain_address = $1 AND paid_out_at IS NULL")
+            sqlx::query("UPDATE markets SET paid_out_at = $2, close_signature = $3 WHERE onchain_address = $1 AND paid_out_at IS NULL")
                 .bind(e.market.to_string())
                 .bind(time(e.ts))
+                .bind(at.signature)
                 .execute(&mut *db)
                 .await?;
         }

@@ -2,12 +2,23 @@
 //! funding endpoints, in their real response formats (envelopes, string-typed numbers, paging
 //! order and limits, error shapes), over seeded deterministic data (`model`).
 //!
-//! `POST /sim/faults` makes a venue misbehave on demand: `{"venue": "binance", "status": 429,
-//! "count": 2, "retry_after_secs": 1}` answers the venue's next two requests with that status.
+//! Each settled rate is published at its settlement time on every host the simulation serves
+//! ([`router_for`] gives host `n` its router; the service's oracle reads several) and on every
+//! endpoint: the history lists it, and the current endpoint's rate field shows the last settled
+//! rate (`lastFundingRate` on Binance) until the next settlement.
+//!
+//! Faults on demand:
+//! - `POST /sim/faults` `{"venue": "binance", "status": 429, "count": 2, "retry_after_secs": 1}`
+//!   answers the venue's next two requests with that status (on every host).
+//! - `POST /sim/settlement-faults` `{"venue": "okx", "kind": "wrong" | "missing", "host": 1,
+//!   "endpoint": "history" | "current"}` makes one source (or, without `host` / `endpoint`,
+//!   several) publish a wrong rate or none; `{"venue": "okx", "kind": "late", "secs": 60}`
+//!   publishes every settlement that late on all its sources. `DELETE` clears them all.
 
 pub mod model;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::extract::{Query, Request, State};
@@ -15,7 +26,7 @@ use axum::http::StatusCode;
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -25,9 +36,12 @@ use model::{HOUR_MS, decimal};
 pub struct Sim {
     pub model: Model,
     faults: Mutex<HashMap<String, Fault>>,
-    /// Fixed clock for tests; `None` follows the wall clock.
-    now_ms: Option<i64>,
+    settlement_faults: Mutex<Vec<SettlementFault>>,
+    /// Fixed clock for tests (Unix ms); [`WALL_CLOCK`] follows the wall clock.
+    now_ms: AtomicI64,
 }
+
+const WALL_CLOCK: i64 = i64::MIN;
 
 #[derive(Clone, Debug, Deserialize)]
 pub struct Fault {
@@ -38,21 +52,119 @@ pub struct Fault {
     pub retry_after_secs: Option<u64>,
 }
 
+/// A fault in how a venue publishes its settled rates.
+#[derive(Clone, Debug, Deserialize)]
+pub struct SettlementFault {
+    pub venue: String,
+    #[serde(flatten)]
+    pub kind: SettlementFaultKind,
+    /// The host (0 = the first) the fault is on; every host when absent.
+    #[serde(default)]
+    pub host: Option<usize>,
+    /// The endpoint the fault is on; both when absent.
+    #[serde(default)]
+    pub endpoint: Option<Endpoint>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SettlementFaultKind {
+    /// A rate that disagrees with the truth (its negation less 1e-4).
+    Wrong,
+    /// No rate: the history omits it, the current endpoint answers 503.
+    Missing,
+    /// Every settlement published `secs` late (on every host and endpoint of the venue).
+    Late { secs: i64 },
+}
+
+/// Where a settled rate is published.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Endpoint {
+    History,
+    Current,
+}
+
+/// Which host of the simulation a request reached.
+#[derive(Clone, Copy, Debug)]
+struct Host(usize);
+
+/// What one source says of a settlement.
+enum Published {
+    Rate(i64),
+    Missing,
+}
+
 impl Sim {
     pub fn new(model: Model) -> Sim {
-        Sim { model, faults: Mutex::new(HashMap::new()), now_ms: None }
+        Sim { model, faults: Mutex::new(HashMap::new()), settlement_faults: Mutex::new(Vec::new()), now_ms: AtomicI64::new(WALL_CLOCK) }
     }
 
-    /// A simulation whose clock stands still at `now_ms`.
+    /// A simulation whose clock stands still at `now_ms` (move it with [`Sim::set_now`]).
     pub fn at(model: Model, now_ms: i64) -> Sim {
-        Sim { now_ms: Some(now_ms), ..Sim::new(model) }
+        let sim = Sim::new(model);
+        sim.set_now(now_ms);
+        sim
     }
 
-    fn now(&self) -> i64 {
-        self.now_ms.unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-        })
+    /// Sets the fixed clock.
+    pub fn set_now(&self, now_ms: i64) {
+        self.now_ms.store(now_ms, Ordering::SeqCst);
     }
+
+    pub fn now(&self) -> i64 {
+        match self.now_ms.load(Ordering::SeqCst) {
+            WALL_CLOCK => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64),
+            fixed => fixed,
+        }
+    }
+
+    /// Adds a settlement fault (as `POST /sim/settlement-faults` does).
+    pub fn add_settlement_fault(&self, fault: SettlementFault) {
+        self.settlement_faults.lock().unwrap().push(fault);
+    }
+
+    pub fn clear_settlement_faults(&self) {
+        self.settlement_faults.lock().unwrap().clear();
+    }
+
+    /// How late the venue publishes, ms.
+    fn lag_ms(&self, venue: &str) -> i64 {
+        let faults = self.settlement_faults.lock().unwrap();
+        faults.iter().filter(|f| f.venue == venue).filter_map(|f| if let SettlementFaultKind::Late { secs } = f.kind { Some(secs * 1000) } else { None }).max().unwrap_or(0)
+    }
+
+    /// The time up to which the venue has published its settlements.
+    fn published_until(&self, venue: &str) -> i64 {
+        self.now() - self.lag_ms(venue)
+    }
+
+    /// What `host`'s `endpoint` says the rate settled at `t` was.
+    fn published(&self, s: &SimSymbol, t: i64, host: Host, endpoint: Endpoint) -> Published {
+        let truth = self.model.rate_at(s, t);
+        let faults = self.settlement_faults.lock().unwrap();
+        let here = |f: &&SettlementFault| f.venue == s.venue && f.host.is_none_or(|h| h == host.0) && f.endpoint.is_none_or(|e| e == endpoint);
+        match faults.iter().filter(here).map(|f| f.kind).find(|k| !matches!(k, SettlementFaultKind::Late { .. })) {
+            Some(SettlementFaultKind::Missing) => Published::Missing,
+            Some(SettlementFaultKind::Wrong) => Published::Rate(-truth - 100_000_000),
+            _ => Published::Rate(truth),
+        }
+    }
+
+    /// The current endpoint's view: the last settled rate as published there and the next
+    /// settlement, or `None` when the source is missing.
+    fn current(&self, s: &SimSymbol, host: Host) -> Option<(i64, i64)> {
+        let until = self.published_until(s.venue);
+        let last = self.model.last_settlement(s, until);
+        match self.published(s, last, host, Endpoint::Current) {
+            Published::Rate(rate) => Some((rate, self.model.next_settlement(s, until))),
+            Published::Missing => None,
+        }
+    }
+}
+
+fn source_missing() -> Response {
+    (StatusCode::SERVICE_UNAVAILABLE, "simulated missing source").into_response()
 }
 
 /// About twenty series across the four venues (the service's default set uses the same).
@@ -69,7 +181,14 @@ pub fn default_symbols() -> Vec<SimSymbol> {
     out
 }
 
+/// The simulation as served on its first host.
 pub fn router(sim: Arc<Sim>) -> Router {
+    router_for(sim, 0)
+}
+
+/// The simulation as served on host `host` (0, 1, …): the same data, each host's own
+/// settlement faults.
+pub fn router_for(sim: Arc<Sim>, host: usize) -> Router {
     Router::new()
         .route("/fapi/v1/fundingRate", get(binance_history))
         .route("/fapi/v1/premiumIndex", get(binance_premium_index))
@@ -86,12 +205,24 @@ pub fn router(sim: Arc<Sim>) -> Router {
         .route("/api/v5/public/funding-rate-history", get(okx_history))
         .route("/info", post(hyperliquid_info))
         .layer(from_fn_with_state(sim.clone(), inject_faults))
+        .layer(Extension(Host(host)))
         .route("/sim/faults", post(set_fault))
+        .route("/sim/settlement-faults", post(add_settlement_fault).delete(clear_settlement_faults))
         .with_state(sim)
 }
 
 async fn set_fault(State(sim): State<Arc<Sim>>, Json(fault): Json<Fault>) -> StatusCode {
     sim.faults.lock().unwrap().insert(fault.venue.clone(), fault);
+    StatusCode::NO_CONTENT
+}
+
+async fn add_settlement_fault(State(sim): State<Arc<Sim>>, Json(fault): Json<SettlementFault>) -> StatusCode {
+    sim.add_settlement_fault(fault);
+    StatusCode::NO_CONTENT
+}
+
+async fn clear_settlement_faults(State(sim): State<Arc<Sim>>) -> StatusCode {
+    sim.clear_settlement_faults();
     StatusCode::NO_CONTENT
 }
 
@@ -131,12 +262,21 @@ fn param(q: &HashMap<String, String>, name: &str) -> Option<i64> {
     q.get(name).and_then(|v| v.parse().ok())
 }
 
-fn rows_between(sim: &Sim, s: &SimSymbol, start: Option<i64>, end: Option<i64>, limit: usize) -> Vec<(i64, i64)> {
-    let now = sim.now();
+/// The settlements in [start, end] the venue has published, with the rate `host`'s history
+/// shows for each (a missing source omits them).
+fn rows_between(sim: &Sim, s: &SimSymbol, host: Host, start: Option<i64>, end: Option<i64>, limit: usize) -> Vec<(i64, i64)> {
+    let now = sim.published_until(s.venue);
     let end = end.unwrap_or(now);
     // Without a start, the most recent `limit` settlements.
     let start = start.unwrap_or(end - limit as i64 * s.interval_hours * HOUR_MS);
-    sim.model.settlements(s, start, end, now).into_iter().map(|t| (t, sim.model.rate_at(s, t))).collect()
+    sim.model
+        .settlements(s, start, end, now)
+        .into_iter()
+        .filter_map(|t| match sim.published(s, t, host, Endpoint::History) {
+            Published::Rate(rate) => Some((t, rate)),
+            Published::Missing => None,
+        })
+        .collect()
 }
 
 // --- Binance -------------------------------------------------------------------------------
@@ -145,10 +285,10 @@ fn binance_invalid_symbol() -> Response {
     (StatusCode::BAD_REQUEST, Json(json!({"code": -1121, "msg": "Invalid symbol."}))).into_response()
 }
 
-async fn binance_history(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+async fn binance_history(State(sim): State<Arc<Sim>>, Extension(host): Extension<Host>, Query(q): Params) -> Response {
     let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("binance", sym)) else { return binance_invalid_symbol() };
     let limit = param(&q, "limit").unwrap_or(100).clamp(1, 1000) as usize;
-    let rows: Vec<Value> = rows_between(&sim, s, param(&q, "startTime"), param(&q, "endTime"), limit)
+    let rows: Vec<Value> = rows_between(&sim, s, host, param(&q, "startTime"), param(&q, "endTime"), limit)
         .into_iter()
         .take(limit)
         .map(|(t, r)| json!({"symbol": s.symbol, "fundingRate": decimal(r, 8), "fundingTime": t, "markPrice": "34287.54619963"}))
@@ -156,13 +296,13 @@ async fn binance_history(State(sim): State<Arc<Sim>>, Query(q): Params) -> Respo
     Json(rows).into_response()
 }
 
-async fn binance_premium_index(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+async fn binance_premium_index(State(sim): State<Arc<Sim>>, Extension(host): Extension<Host>, Query(q): Params) -> Response {
     let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("binance", sym)) else { return binance_invalid_symbol() };
-    let now = sim.now();
+    let Some((rate, next)) = sim.current(s, host) else { return source_missing() };
     Json(json!({
         "symbol": s.symbol, "markPrice": "11793.63104562", "indexPrice": "11781.80495970",
-        "estimatedSettlePrice": "11781.16138815", "lastFundingRate": decimal(sim.model.rate_at(s, now), 8),
-        "nextFundingTime": sim.model.next_settlement(s, now), "interestRate": "0.00010000", "time": now,
+        "estimatedSettlePrice": "11781.16138815", "lastFundingRate": decimal(rate, 8),
+        "nextFundingTime": next, "interestRate": "0.00010000", "time": sim.now(),
     }))
     .into_response()
 }
@@ -239,7 +379,7 @@ fn bybit(ret_code: i64, ret_msg: &str, result: Value, now: i64) -> Response {
     Json(json!({"retCode": ret_code, "retMsg": ret_msg, "result": result, "retExtInfo": {}, "time": now})).into_response()
 }
 
-async fn bybit_history(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+async fn bybit_history(State(sim): State<Arc<Sim>>, Extension(host): Extension<Host>, Query(q): Params) -> Response {
     let now = sim.now();
     let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("bybit", sym)) else {
         return bybit(10001, "params error: symbol invalid", json!({}), now);
@@ -249,7 +389,7 @@ async fn bybit_history(State(sim): State<Arc<Sim>>, Query(q): Params) -> Respons
         return bybit(10001, "params error: endTime is required with startTime", json!({}), now);
     }
     let limit = param(&q, "limit").unwrap_or(200).clamp(1, 200) as usize;
-    let mut rows = rows_between(&sim, s, start, end, limit);
+    let mut rows = rows_between(&sim, s, host, start, end, limit);
     rows.reverse(); // newest first
     let list: Vec<Value> = rows
         .into_iter()
@@ -259,14 +399,15 @@ async fn bybit_history(State(sim): State<Arc<Sim>>, Query(q): Params) -> Respons
     bybit(0, "OK", json!({"category": "linear", "list": list}), now)
 }
 
-async fn bybit_tickers(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+async fn bybit_tickers(State(sim): State<Arc<Sim>>, Extension(host): Extension<Host>, Query(q): Params) -> Response {
     let now = sim.now();
     let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("bybit", sym)) else {
         return bybit(10001, "params error: symbol invalid", json!({}), now);
     };
+    let Some((rate, next)) = sim.current(s, host) else { return source_missing() };
     let ticker = json!({
-        "symbol": s.symbol, "fundingRate": decimal(sim.model.rate_at(s, now), 8),
-        "nextFundingTime": sim.model.next_settlement(s, now).to_string(),
+        "symbol": s.symbol, "fundingRate": decimal(rate, 8),
+        "nextFundingTime": next.to_string(),
         "fundingIntervalHour": sim.model.interval_at(s, now).to_string(),
         "markPrice": "63000.10", "indexPrice": "62990.55", "openInterest": "51234.1", "openInterestValue": "3227750000.00",
     });
@@ -322,12 +463,12 @@ fn okx_error() -> Response {
     Json(json!({"code": "51001", "msg": "Instrument ID does not exist", "data": []})).into_response()
 }
 
-async fn okx_current(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+async fn okx_current(State(sim): State<Arc<Sim>>, Extension(host): Extension<Host>, Query(q): Params) -> Response {
     let Some(s) = okx_symbol(&sim, &q) else { return okx_error() };
     let now = sim.now();
-    let funding_time = sim.model.next_settlement(s, now);
+    let Some((rate, funding_time)) = sim.current(s, host) else { return source_missing() };
     let next = sim.model.next_settlement(s, funding_time);
-    let rate = decimal(sim.model.rate_at(s, now), 8);
+    let rate = decimal(rate, 8);
     Json(json!({"code": "0", "msg": "", "data": [{
         "instType": "SWAP", "instId": q["instId"], "fundingRate": rate, "nextFundingRate": "",
         "fundingTime": funding_time.to_string(), "nextFundingTime": next.to_string(),
@@ -338,12 +479,12 @@ async fn okx_current(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response 
 }
 
 /// Newest first; `after` = rows older than that time, `before` = newer.
-async fn okx_history(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+async fn okx_history(State(sim): State<Arc<Sim>>, Extension(host): Extension<Host>, Query(q): Params) -> Response {
     let Some(s) = okx_symbol(&sim, &q) else { return okx_error() };
     let limit = param(&q, "limit").unwrap_or(100).clamp(1, 100) as usize;
     let end = param(&q, "after").map(|a| a - 1);
     let start = param(&q, "before").map(|b| b + 1).or(Some(model::EPOCH_MS));
-    let mut rows = rows_between(&sim, s, start, end, limit);
+    let mut rows = rows_between(&sim, s, host, start, end, limit);
     rows.reverse();
     let data: Vec<Value> = rows
         .into_iter()
@@ -386,7 +527,7 @@ fn hl_symbol<'a>(sim: &'a Sim, coin: &str) -> Option<&'a SimSymbol> {
     sim.model.symbols.iter().find(|s| s.venue == "hyperliquid" && s.symbol.strip_suffix("USDC") == Some(coin))
 }
 
-async fn hyperliquid_info(State(sim): State<Arc<Sim>>, Json(body): Json<Value>) -> Response {
+async fn hyperliquid_info(State(sim): State<Arc<Sim>>, Extension(host): Extension<Host>, Json(body): Json<Value>) -> Response {
     let now = sim.now();
     match body["type"].as_str() {
         Some("fundingHistory") => {
@@ -395,7 +536,7 @@ async fn hyperliquid_info(State(sim): State<Arc<Sim>>, Json(body): Json<Value>) 
             let Some(start) = body["startTime"].as_i64() else {
                 return (StatusCode::UNPROCESSABLE_ENTITY, "Failed to deserialize the JSON body").into_response();
             };
-            let rows: Vec<Value> = rows_between(&sim, s, Some(start), body["endTime"].as_i64(), 500)
+            let rows: Vec<Value> = rows_between(&sim, s, host, Some(start), body["endTime"].as_i64(), 500)
                 .into_iter()
                 .take(500)
                 .map(|(t, r)| json!({"coin": coin, "fundingRate": decimal(r, 8), "premium": "0.0003", "time": t}))
@@ -403,19 +544,14 @@ async fn hyperliquid_info(State(sim): State<Arc<Sim>>, Json(body): Json<Value>) 
             Json(rows).into_response()
         }
         Some("predictedFundings") => {
-            let coins: Vec<Value> = sim
-                .model
-                .symbols
-                .iter()
-                .filter(|s| s.venue == "hyperliquid")
-                .map(|s| {
-                    let coin = s.symbol.strip_suffix("USDC").unwrap_or(&s.symbol);
-                    let hl = json!({"fundingRate": decimal(sim.model.rate_at(s, now), 8),
-                                    "nextFundingTime": sim.model.next_settlement(s, now),
-                                    "fundingIntervalHours": sim.model.interval_at(s, now)});
-                    json!([coin, [["BinPerp", null], ["HlPerp", hl]]])
-                })
-                .collect();
+            let mut coins = Vec::new();
+            for s in sim.model.symbols.iter().filter(|s| s.venue == "hyperliquid") {
+                let coin = s.symbol.strip_suffix("USDC").unwrap_or(&s.symbol);
+                let Some((rate, next)) = sim.current(s, host) else { return source_missing() };
+                let hl = json!({"fundingRate": decimal(rate, 8), "nextFundingTime": next,
+                                "fundingIntervalHours": sim.model.interval_at(s, now)});
+                coins.push(json!([coin, [["BinPerp", null], ["HlPerp", hl]]]));
+            }
             Json(coins).into_response()
         }
         Some("metaAndAssetCtxs") => {

@@ -91,6 +91,15 @@ impl Model {
         out
     }
 
+    /// The latest settlement at or before `t_ms`.
+    pub fn last_settlement(&self, s: &SimSymbol, t_ms: i64) -> i64 {
+        let mut t = t_ms.div_euclid(HOUR_MS) * HOUR_MS;
+        while (t / HOUR_MS) % self.interval_at(s, t) != 0 {
+            t -= HOUR_MS;
+        }
+        t
+    }
+
     /// The next settlement strictly after `now_ms`.
     pub fn next_settlement(&self, s: &SimSymbol, now_ms: i64) -> i64 {
         let mut t = (now_ms / HOUR_MS + 1) * HOUR_MS;

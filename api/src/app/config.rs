@@ -63,9 +63,14 @@ pub struct Config {
     /// `FM_ROUND_HORIZON_HOURS`: how far ahead rounds are created. Default 24.
     pub round_horizon: Duration,
     /// `FM_BINANCE_URL`, `FM_BYBIT_URL`, `FM_OKX_URL`, `FM_HYPERLIQUID_URL`: the venues' REST
-    /// base URLs (e.g. `https://fapi.binance.com`). A venue left unset is served by the
-    /// simulated exchange, started in-process (the embedded default).
+    /// base URLs, comma-separated (e.g. `https://fapi.binance.com,https://fapi1.binance.com`).
+    /// The scheduler reads the first; the oracle reads every host's history and the first
+    /// host's current rate, so two hosts give it three sources. A venue left unset is served by
+    /// the simulated exchange, started in-process on two hosts (the embedded default).
     pub exchange_urls: ExchangeUrls,
+    /// `FM_ORACLE_DEADLINE`: how long after settlement the oracle keeps asking for a consensus
+    /// before it voids the round; seconds, or with a unit (`90s`, `30m`, `1h`). Default `1h`.
+    pub oracle_deadline: Duration,
     /// `FM_CHAIN`: `embedded` (default: an in-process chain persisted in Postgres, with a test
     /// USDC mint) or `rpc` (a cluster at `FM_RPC_URL`).
     pub chain: ChainConfig,
@@ -139,12 +144,24 @@ pub struct KeyFiles {
     pub usdc_mint: String,
 }
 
+/// Each venue's base URLs, in order (empty: served by the simulated exchange).
 #[derive(Clone, Debug, Default)]
 pub struct ExchangeUrls {
-    pub binance: Option<String>,
-    pub bybit: Option<String>,
-    pub okx: Option<String>,
-    pub hyperliquid: Option<String>,
+    pub binance: Vec<String>,
+    pub bybit: Vec<String>,
+    pub okx: Vec<String>,
+    pub hyperliquid: Vec<String>,
+}
+
+impl ExchangeUrls {
+    pub fn of(&self, exchange: Exchange) -> &[String] {
+        match exchange {
+            Exchange::Binance => &self.binance,
+            Exchange::Bybit => &self.bybit,
+            Exchange::Okx => &self.okx,
+            Exchange::Hyperliquid => &self.hyperliquid,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,11 +229,12 @@ impl Config {
             scheduler_period: secs("FM_SCHEDULER_PERIOD_SECS", get("FM_SCHEDULER_PERIOD_SECS", "30"))?,
             round_horizon: Duration::from_secs(3600 * positive::<u64>("FM_ROUND_HORIZON_HOURS", get("FM_ROUND_HORIZON_HOURS", "24"))?),
             exchange_urls: ExchangeUrls {
-                binance: lookup("FM_BINANCE_URL"),
-                bybit: lookup("FM_BYBIT_URL"),
-                okx: lookup("FM_OKX_URL"),
-                hyperliquid: lookup("FM_HYPERLIQUID_URL"),
+                binance: urls("FM_BINANCE_URL", lookup("FM_BINANCE_URL"))?,
+                bybit: urls("FM_BYBIT_URL", lookup("FM_BYBIT_URL"))?,
+                okx: urls("FM_OKX_URL", lookup("FM_OKX_URL"))?,
+                hyperliquid: urls("FM_HYPERLIQUID_URL", lookup("FM_HYPERLIQUID_URL"))?,
             },
+            oracle_deadline: duration("FM_ORACLE_DEADLINE", get("FM_ORACLE_DEADLINE", "1h"))?,
             chain: match get("FM_CHAIN", "embedded").as_str() {
                 "embedded" => ChainConfig::Embedded,
                 "rpc" => match lookup("FM_RPC_URL") {
@@ -277,6 +295,32 @@ fn millis(name: &'static str, value: String) -> Result<Duration, ConfigError> {
     }
 }
 
+/// A comma-separated list of http(s) base URLs.
+fn urls(name: &'static str, value: Option<String>) -> Result<Vec<String>, ConfigError> {
+    let Some(value) = value else { return Ok(Vec::new()) };
+    let list: Vec<String> = value.split(',').map(str::trim).filter(|u| !u.is_empty()).map(|u| u.trim_end_matches('/').to_owned()).collect();
+    match list.iter().find(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
+        Some(bad) => Err(invalid(name, &value, &format!("{bad:?} is not an http(s) URL"))),
+        None if list.is_empty() => Err(invalid(name, &value, "no URL")),
+        None => Ok(list),
+    }
+}
+
+/// A positive duration: seconds, or a number with `s`, `m` or `h`.
+fn duration(name: &'static str, value: String) -> Result<Duration, ConfigError> {
+    let (number, unit) = match value.trim().char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => value.trim().split_at(i),
+        None => (value.trim(), "s"),
+    };
+    let per_unit = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => return Err(invalid(name, &value, "expected seconds, or a number with s, m or h")),
+    };
+    Ok(Duration::from_secs(positive::<u64>(name, number.to_owned())? * per_unit))
+}
+
 fn secs(name: &'static str, value: String) -> Result<Duration, ConfigError> {
     Ok(Duration::from_secs(positive::<u64>(name, value)?))
 }
@@ -330,6 +374,22 @@ mod tests {
         assert_eq!(with(&[]).unwrap().series.len(), 20);
         let c = with(&[("FM_TRUSTED_PROXIES", "10.0.0.1, ::1")]).unwrap();
         assert_eq!(c.trusted_proxies.len(), 2);
+    }
+
+    #[test]
+    fn venues_take_several_hosts_and_the_oracle_a_deadline() {
+        let c = with(&[("FM_BINANCE_URL", "https://fapi.binance.com/, https://fapi1.binance.com")]).unwrap();
+        assert_eq!(c.exchange_urls.binance, ["https://fapi.binance.com", "https://fapi1.binance.com"]);
+        assert!(c.exchange_urls.okx.is_empty());
+        assert_eq!(with(&[("FM_OKX_URL", "www.okx.com")]).unwrap_err().name, "FM_OKX_URL");
+        assert_eq!(with(&[("FM_OKX_URL", " , ")]).unwrap_err().name, "FM_OKX_URL");
+        assert_eq!(c.oracle_deadline, Duration::from_secs(3600));
+        assert_eq!(with(&[("FM_ORACLE_DEADLINE", "90")]).unwrap().oracle_deadline, Duration::from_secs(90));
+        assert_eq!(with(&[("FM_ORACLE_DEADLINE", "30m")]).unwrap().oracle_deadline, Duration::from_secs(1800));
+        assert_eq!(with(&[("FM_ORACLE_DEADLINE", "2h")]).unwrap().oracle_deadline, Duration::from_secs(7200));
+        for bad in ["0", "1d", "h", "-5s", ""] {
+            assert_eq!(with(&[("FM_ORACLE_DEADLINE", bad)]).unwrap_err().name, "FM_ORACLE_DEADLINE", "{bad}");
+        }
     }
 
     #[test]

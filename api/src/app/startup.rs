@@ -11,15 +11,17 @@ use solana_signer::Signer;
 use sqlx::PgPool;
 use tokio::net::TcpListener;
 
-use super::config::{ChainConfig, Config};
+use super::config::{ChainConfig, Config, ExchangeUrls};
 use super::state::AppState;
 use crate::chain::{OnChain, OnChainError, ServiceKeys};
 use crate::domain::series::SeriesSpec;
-use crate::exchanges::{Exchange, ExchangeClient};
+use crate::exchanges::{Exchange, ExchangeClient, RateSource};
+use crate::services::oracle::Oracle;
 use crate::http;
 use crate::store::{self, cache::Redis};
 use crate::workers::Supervisor;
 use crate::workers::indexer::IndexerWorker;
+use crate::workers::oracle::OracleWorker;
 use crate::services::scheduler::Scheduler;
 use crate::workers::scheduler::SchedulerWorker;
 use crate::workers::settlement::SettlementWorker;
@@ -60,6 +62,13 @@ pub struct Application {
 
 /// How often the settlement crank looks for rounds to pay out.
 const CRANK_PERIOD: Duration = Duration::from_secs(2);
+/// How often the oracle looks for rounds past settlement (each round also waits out its own
+/// backoff between attempts).
+const ORACLE_PERIOD: Duration = Duration::from_secs(1);
+/// A venue's request (each retried by the adapters' policy).
+const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Hosts the embedded simulated exchange serves, so the oracle has three sources per venue.
+const SIMULATED_HOSTS: usize = 2;
 
 impl Application {
     /// Connects to Postgres (waiting for it up to 30 s, creating the database and applying
@@ -97,10 +106,18 @@ impl Application {
         let server = listener.zip(state.clone()).map(|(listener, state)| (listener, app(state)));
         // Workers start last, once the chain and the server are ready.
         let supervisor = Supervisor::new(&config.database_url);
-        if roles.workers && config.scheduler_enabled {
-            start_scheduler(&config, &db, &supervisor).await?;
+        let venues = match roles.workers {
+            true => Some(venue_urls(&config, &supervisor).await?),
+            false => None,
+        };
+        if let (true, Some(venues)) = (config.scheduler_enabled, &venues) {
+            start_scheduler(&config, &db, venues, &supervisor).await?;
         }
-        if let Some(services) = state.map(|s| s.services).filter(|s| roles.workers && s.onchain.is_some()) {
+        // The oracle and the crank end rounds on chain: they run where the service has its keys.
+        if let (Some(services), Some(venues)) = (state.map(|s| s.services).filter(|s| s.onchain.is_some()), &venues) {
+            let sources = Exchange::ALL.map(|e| (e, RateSource::for_venue(e, venues.of(e), EXCHANGE_TIMEOUT)));
+            let oracle = Oracle::new(sources, config.oracle_deadline);
+            supervisor.spawn(OracleWorker { oracle, services: services.clone(), period: ORACLE_PERIOD });
             supervisor.spawn(SettlementWorker { services, period: CRANK_PERIOD });
         }
         if let (true, Some(chain)) = (roles.indexer, &chain) {
@@ -168,48 +185,50 @@ async fn open_chain(config: &Config, db: &PgPool) -> Result<AnyChain, StartupErr
     })
 }
 
-/// Seeds the configured series and starts the scheduler against the configured venues; venues
-/// without a URL are served by the simulated exchange, started here on a free local port.
-async fn start_scheduler(config: &Config, db: &PgPool, supervisor: &Supervisor) -> Result<(), StartupError> {
+/// The venues' base URLs: as configured, and for a venue without one the simulated exchange,
+/// started here on free local ports (two hosts), serving exactly the configured series.
+async fn venue_urls(config: &Config, supervisor: &Supervisor) -> Result<ExchangeUrls, StartupError> {
+    let mut urls = config.exchange_urls.clone();
+    let unset: Vec<&mut Vec<String>> = [&mut urls.binance, &mut urls.bybit, &mut urls.okx, &mut urls.hyperliquid].into_iter().filter(|u| u.is_empty()).collect();
+    if !unset.is_empty() {
+        let simulated = start_simulator(&config.series, supervisor).await?;
+        for venue in unset {
+            venue.clone_from(&simulated);
+        }
+    }
+    Ok(urls)
+}
+
+/// Seeds the configured series and starts the scheduler against each venue's first URL.
+async fn start_scheduler(config: &Config, db: &PgPool, urls: &ExchangeUrls, supervisor: &Supervisor) -> Result<(), StartupError> {
     store::series::ensure(db, &config.series).await?;
-    let urls = &config.exchange_urls;
-    let configured = [
-        (Exchange::Binance, &urls.binance),
-        (Exchange::Bybit, &urls.bybit),
-        (Exchange::Okx, &urls.okx),
-        (Exchange::Hyperliquid, &urls.hyperliquid),
-    ];
-    let simulated = if configured.iter().any(|(_, url)| url.is_none()) { Some(start_simulator(&config.series, supervisor).await?) } else { None };
-    let venues = configured
-        .iter()
-        .map(|(exchange, url)| {
-            let base = (*url).clone().or_else(|| simulated.clone()).expect("a simulated base when a URL is missing");
-            ExchangeClient::new(*exchange, &base, Duration::from_secs(10))
-        })
-        .collect();
+    let venues = Exchange::ALL.iter().map(|e| ExchangeClient::new(*e, &urls.of(*e)[0], EXCHANGE_TIMEOUT)).collect();
     let scheduler = Scheduler::new(db.clone(), venues, config.round_horizon);
     supervisor.spawn(SchedulerWorker { scheduler, period: config.scheduler_period });
     Ok(())
 }
 
-/// The simulated exchange on a free local port, serving exactly the configured series; its
-/// base URL. It stops with the process.
-async fn start_simulator(series: &[SeriesSpec], supervisor: &Supervisor) -> Result<String, StartupError> {
-    let addr = SocketAddr::from(([127, 0, 0, 1], 0));
-    let bind_error = |source| StartupError::Bind { addr, source };
-    let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
-    let base = format!("http://{}", listener.local_addr().map_err(bind_error)?);
+/// The simulated exchange on free local ports, one per host; their base URLs. It stops with
+/// the process.
+async fn start_simulator(series: &[SeriesSpec], supervisor: &Supervisor) -> Result<Vec<String>, StartupError> {
     let symbols = series
         .iter()
         .map(|s| sim_exchange::SimSymbol { venue: s.exchange.id(), symbol: s.symbol.clone(), interval_hours: s.interval_hours as i64 })
         .collect();
     let sim = std::sync::Arc::new(sim_exchange::Sim::new(sim_exchange::Model::new(42, symbols)));
-    let stop = supervisor.cancellation();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, sim_exchange::router(sim)).with_graceful_shutdown(stop.cancelled_owned()).await;
-    });
-    tracing::info!(%base, "simulated exchange serving the venues without a configured URL");
-    Ok(base)
+    let mut bases = Vec::new();
+    for host in 0..SIMULATED_HOSTS {
+        let addr = SocketAddr::from(([127, 0, 0, 1], 0));
+        let bind_error = |source| StartupError::Bind { addr, source };
+        let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
+        bases.push(format!("http://{}", listener.local_addr().map_err(bind_error)?));
+        let (router, stop) = (sim_exchange::router_for(sim.clone(), host), supervisor.cancellation());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned()).await;
+        });
+    }
+    tracing::info!(?bases, "simulated exchange serving the venues without a configured URL");
+    Ok(bases)
 }
 
 /// Completes on SIGINT (Ctrl-C) or SIGTERM.

@@ -7,6 +7,7 @@ pub mod api_key;
 pub mod caller;
 pub mod exchange;
 pub mod market;
+pub mod oracle;
 pub mod money;
 pub mod portfolio;
 pub mod prior;

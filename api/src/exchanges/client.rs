@@ -24,6 +24,9 @@ pub enum ExchangeError {
     Format(String),
     #[error("unknown symbol {0}")]
     UnknownSymbol(String),
+    /// The venue has not published what was asked (yet, or any more): the oracle asks again.
+    #[error("not published: {0}")]
+    NotPublished(String),
 }
 
 impl From<http_retry::Failure> for ExchangeError {

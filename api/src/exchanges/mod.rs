@@ -8,10 +8,12 @@ mod bybit;
 mod client;
 mod hyperliquid;
 mod okx;
+mod source;
 
 use std::time::Duration;
 
 pub use client::ExchangeError;
+pub use source::{RateSource, SourceKind};
 pub use crate::domain::exchange::{Exchange, split_symbol};
 pub use crate::domain::rate::FundingRate;
 

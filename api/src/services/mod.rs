@@ -7,6 +7,7 @@ pub mod api_keys;
 pub mod error;
 pub mod idempotency;
 pub mod markets;
+pub mod oracle;
 pub mod replay;
 pub mod scheduler;
 pub mod settlement;

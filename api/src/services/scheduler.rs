@@ -1,7 +1,8 @@
 //! The round scheduler (DESIGN §6): keeps the next rounds of every active series created ahead
 //! from the series' current interval (as its exchange reports it), with an OU prior each; moves
 //! statuses with the clock (pending → open → closed at settlement − 5 min → resolving at
-//! settlement); voids rounds whose settlement time no longer exists after an interval change.
+//! settlement); marks rounds whose settlement time no longer exists after an interval change to
+//! be voided (the oracle voids them on chain).
 //!
 //! Run by a singleton worker (`workers::scheduler`): one replica at a time. Idempotent all the
 //! same: rounds are unique per (series, settlement time), so a pass run twice, or on two
@@ -87,12 +88,13 @@ impl Scheduler {
         let next = Utc.timestamp_millis_opt(current.next_funding_ms).single().ok_or(ExchangeError::Format("nextFundingTime".into()))?;
         let on_grid = |t: DateTime<Utc>| t >= next && (t - next).num_seconds() % interval.num_seconds() == 0;
 
-        // Void future rounds whose settlement time the current interval no longer has.
+        // Void future rounds whose settlement time the current interval no longer has: marked
+        // here (trading stops), voided on chain and refunded by the oracle and the crank.
         let future = rounds::future_rounds(&self.db, s.id, now).await?;
         let mut voided = 0;
         for (id, settlement) in &future {
             if !on_grid(*settlement) {
-                voided += u64::from(rounds::void(&self.db, *id, now).await?);
+                voided += u64::from(rounds::mark_for_void(&self.db, *id).await?);
             }
         }
 

@@ -65,7 +65,7 @@ pub async fn settle_offchain(s: &Services, market_id: Uuid, verdict: Verdict, at
         Verdict::Settled(rate) => Finalized::Settled { yes: rate.is_positive(), actual_rate: rate.0 },
         Verdict::Void => Finalized::Voided,
     };
-    finalize_market(&mut tx, market_id, series_id, outcome, at).await?;
+    finalize_market(&mut tx, market_id, series_id, outcome, at, None).await?;
     markets::mark_paid_out(&mut *tx, market_id, at).await?;
     tx.commit().await?;
     Ok(())

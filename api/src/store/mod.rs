@@ -9,6 +9,7 @@ pub mod cache;
 pub mod faucet;
 pub mod idempotency;
 pub mod markets;
+pub mod oracle;
 pub mod positions;
 pub mod rounds;
 pub mod series;

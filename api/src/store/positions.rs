@@ -66,7 +66,9 @@ pub async fn held_shares(db: &PgPool, market_id: Uuid, wallet: &str, side: Side)
     Ok(held.map_or(0, |(yes, no)| if side == Side::Yes { yes } else { no }) as u64)
 }
 
-/// The wallet's open position sides in markets not yet settled or voided.
+/// The wallet's open position sides: every position not yet paid (the projection deletes a
+/// position when its `PositionSettled` arrives), so a finalized round's positions stay here,
+/// valued at what they will pay (a settled round: 1 or 0 per share), until the crank pays them.
 pub async fn open_positions(db: &PgPool, wallet: &str) -> Result<Vec<OpenPosition>, sqlx::Error> {
     let rows: Vec<OpenPositionRow> = sqlx::query_as(
         "WITH held AS (
@@ -77,13 +79,13 @@ pub async fn open_positions(db: &PgPool, wallet: &str) -> Result<Vec<OpenPositio
              SELECT market_id, side, sum(CASE WHEN is_buy THEN amount + fee ELSE -(amount - fee) END) AS basis
              FROM trades WHERE wallet = $1 GROUP BY market_id, side)
          SELECT h.market_id, s.symbol, s.exchange, h.side, h.shares, GREATEST(COALESCE(b.basis, 0), 0)::BIGINT AS basis,
-                (CASE WHEN h.side = 'yes' THEN m.yes_price_ppm ELSE 1000000 - m.yes_price_ppm END)::BIGINT AS price_ppm,
+                (CASE WHEN m.status = 'settled' THEN CASE WHEN m.outcome = h.side THEN 1000000 ELSE 0 END
+                      WHEN h.side = 'yes' THEN m.yes_price_ppm ELSE 1000000 - m.yes_price_ppm END)::BIGINT AS price_ppm,
                 m.settlement_ts
          FROM held h
          JOIN markets m ON m.id = h.market_id
          JOIN series s ON s.id = m.series_id
          LEFT JOIN basis b ON b.market_id = h.market_id AND b.side = h.side
-         WHERE m.status NOT IN ('settled', 'voided')
          ORDER BY m.settlement_ts, h.market_id, h.side",
     )
     .bind(wallet)

@@ -1,5 +1,5 @@
 //! The scheduler's statements over `series` and `markets`: active series, a series' unfinished
-//! future rounds, creating a round, voiding one, and moving statuses with the clock.
+//! future rounds, creating a round, marking one to be voided, and moving statuses with the clock.
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
@@ -27,11 +27,12 @@ pub async fn set_interval(db: &PgPool, series_id: Uuid, interval_hours: i16) -> 
     Ok(())
 }
 
-/// The series' rounds settling after `now` that are not finished or resolving: (id, settlement).
+/// The series' rounds settling after `now` that are not finished, resolving or being voided:
+/// (id, settlement).
 pub async fn future_rounds(db: &PgPool, series_id: Uuid, now: DateTime<Utc>) -> Result<Vec<(Uuid, DateTime<Utc>)>, sqlx::Error> {
     sqlx::query_as(
         "SELECT id, settlement_ts FROM markets WHERE series_id = $1 AND settlement_ts > $2
-         AND status IN ('pending', 'open', 'closed')",
+         AND status IN ('pending', 'open', 'closed') AND void_reason IS NULL",
     )
     .bind(series_id)
     .bind(now)
@@ -39,19 +40,25 @@ pub async fn future_rounds(db: &PgPool, series_id: Uuid, now: DateTime<Utc>) -> 
     .await
 }
 
-/// Voids an unfinished round; whether it was.
-pub async fn void(db: &PgPool, id: Uuid, at: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query("UPDATE markets SET status = 'voided', settled_at = $2 WHERE id = $1 AND status IN ('pending', 'open', 'closed')")
-        .bind(id)
-        .bind(at)
-        .execute(db)
-        .await?;
+/// Marks an unfinished round to be voided because its settlement time no longer exists: it
+/// closes at once (no more trades through the API) and the oracle voids it — on chain, then the
+/// crank refunds every position — on its next pass. Whether it was marked.
+pub async fn mark_for_void(db: &PgPool, id: Uuid) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE markets SET void_reason = 'interval_change', status = 'closed'
+         WHERE id = $1 AND status IN ('pending', 'open', 'closed') AND void_reason IS NULL",
+    )
+    .bind(id)
+    .execute(db)
+    .await?;
     Ok(done.rows_affected() == 1)
 }
 
 /// The latest settlement of the series before `settlement` (voided rounds aside).
 pub async fn previous_settlement(db: &PgPool, series_id: Uuid, settlement: DateTime<Utc>) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
-    sqlx::query_scalar("SELECT max(settlement_ts) FROM markets WHERE series_id = $1 AND settlement_ts < $2 AND status <> 'voided'")
+    sqlx::query_scalar(
+        "SELECT max(settlement_ts) FROM markets WHERE series_id = $1 AND settlement_ts < $2 AND status <> 'voided' AND void_reason IS NULL",
+    )
         .bind(series_id)
         .bind(settlement)
         .fetch_one(db)
@@ -127,7 +134,7 @@ pub async fn advance_statuses(db: &PgPool, now: DateTime<Utc>) -> Result<u64, sq
                              WHEN $1 >= close_ts THEN 'closed'
                              WHEN $1 >= open_ts THEN 'open'
                              ELSE 'pending' END AS status
-             FROM markets WHERE status IN ('pending', 'open', 'closed'))
+             FROM markets WHERE status IN ('pending', 'open', 'closed') AND void_reason IS NULL)
          UPDATE markets m SET status = due.status FROM due WHERE m.id = due.id AND m.status <> due.status",
     )
     .bind(now)

@@ -49,7 +49,9 @@ async fn every_venue_reports_the_current_rate_and_interval() {
     for (exchange, symbol) in [(Exchange::Binance, "ETHUSDT"), (Exchange::Bybit, "BTCUSDT"), (Exchange::Okx, "BTCUSDT"), (Exchange::Hyperliquid, "ETHUSDC")] {
         let s = sim.model.find(exchange.id(), symbol).unwrap().clone();
         let current = client(exchange, &base).current(symbol).await.unwrap();
-        assert_eq!(current.rate, FundingRate(sim.model.rate_at(&s, NOW)), "{exchange:?}");
+        // The rate field shows the last settled rate until the next settlement.
+        let last = sim.model.last_settlement(&s, NOW);
+        assert_eq!(current.rate, FundingRate(sim.model.rate_at(&s, last)), "{exchange:?}");
         assert_eq!(current.interval_hours as i64, sim.model.interval_at(&s, NOW), "{exchange:?}");
         assert_eq!(current.next_funding_ms, sim.model.next_settlement(&s, NOW), "{exchange:?}");
         assert!(current.next_funding_ms > NOW);

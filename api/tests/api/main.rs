@@ -10,6 +10,7 @@ mod journey;
 mod layers;
 mod limits;
 mod markets;
+mod oracle;
 mod roles;
 mod scheduler;
 mod settlement;

@@ -38,6 +38,7 @@ struct Round {
     close_ts: DateTime<Utc>,
     settlement_ts: DateTime<Utc>,
     status: String,
+    void_reason: Option<String>,
     liquidity_b: i64,
     q_yes: i64,
     q_no: i64,
@@ -48,7 +49,7 @@ struct Round {
 
 async fn rounds(db: &PgPool, slug: &str) -> Vec<Round> {
     sqlx::query_as(
-        "SELECT m.id, round_number, open_ts, close_ts, settlement_ts, status, m.liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm
+        "SELECT m.id, round_number, open_ts, close_ts, settlement_ts, status, void_reason, m.liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm
          FROM markets m JOIN series s ON s.id = m.series_id WHERE s.slug = $1 ORDER BY settlement_ts",
     )
     .bind(slug)
@@ -147,10 +148,18 @@ async fn an_interval_change_voids_the_rounds_that_no_longer_settle(db: PgPool) {
     let report = scheduler.run_once(at(NOW)).await.unwrap();
     let after = rounds(&db, "bybit-suiusdt").await;
     let on_4h_grid = |t: &DateTime<Utc>| t.timestamp_millis() / HOUR_MS % 4 == 0;
+    // Marked to be voided (the oracle voids them on chain and the crank refunds them), and
+    // closed to trading at once.
     for r in &after {
-        assert_eq!(r.status == "voided", !on_4h_grid(&r.settlement_ts), "{r:?}");
+        assert_eq!(r.void_reason.is_some(), !on_4h_grid(&r.settlement_ts), "{r:?}");
+        if r.void_reason.is_some() {
+            assert_eq!((r.status.as_str(), r.void_reason.as_deref()), ("closed", Some("interval_change")), "{r:?}");
+        }
     }
-    assert_eq!(report.voided as usize, after.iter().filter(|r| r.status == "voided").count());
+    assert_eq!(report.voided as usize, after.iter().filter(|r| r.void_reason.is_some()).count());
+    // The clock does not reopen them.
+    advance_statuses(&db, at(NOW)).await.unwrap();
+    assert!(rounds(&db, "bybit-suiusdt").await.iter().filter(|r| r.void_reason.is_some()).all(|r| r.status == "closed"));
     assert_eq!(report.created, 0, "every 4-hour time already had a round");
     let interval: i16 = sqlx::query_scalar("SELECT interval_hours FROM series WHERE slug = 'bybit-suiusdt'").fetch_one(&db).await.unwrap();
     assert_eq!(interval, 4);

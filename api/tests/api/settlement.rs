@@ -17,12 +17,12 @@ use uuid::Uuid;
 use crate::helpers::*;
 use crate::trading::{Trading, micros, open_market, trading};
 
-struct Trader {
-    wallet: String,
-    token: String,
+pub struct Trader {
+    pub wallet: String,
+    pub token: String,
 }
 
-async fn trader(t: &Trading, usdc: &str) -> Trader {
+pub async fn trader(t: &Trading, usdc: &str) -> Trader {
     let key = wallet();
     let token = t.app.sign_in(&key).await;
     let wallet = address(&key);
@@ -31,13 +31,13 @@ async fn trader(t: &Trading, usdc: &str) -> Trader {
 }
 
 /// Buys and returns the micro-shares bought.
-async fn buy(t: &Trading, who: &Trader, market: Uuid, side: &str, usdc: &str) -> i64 {
+pub async fn buy(t: &Trading, who: &Trader, market: Uuid, side: &str, usdc: &str) -> i64 {
     let (status, body) = t.post(&format!("/v1/markets/{market}/trade"), &who.token, json!({"side": side, "usdc_amount": usdc})).await;
     assert_eq!(status, 200, "{body}");
     micros(&body["data"]["shares"])
 }
 
-async fn services(t: &Trading) -> Services {
+pub async fn services(t: &Trading) -> Services {
     let onchain = OnChain::embedded(&t.chain, t.db.clone()).await.unwrap();
     state_with(config(), t.db.clone(), &redis_url()).with_onchain(onchain).services.clone()
 }
@@ -48,7 +48,7 @@ async fn reach_settlement(t: &Trading, market: Uuid) {
     sqlx::query("UPDATE markets SET status = 'resolving' WHERE id = $1").bind(market).execute(&t.db).await.unwrap();
 }
 
-async fn balance(t: &Trading, who: &Trader) -> Value {
+pub async fn balance(t: &Trading, who: &Trader) -> Value {
     t.get("/v1/users/me/balance", &who.token).await.1["data"].clone()
 }
 

@@ -189,7 +189,6 @@ pub fn settle_position(market_id: &[u8; 16], wallet: Pubkey, rent_receiver: Pubk
             position: position_pda(&market, &wallet),
             user: user_pda(&wallet),
             user_vault: vault_pda(&wallet),
-            treasury: treasury_pda(),
             rent_receiver,
             token_program: anchor_spl::token::ID,
             event_authority: event_authority_pda(),

@@ -237,13 +237,13 @@ async fn trading_only_inside_the_window() {
     assert_eq!(h.buy(&alice, &ID1, Side::Yes, 2 * USDC, 0).await, Err(program_error(E::MarketClosed)));
     assert_eq!(h.sell(&alice, &ID1, Side::Yes, 1, 0).await, Err(program_error(E::MarketClosed)));
 
-    // A voided market refuses trades too, even with the clock back inside its window.
+    // A voided market refuses trades too. The oracle may void before settlement (the venue
+    // changed the interval and the settlement time no longer exists): trading stops at once.
     h.create_market(Harness::market_params(2, 100 * USDC, 500_000)).await.unwrap();
     let id2 = [2u8; 16];
     h.buy(&alice, &id2, Side::No, 2 * USDC, 0).await.unwrap();
-    h.set_time(T0 + 3600);
     h.void(&id2).await.unwrap();
-    h.set_time(T0);
+    assert_eq!(h.market(&id2).await.status, MarketStatus::Voided);
     assert_eq!(h.buy(&alice, &id2, Side::No, 2 * USDC, 0).await, Err(program_error(E::MarketClosed)));
     assert_eq!(h.sell(&alice, &id2, Side::No, 1, 0).await, Err(program_error(E::MarketClosed)));
 }
@@ -256,7 +256,6 @@ async fn resolution_and_settlement_rules() {
     assert_eq!(h.settle(&ID1, &alice.pubkey()).await, Err(program_error(E::NotFinalized)));
     h.set_time(T0 + 3599);
     assert_eq!(h.resolve(&ID1, 1).await, Err(program_error(E::TooEarly)));
-    assert_eq!(h.void(&ID1).await, Err(program_error(E::TooEarly)));
     h.set_time(T0 + 3600);
     let stranger = Keypair::new();
     h.airdrop(stranger.pubkey()).await;
@@ -408,39 +407,50 @@ async fn on_chain_void_refunds_everyone_what_they_put_in() {
     let mut h = Harness::new().await;
     let id = [21u8; 16];
     let traders = random_trading(&mut h, 21, &id).await;
-    h.set_time(T0 + 3600);
+    let market_vault = h.market(&id).await.vault;
+    let vault_at_void = h.balance(market_vault).await;
     h.void(&id).await.unwrap();
+    let market = h.market(&id).await;
+    assert_eq!(market.refund_pool, vault_at_void.min(market.refund_claims), "the vault shares out what it holds");
     let treasury_before = h.balance(client::treasury_pda()).await;
-    let mut from_treasury = 0;
+    let mut refunded = 0;
     for t in &traders {
         let vault = client::vault_pda(&t.pubkey());
         if !h.exists(client::position_pda(&client::market_pda(&id), &t.pubkey())).await {
             continue;
         }
         let p = h.position(&id, &t.pubkey()).await;
-        let market_vault_address = h.market(&id).await.vault;
-        let market_vault = h.balance(market_vault_address).await;
         h.settle(&id, &t.pubkey()).await.unwrap();
-        let refund = p.paid_in.saturating_sub(p.paid_out);
-        from_treasury += refund.saturating_sub(market_vault);
-        // Whoever did not come out ahead is back to exactly their deposit.
-        let expected = 2_000 * USDC + p.paid_out.saturating_sub(p.paid_in);
+        let claim = p.paid_in.saturating_sub(p.paid_out);
+        let refund = (claim as u128 * market.refund_pool as u128 / market.refund_claims_at_void as u128) as u64;
+        refunded += refund;
+        // Whoever did not come out ahead is back to their deposit when the vault covers every
+        // claim, and to its pro-rata share of it when it does not.
+        let expected = 2_000 * USDC - p.paid_in + p.paid_out + refund;
         assert_eq!(h.balance(vault).await, expected, "paid in {}, out {}", p.paid_in, p.paid_out);
+        if market.refund_pool == market.refund_claims_at_void {
+            assert_eq!(refund, claim, "covered: refunded in full");
+        }
     }
-    assert_eq!(h.balance(client::treasury_pda()).await, treasury_before - from_treasury);
+    assert_eq!(h.balance(client::treasury_pda()).await, treasury_before, "the treasury adds nothing to a refund");
+    assert!(refunded <= market.refund_pool);
 }
 
-/// Two wallets cycle in a market that is then voided: A buys the cheap side, B buys it after
-/// (pushing it up), A sells at a profit; the next cycle does the same on the other side. B is
-/// refunded everything it paid, A keeps its profits, and the market cannot cover both. The
-/// treasury pays the difference, every refund is exact, and nothing is left behind.
+/// The void-refund game (README, "Voids"): A buys the cheap side, B buys it after (pushing it
+/// up), A sells at a profit; the next cycle does the same on the other side; then the market is
+/// voided. Refunding B everything it paid would leave A's profit to the treasury. Under the rule
+/// refunds come from the market vault alone — pro rata when it cannot cover every claim — so the
+/// treasury pays nothing beyond the subsidy it put in at creation, and B gets the vault's whole
+/// content (A, ahead, claims nothing).
 #[tokio::test]
-async fn a_void_the_market_cannot_cover_is_topped_up_from_the_treasury() {
+async fn a_void_the_market_cannot_cover_is_shared_pro_rata_and_never_draws_on_the_treasury() {
     let mut h = Harness::new().await;
     let a = h.trader(5_000 * USDC).await;
     let b = h.trader(5_000 * USDC).await;
+    let treasury_at_start = h.balance(client::treasury_pda()).await;
     h.create_market(Harness::market_params(9, 20 * USDC, 500_000)).await.unwrap();
     let id = [9u8; 16];
+    let subsidy = h.market(&id).await.subsidy;
     for cycle in 0..6 {
         let side = if cycle % 2 == 0 { Side::Yes } else { Side::No };
         h.buy(&a, &id, side, 60 * USDC, 0).await.unwrap();
@@ -453,15 +463,19 @@ async fn a_void_the_market_cannot_cover_is_topped_up_from_the_treasury() {
     let market_vault = h.market(&id).await.vault;
     let held = h.balance(market_vault).await;
     let owed = pb.paid_in - pb.paid_out;
-    assert!(owed > held, "the market holds {held} but owes B {owed}");
+    assert!(owed > held, "the market holds {held} but B claims {owed}");
+    assert_eq!(h.market(&id).await.refund_claims, owed, "A claims nothing, B its net payment");
 
-    h.set_time(T0 + 3600);
     h.void(&id).await.unwrap();
-    let treasury = h.balance(client::treasury_pda()).await;
     h.settle(&id, &b.pubkey()).await.unwrap();
     h.settle(&id, &a.pubkey()).await.unwrap();
-    assert_eq!(h.balance(client::vault_pda(&b.pubkey())).await, 5_000 * USDC, "B is made whole");
+    assert_eq!(h.balance(client::vault_pda(&b.pubkey())).await, 5_000 * USDC - owed + held, "B gets everything the market holds");
     assert_eq!(h.balance(client::vault_pda(&a.pubkey())).await, 5_000 * USDC + pa.paid_out - pa.paid_in, "A keeps its profit");
     assert_eq!(h.balance(market_vault).await, 0);
-    assert_eq!(h.balance(client::treasury_pda()).await, treasury - (owed - held), "the treasury paid exactly the shortfall");
+    let authority = h.authority.insecure_clone();
+    h.send(&[client::close_market(authority.pubkey(), &id)], &[&authority]).await.unwrap();
+    assert_eq!(h.balance(client::treasury_pda()).await, treasury_at_start - subsidy, "the treasury lost its subsidy and nothing more");
+    // Together A and B took out exactly what the subsidy put in.
+    let (a_end, b_end) = (h.balance(client::vault_pda(&a.pubkey())).await, h.balance(client::vault_pda(&b.pubkey())).await);
+    assert_eq!(a_end + b_end, 10_000 * USDC + subsidy);
 }

@@ -16,7 +16,7 @@ use crate::http::envelope::Data;
 use crate::http::error::ApiError;
 use crate::http::extract::{ApiPath, ApiQuery, one_of, side};
 use crate::http::page::PageQuery;
-use crate::services::markets;
+use crate::services::{markets, oracle};
 use crate::store::markets::{MarketRow, TradeRow};
 
 pub const MAX_LIMIT: i64 = 100;
@@ -140,6 +140,92 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery
 
 pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Market>, ApiError> {
     Ok(Data::new(markets::market(&state.services, market_id(&id)?).await?.into()))
+}
+
+/// `GET /v1/markets/{id}/resolution` (beyond the contract): how the oracle decided the round —
+/// every reading of every source, the consensus, and the transactions that ended and paid it —
+/// so anyone can audit an outcome.
+#[derive(Serialize)]
+pub struct Resolution {
+    market_id: Uuid,
+    status: MarketStatus,
+    settlement_ts: DateTime<Utc>,
+    outcome: Option<String>,
+    /// The settled rate, exact.
+    actual_rate: Option<String>,
+    /// `interval_change` or `no_consensus` for a voided (or to-be-voided) round.
+    void_reason: Option<String>,
+    /// The sources that agreed on the settled rate.
+    consensus: Option<ConsensusView>,
+    /// Oracle attempts that reached no verdict.
+    attempts: i32,
+    observations: Vec<ObservationView>,
+    transactions: Transactions,
+    /// When the last payout was made (every position paid, the market closed).
+    paid_out_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Serialize)]
+pub struct ConsensusView {
+    rate: String,
+    sources: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct ObservationView {
+    source: String,
+    rate: Option<String>,
+    error: Option<String>,
+    fetched_at: DateTime<Utc>,
+}
+
+#[derive(Serialize)]
+pub struct Transactions {
+    /// `resolve_market` or `void_market` (none for a round no one traded, settled off chain).
+    finalize: Option<String>,
+    payouts: Vec<PayoutView>,
+    /// `close_market`, which returned the rest to the treasury.
+    close: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct PayoutView {
+    wallet: String,
+    amount: String,
+    voided: bool,
+    signature: Option<String>,
+    at: DateTime<Utc>,
+}
+
+pub async fn resolution(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Resolution>, ApiError> {
+    let r = oracle::resolution(&state.services, market_id(&id)?).await?;
+    let settled = r.market.status == MarketStatus::Settled;
+    let rate = if settled { r.market.actual_rate.map(|a| rate_exact(FundingRate(a))) } else { None };
+    Ok(Data::new(Resolution {
+        market_id: r.market.id,
+        status: r.market.status,
+        settlement_ts: r.market.settlement_ts,
+        outcome: if settled { r.market.outcome } else { None },
+        consensus: rate.clone().map(|rate| ConsensusView { rate, sources: r.consensus_sources }),
+        actual_rate: rate,
+        void_reason: r.state.void_reason,
+        attempts: r.state.oracle_attempts,
+        observations: r
+            .observations
+            .into_iter()
+            .map(|o| ObservationView { source: o.source, rate: o.rate.map(|v| rate_exact(FundingRate(v))), error: o.error, fetched_at: o.fetched_at })
+            .collect(),
+        transactions: Transactions {
+            finalize: r.state.finalize_signature,
+            payouts: r
+                .payouts
+                .into_iter()
+                .map(|p| PayoutView { wallet: p.wallet, amount: micros(p.payout), voided: p.voided, signature: p.signature, at: p.at })
+                .collect(),
+            close: r.state.close_signature,
+        },
+        paid_out_at: r.state.paid_out_at,
+    }))
 }
 
 #[derive(Serialize)]

@@ -38,6 +38,7 @@ pub fn router(state: AppState) -> Router {
         .route("/markets/{id}/trades", get(markets::trades))
         .route("/markets/{id}/quote", get(markets::quote))
         .route("/markets/{id}/prices", get(markets::prices))
+        .route("/markets/{id}/resolution", get(markets::resolution))
         .route("/quote", get(markets::series_quote))
         .route("/markets/{id}/trade", post(trading::buy))
         .route("/markets/{id}/sell", post(trading::sell))

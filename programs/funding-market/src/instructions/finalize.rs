@@ -1,4 +1,7 @@
-//! `resolve_market` and `void_market`: the oracle ends a market, never before settlement time.
+//! `resolve_market` and `void_market`: the oracle ends a market. It resolves never before the
+//! settlement time; it may void at any time, because a settlement time can cease to exist (the
+//! venue changed the symbol's funding interval) and the round should stop trading as soon as
+//! that is known. A void refunds everyone, so ending early takes nothing from anyone.
 
 use anchor_lang::prelude::*;
 use anchor_spl::token::{Token, TokenAccount};
@@ -23,9 +26,8 @@ pub struct Finalize<'info> {
     pub token_program: Program<'info, Token>,
 }
 
-fn require_finalizable(market: &Market, now: i64) -> Result<()> {
+fn require_open(market: &Market) -> Result<()> {
     require!(market.status == MarketStatus::Open, FundingMarketError::AlreadyFinalized);
-    require!(now >= market.settlement_ts, FundingMarketError::TooEarly);
     Ok(())
 }
 
@@ -33,7 +35,8 @@ fn require_finalizable(market: &Market, now: i64) -> Result<()> {
 /// possible void go to the treasury.
 pub fn resolve(ctx: Context<Finalize>, actual_rate: i64) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
-    require_finalizable(&ctx.accounts.market, now)?;
+    require_open(&ctx.accounts.market)?;
+    require!(now >= ctx.accounts.market.settlement_ts, FundingMarketError::TooEarly);
     let market = &mut ctx.accounts.market;
     let fees = market.fees_held;
     transfer_signed(
@@ -60,12 +63,19 @@ pub fn resolve(ctx: Context<Finalize>, actual_rate: i64) -> Result<()> {
     Ok(())
 }
 
-/// Voids the market (no consensus on the rate): every position is refunded what it paid in net,
-/// fees included, so the fees stay in the market.
+/// Voids the market (no consensus on the rate, or a settlement time that no longer exists):
+/// every position is refunded what it paid in net, fees included (so the fees stay in the
+/// market), out of what the market vault holds — in full when it covers every claim, pro rata
+/// when it does not (`Market::refund`). The treasury adds nothing: a void costs it at most the
+/// round's subsidy, as any round does, so wallets that trade against each other and expect a
+/// void cannot shift their gains onto it.
 pub fn void(ctx: Context<Finalize>) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
-    require_finalizable(&ctx.accounts.market, now)?;
+    require_open(&ctx.accounts.market)?;
+    let held = ctx.accounts.market_vault.amount;
     let market = &mut ctx.accounts.market;
+    market.refund_pool = held.min(market.refund_claims);
+    market.refund_claims_at_void = market.refund_claims;
     market.status = MarketStatus::Voided;
     market.finalized_at = now;
     emit_cpi!(MarketFinalized {

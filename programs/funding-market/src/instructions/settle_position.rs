@@ -11,9 +11,10 @@ use crate::token::transfer_signed;
 ///
 /// Resolved: each winning micro-share pays one micro-USDC (the market vault always holds enough,
 /// see `trade::require_solvent`). Voided: the position gets back what it paid in net, fees
-/// included (`paid_in - paid_out`, never negative). A void can owe more than the market holds
-/// (a trader who sold at a profit keeps it while the others are refunded in full); the
-/// difference is drawn from the treasury so that every refund is exact.
+/// included (`paid_in - paid_out`, never negative), or — when the market vault could not cover
+/// every such claim at the void (a trader who sold at a profit took some of it) — its pro-rata
+/// share of the vault (`Market::refund`), rounded down. Nothing is drawn from the treasury
+/// (`from_treasury` is always 0; the field stays for the event's readers).
 #[event_cpi]
 #[derive(Accounts)]
 pub struct SettlePosition<'info> {
@@ -34,8 +35,6 @@ pub struct SettlePosition<'info> {
     pub user: Box<Account<'info, UserAccount>>,
     #[account(mut, address = user.vault)]
     pub user_vault: Box<Account<'info, TokenAccount>>,
-    #[account(mut, address = config.treasury)]
-    pub treasury: Box<Account<'info, TokenAccount>>,
     /// CHECK: receives the position's rent; must be whoever paid it.
     #[account(mut, address = position.rent_payer)]
     pub rent_receiver: UncheckedAccount<'info>,
@@ -51,14 +50,11 @@ pub fn handler(ctx: Context<SettlePosition>) -> Result<()> {
         MarketStatus::Voided => true,
     };
     let payout = match (voided, market.outcome) {
-        (true, _) => position.paid_in.saturating_sub(position.paid_out),
+        (true, _) => market.refund(position.refund_claim())?,
         (false, Outcome::Yes) => position.yes_shares,
         (false, _) => position.no_shares,
     };
-    // On a void the market keeps nothing for itself: fees and subsidy are all refundable.
-    let from_market = payout.min(ctx.accounts.market_vault.amount);
-    let from_treasury = payout - from_market;
-    require!(voided || from_treasury == 0, FundingMarketError::Insolvent);
+    require!(payout <= ctx.accounts.market_vault.amount, FundingMarketError::Insolvent);
 
     transfer_signed(
         &ctx.accounts.token_program,
@@ -66,16 +62,7 @@ pub fn handler(ctx: Context<SettlePosition>) -> Result<()> {
         ctx.accounts.user_vault.to_account_info(),
         market.to_account_info(),
         &[Market::SEED, market.market_id.as_ref(), &[market.bump]],
-        from_market,
-    )?;
-    let config = &ctx.accounts.config;
-    transfer_signed(
-        &ctx.accounts.token_program,
-        ctx.accounts.treasury.to_account_info(),
-        ctx.accounts.user_vault.to_account_info(),
-        config.to_account_info(),
-        &[Config::SEED, &[config.bump]],
-        from_treasury,
+        payout,
     )?;
 
     ctx.accounts.user_vault.reload()?;
@@ -91,7 +78,7 @@ pub fn handler(ctx: Context<SettlePosition>) -> Result<()> {
         yes_shares,
         no_shares,
         payout,
-        from_treasury,
+        from_treasury: 0,
         user_vault_balance,
         voided,
         ts: Clock::get()?.unix_timestamp,

@@ -142,9 +142,11 @@ pub fn buy(ctx: Context<BuyShares>, side: Side, usdc_amount: u64, min_shares: u6
         position.bump = ctx.bumps.position;
         market.open_positions = market.open_positions.safe_add(1)?;
     }
+    let claim = position.refund_claim();
     *position.shares_mut(side) = add(*position.shares_mut(side), shares)?;
     position.paid_in = add(position.paid_in, debit)?;
     position.fees_paid = add(position.fees_paid, fee)?;
+    market.update_refund_claims(claim, position.refund_claim())?;
 
     require_solvent(market, &mut ctx.accounts.market_vault)?;
     ctx.accounts.user_vault.reload()?;
@@ -180,9 +182,11 @@ pub fn sell(ctx: Context<SellShares>, side: Side, shares: u64, min_usdc_out: u64
     record_trade(market, &fill.after, side, Sold::Returned(shares), proceeds, fee)?;
 
     let position = &mut ctx.accounts.position;
+    let claim = position.refund_claim();
     *position.shares_mut(side) = sub(*position.shares_mut(side), shares)?;
     position.paid_out = add(position.paid_out, received)?;
     position.fees_paid = add(position.fees_paid, fee)?;
+    market.update_refund_claims(claim, position.refund_claim())?;
 
     require_solvent(market, &mut ctx.accounts.market_vault)?;
     ctx.accounts.user_vault.reload()?;

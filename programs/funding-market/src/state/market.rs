@@ -35,6 +35,14 @@ pub struct Market {
     pub fees_held: u64,
     /// Positions not yet settled.
     pub open_positions: u32,
+    /// What a void would owe, micro-USDC: the sum over open positions of their refund claim
+    /// (`Position::refund_claim`), kept with every trade.
+    pub refund_claims: u64,
+    /// Set when voided, micro-USDC: what the refunds share, `min(market vault, refund_claims)`
+    /// at that moment (see `settle_position`). 0 otherwise.
+    pub refund_pool: u64,
+    /// Set when voided: `refund_claims` at that moment, the denominator of every refund.
+    pub refund_claims_at_void: u64,
     pub status: MarketStatus,
     pub outcome: Outcome,
     /// The settled funding rate, in units of 1e-12 (0.0001 = 100_000_000).
@@ -50,6 +58,24 @@ impl Market {
     pub const VAULT_SEED: &'static [u8] = b"market_vault";
     /// Trading stops at least this long before settlement (contract: 5 minutes).
     pub const MIN_CLOSE_BEFORE_SETTLEMENT: i64 = 300;
+
+    /// A voided market's refund for a position claiming `claim`: the claim in full when the
+    /// market vault covers every claim, else its pro-rata share of the vault, rounded down (the
+    /// dust returns to the treasury with `close_market`). The treasury never adds to a refund.
+    pub fn refund(&self, claim: u64) -> Result<u64> {
+        if self.refund_claims_at_void == 0 {
+            return Ok(0);
+        }
+        let share = claim as u128 * self.refund_pool as u128 / self.refund_claims_at_void as u128;
+        Ok(u64::try_from(share).map_err(|_| crate::error::FundingMarketError::Overflow)?)
+    }
+
+    /// Records a position's claim changing from `before` to `after` (a trade).
+    pub fn update_refund_claims(&mut self, before: u64, after: u64) -> Result<()> {
+        use crate::math::SafeMath;
+        self.refund_claims = self.refund_claims.safe_sub(before)?.safe_add(after)?;
+        Ok(())
+    }
 
     pub fn lmsr(&self) -> Result<lmsr::Lmsr> {
         lmsr::Lmsr::new(self.b, self.q_yes, self.q_no).map_err(|e| crate::error::math(e).into())

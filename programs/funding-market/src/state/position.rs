@@ -25,6 +25,12 @@ pub struct Position {
 impl Position {
     pub const SEED: &'static [u8] = b"position";
 
+    /// What the position would claim on a void: what it paid in net, fees included, never
+    /// negative (a position that sold at a profit claims nothing).
+    pub fn refund_claim(&self) -> u64 {
+        self.paid_in.saturating_sub(self.paid_out)
+    }
+
     pub fn shares_mut(&mut self, side: Side) -> &mut u64 {
         match side {
             Side::Yes => &mut self.yes_shares,

@@ -1,0 +1,189 @@
+//! The oracle (DESIGN §6): decides each round past its settlement time from several sources.
+//!
+//! A pass takes the rounds due (closed or resolving, past settlement, not waiting out a
+//! backoff). For each, the sources without a reading yet are asked, every answer (a rate or
+//! why there was none) is stored, and the consensus rule (`domain::oracle`) is applied to the
+//! first reading of every source: two that agree settle the round (`settlement::finalize`, on
+//! chain through the oracle key). Without a consensus the round is asked again after a backoff
+//! (2 s doubling to 60 s) until `FM_ORACLE_DEADLINE` after settlement, when it is voided. A
+//! round whose settlement time no longer exists (marked by the scheduler) is voided at once.
+//!
+//! Safe to repeat and to interrupt: readings are appended, the verdict is derived from them
+//! alone, and `finalize` is idempotent, so a crash anywhere only repeats a question.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use futures_util::StreamExt;
+use futures_util::future::join_all;
+
+use super::settlement::{self, Verdict};
+use super::{ServiceError, Services};
+use crate::domain::exchange::Exchange;
+use uuid::Uuid;
+
+use crate::domain::market::MarketStatus;
+use crate::domain::oracle::{Consensus, agree, consensus};
+use crate::domain::rate::FundingRate;
+use crate::exchanges::RateSource;
+use crate::store::markets::{self, MarketRow};
+use crate::store::oracle::{self, AwaitingRound, NewObservation, ObservationRow, PayoutRow, ResolutionRow};
+
+/// Rounds taken per pass (oldest settlement first).
+const ROUNDS_PER_PASS: i64 = 1_000;
+/// Rounds decided at once (each asks its sources concurrently).
+const CONCURRENT_ROUNDS: usize = 32;
+const FIRST_RETRY: Duration = Duration::from_secs(2);
+const LAST_RETRY: Duration = Duration::from_secs(60);
+
+/// What a pass did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    pub settled: u64,
+    pub voided: u64,
+    /// No consensus yet: asked again after a backoff.
+    pub waiting: u64,
+    /// Rounds whose attempt failed (Postgres or the chain); retried next pass.
+    pub failed: u64,
+}
+
+/// What became of one round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Settled(FundingRate),
+    Voided,
+    Waiting,
+}
+
+pub struct Oracle {
+    sources: HashMap<Exchange, Vec<RateSource>>,
+    deadline: chrono::Duration,
+}
+
+impl Oracle {
+    /// `sources` of every venue, in the order the consensus rule reads them.
+    pub fn new(sources: impl IntoIterator<Item = (Exchange, Vec<RateSource>)>, deadline: Duration) -> Oracle {
+        let deadline = chrono::Duration::from_std(deadline).unwrap_or(chrono::Duration::hours(1));
+        Oracle { sources: sources.into_iter().collect(), deadline }
+    }
+
+    /// One pass at `now`.
+    pub async fn run_once(&self, s: &Services, now: DateTime<Utc>) -> Result<Report, ServiceError> {
+        let due = oracle::awaiting(&s.db, now, ROUNDS_PER_PASS).await?;
+        let decisions: Vec<_> = futures_util::stream::iter(due)
+            .map(|round| async move {
+                let id = round.id;
+                (id, self.decide(s, round, now).await)
+            })
+            .buffer_unordered(CONCURRENT_ROUNDS)
+            .collect()
+            .await;
+        let mut report = Report::default();
+        for (market_id, decision) in decisions {
+            match decision {
+                Ok(Decision::Settled(rate)) => {
+                    tracing::info!(%market_id, %rate, "round settled by consensus");
+                    report.settled += 1;
+                }
+                Ok(Decision::Voided) => {
+                    tracing::info!(%market_id, "round voided");
+                    report.voided += 1;
+                }
+                Ok(Decision::Waiting) => report.waiting += 1,
+                // One round's trouble (a chain hiccup) must not hold up the others.
+                Err(e) => {
+                    tracing::warn!(%market_id, error = %e, "oracle attempt failed; retried next pass");
+                    report.failed += 1;
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// Asks, records, and decides one round.
+    pub async fn decide(&self, s: &Services, round: AwaitingRound, now: DateTime<Utc>) -> Result<Decision, ServiceError> {
+        if round.void_reason.is_some() {
+            settlement::finalize(s, round.id, Verdict::Void, now).await?;
+            return Ok(Decision::Voided);
+        }
+        let sources: &[RateSource] = Exchange::parse(&round.exchange).and_then(|e| self.sources.get(&e)).map_or(&[], Vec::as_slice);
+        let mut known: HashMap<String, i64> = oracle::readings(&s.db, round.id).await?.into_iter().collect();
+        let settlement_ms = round.settlement_ts.timestamp_millis();
+        let symbol = round.symbol.as_str();
+        let asked = sources.iter().filter(|source| !known.contains_key(&source.name));
+        let answers = join_all(asked.map(|source| async move {
+            let reading = source.settled_rate(symbol, settlement_ms).await;
+            NewObservation { source: source.name.clone(), reading: reading.map(|r| r.0).map_err(|e| e.to_string()), fetched_at: Utc::now() }
+        }))
+        .await;
+        if !answers.is_empty() {
+            oracle::record(&s.db, round.id, &answers).await?;
+        }
+        for answer in &answers {
+            if let Ok(rate) = answer.reading {
+                known.insert(answer.source.clone(), rate);
+            }
+        }
+        let readings: Vec<FundingRate> = sources.iter().filter_map(|source| known.get(&source.name)).map(|r| FundingRate(*r)).collect();
+        if let Consensus::Agreed { rate, .. } = consensus(&readings) {
+            settlement::finalize(s, round.id, Verdict::Settled(rate), now).await?;
+            return Ok(Decision::Settled(rate));
+        }
+        if now >= round.settlement_ts + self.deadline {
+            oracle::set_void_reason(&s.db, round.id, "no_consensus").await?;
+            settlement::finalize(s, round.id, Verdict::Void, now).await?;
+            return Ok(Decision::Voided);
+        }
+        let next = (now + backoff(round.oracle_attempts)).min(round.settlement_ts + self.deadline);
+        oracle::retry_at(&s.db, round.id, next).await?;
+        Ok(Decision::Waiting)
+    }
+}
+
+/// How a round was (or is being) decided: everything `/v1/markets/{id}/resolution` shows.
+pub struct Resolution {
+    pub market: MarketRow,
+    pub state: ResolutionRow,
+    /// Every reading, oldest first.
+    pub observations: Vec<ObservationRow>,
+    /// The sources whose first reading agrees with the settled rate (empty unless settled).
+    pub consensus_sources: Vec<String>,
+    pub payouts: Vec<PayoutRow>,
+}
+
+pub async fn resolution(s: &Services, market_id: Uuid) -> Result<Resolution, ServiceError> {
+    let market = markets::market(&s.db, market_id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {market_id}")))?;
+    let (state, observations, payouts) = oracle::resolution(&s.db, market_id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {market_id}")))?;
+    let consensus_sources = match (market.status, market.actual_rate) {
+        (MarketStatus::Settled, Some(rate)) => {
+            let mut first: Vec<&ObservationRow> = Vec::new();
+            for o in observations.iter().filter(|o| o.rate.is_some()) {
+                if !first.iter().any(|f| f.source == o.source) {
+                    first.push(o);
+                }
+            }
+            first.into_iter().filter(|o| o.rate.is_some_and(|r| agree(FundingRate(r), FundingRate(rate)))).map(|o| o.source.clone()).collect()
+        }
+        _ => Vec::new(),
+    };
+    Ok(Resolution { market, state, observations, consensus_sources, payouts })
+}
+
+/// The wait after `attempts` attempts without a verdict: 2 s, doubling, at most 60 s.
+fn backoff(attempts: i32) -> chrono::Duration {
+    let wait = FIRST_RETRY.saturating_mul(1 << attempts.clamp(0, 16)).min(LAST_RETRY);
+    chrono::Duration::from_std(wait).expect("at most a minute")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_to_a_minute() {
+        let secs: Vec<i64> = (0..8).map(|a| backoff(a).num_seconds()).collect();
+        assert_eq!(secs, [2, 4, 8, 16, 32, 60, 60, 60]);
+        assert_eq!(backoff(1_000).num_seconds(), 60);
+    }
+}

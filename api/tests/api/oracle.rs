@@ -1,0 +1,256 @@
+//! The oracle on the embedded chain against the simulated exchange on two hosts (three sources
+//! a venue: each host's history, the first host's current rate): traders on both sides paid
+//! exactly once the sources agree; every fault case (one source wrong, sources missing, all
+//! missing, a late venue) gives the right outcome or a void; a round whose settlement time no
+//! longer exists is voided on chain and refunded, its positions visible until then; every
+//! reading, the consensus and the transactions are served by `/v1/markets/{id}/resolution`;
+//! the outbox gets one notification per holder and per payout.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use api::chain::Crank;
+use api::exchanges::{Exchange, RateSource};
+use api::services::Services;
+use api::services::oracle::{Oracle, Report};
+use api::services::settlement;
+use api::store::rounds;
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::Value;
+use sim_exchange::{Endpoint, Model, SettlementFault, SettlementFaultKind, Sim, default_symbols};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::helpers::*;
+use crate::settlement::{Trader, buy, services, trader};
+use crate::trading::{Trading, micros, open_market, trading};
+
+const DEADLINE: Duration = Duration::from_secs(600);
+
+struct Venue {
+    sim: Arc<Sim>,
+    oracle: Oracle,
+}
+
+/// The simulated exchange on two hosts and an oracle reading them, its deadline 10 minutes.
+async fn venue() -> Venue {
+    let sim = Arc::new(Sim::at(Model::new(42, default_symbols()), Utc::now().timestamp_millis()));
+    let mut bases = Vec::new();
+    for host in 0..2 {
+        bases.push(serve(sim_exchange::router_for(sim.clone(), host)).await.base);
+    }
+    let sources = Exchange::ALL.map(|e| (e, RateSource::for_venue(e, &bases, Duration::from_secs(5))));
+    Venue { sim, oracle: Oracle::new(sources, DEADLINE) }
+}
+
+impl Venue {
+    /// The settlements of Binance BTCUSDT (the test markets' series) after `after`, `n` of them.
+    fn settlements(&self, after: DateTime<Utc>, n: usize) -> Vec<DateTime<Utc>> {
+        let s = self.sim.model.find("binance", "BTCUSDT").unwrap().clone();
+        let mut t = after.timestamp_millis();
+        (0..n)
+            .map(|_| {
+                t = self.sim.model.next_settlement(&s, t);
+                Utc.timestamp_millis_opt(t).unwrap()
+            })
+            .collect()
+    }
+
+    fn truth(&self, t: DateTime<Utc>) -> i64 {
+        let s = self.sim.model.find("binance", "BTCUSDT").unwrap().clone();
+        self.sim.model.rate_at(&s, t.timestamp_millis())
+    }
+
+    fn fault(&self, kind: SettlementFaultKind, host: Option<usize>, endpoint: Option<Endpoint>) {
+        self.sim.add_settlement_fault(SettlementFault { venue: "binance".into(), kind, host, endpoint });
+    }
+
+    /// One oracle pass at `now`, the venue's clock there too.
+    async fn pass(&self, s: &Services, now: DateTime<Utc>) -> Report {
+        self.sim.set_now(now.timestamp_millis());
+        self.oracle.run_once(s, now).await.unwrap()
+    }
+}
+
+/// Moves a traded round's settlement in Postgres to `t` (a settlement of the simulated venue,
+/// after the round's close) and the chain's clock past its on-chain settlement time.
+async fn settle_at(t: &Trading, market: Uuid, at: DateTime<Utc>) {
+    t.chain.set_clock_offset(3_700);
+    sqlx::query("UPDATE markets SET settlement_ts = $2, status = 'closed' WHERE id = $1").bind(market).bind(at).execute(&t.db).await.unwrap();
+}
+
+async fn resolution(t: &Trading, market: Uuid) -> Value {
+    let response = t.app.get(&format!("/v1/markets/{market}/resolution")).await;
+    assert_eq!(response.status(), 200);
+    response.json::<Value>().await.unwrap()["data"].clone()
+}
+
+async fn status(db: &PgPool, market: Uuid) -> String {
+    sqlx::query_scalar("SELECT status FROM markets WHERE id = $1").bind(market).fetch_one(db).await.unwrap()
+}
+
+/// Runs the crank on the round until it is closed.
+async fn pay_out(s: &Services, market: Uuid) {
+    assert_eq!(settlement::pay_out(s, market, Utc::now()).await.unwrap(), Crank::Closed);
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn agreeing_sources_settle_and_every_winner_is_paid_exactly(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let v = venue().await;
+    let (a, b) = (trader(&t, "100").await, trader(&t, "100").await);
+    let market = open_market(&db, "open").await;
+    let a_yes = buy(&t, &a, market, "yes", "10").await as u64;
+    let b_no = buy(&t, &b, market, "no", "6").await as u64;
+    let before = (t.vault(&a.wallet).await, t.vault(&b.wallet).await);
+    let s = services(&t).await;
+    let at = v.settlements(Utc::now() + chrono::Duration::hours(1), 1)[0];
+    settle_at(&t, market, at).await;
+
+    assert_eq!(v.pass(&s, at - chrono::Duration::seconds(1)).await, Report::default(), "nothing before settlement");
+    let report = v.pass(&s, at + chrono::Duration::seconds(5)).await;
+    assert_eq!(report.settled, 1, "{report:?}");
+    let truth = v.truth(at);
+    let (yes_won, winner, loser) = if truth > 0 { (true, (&a, a_yes, before.0), (&b, before.1)) } else { (false, (&b, b_no, before.1), (&a, before.0)) };
+    let shown = resolution(&t, market).await;
+    assert_eq!(shown["status"], "settled", "{shown}");
+    assert_eq!(shown["outcome"], if yes_won { "yes" } else { "no" });
+    assert_eq!(shown["observations"].as_array().unwrap().len(), 3, "three sources asked once: {shown}");
+    assert!(shown["observations"].as_array().unwrap().iter().all(|o| o["error"].is_null()));
+    assert_eq!(shown["consensus"]["sources"].as_array().unwrap().len(), 3, "{shown}");
+    assert!(shown["transactions"]["finalize"].is_string(), "resolved on chain: {shown}");
+
+    // Positions stay visible, valued at what they pay, until the crank pays them.
+    let (_, positions) = t.get("/v1/users/me/positions", &winner.0.token).await;
+    assert_eq!(micros(&positions["data"][0]["current_price"]), 1_000_000, "{positions}");
+    pay_out(&s, market).await;
+    assert_eq!(t.vault(&winner.0.wallet).await, winner.2 + winner.1, "1 micro-USDC per winning micro-share");
+    assert_eq!(t.vault(&loser.0.wallet).await, loser.1, "the losing side gets nothing");
+    let (_, positions) = t.get("/v1/users/me/positions", &winner.0.token).await;
+    assert_eq!(positions["data"], serde_json::json!([]));
+
+    let shown = resolution(&t, market).await;
+    let payouts = shown["transactions"]["payouts"].as_array().unwrap();
+    assert_eq!(payouts.len(), 2);
+    assert!(payouts.iter().all(|p| p["signature"].is_string()));
+    assert!(shown["transactions"]["close"].is_string() && shown["paid_out_at"].is_string(), "{shown}");
+
+    // One notification per holder and per payout, with the amount.
+    let outbox: Vec<(String, String, Value)> = sqlx::query_as("SELECT kind, wallet, payload FROM outbox WHERE market_id = $1 ORDER BY id")
+        .bind(market)
+        .fetch_all(&db)
+        .await
+        .unwrap();
+    assert_eq!(outbox.iter().filter(|(k, _, _)| k == "market_settled").count(), 2, "{outbox:?}");
+    let paid: Vec<_> = outbox.iter().filter(|(k, _, _)| k == "settlement_payout").collect();
+    assert_eq!(paid.len(), 2);
+    let to_winner = paid.iter().find(|(_, w, _)| *w == winner.0.wallet).unwrap();
+    assert_eq!(to_winner.2["payout"].as_i64().unwrap() as u64, winner.1);
+
+    // A further pass asks nobody anything.
+    assert_eq!(v.pass(&s, at + chrono::Duration::minutes(1)).await, Report::default());
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn source_faults_give_the_right_outcome_or_a_void(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let v = venue().await;
+    let a = trader(&t, "100").await;
+    let mut markets = Vec::new();
+    for _ in 0..4 {
+        markets.push(open_market(&db, "open").await);
+    }
+    for m in &markets {
+        buy(&t, &a, *m, "yes", "5").await;
+    }
+    let start = t.vault(&a.wallet).await;
+    let s = services(&t).await;
+    let times = v.settlements(Utc::now() + chrono::Duration::hours(1), 4);
+    for (m, at) in markets.iter().zip(&times) {
+        settle_at(&t, *m, *at).await;
+    }
+    let rate_of = |shown: &Value| shown["actual_rate"].as_str().map(|r| api::domain::rate::FundingRate::parse(r).unwrap().0);
+
+    // One source wrong: the other two agree and settle at the true rate.
+    v.fault(SettlementFaultKind::Wrong, Some(1), Some(Endpoint::History));
+    let report = v.pass(&s, times[0] + chrono::Duration::seconds(5)).await;
+    assert_eq!(report.settled, 1, "{report:?}");
+    let shown = resolution(&t, markets[0]).await;
+    assert_eq!(rate_of(&shown), Some(v.truth(times[0])), "{shown}");
+    assert_eq!(shown["consensus"]["sources"].as_array().unwrap().len(), 2, "the wrong one is not among them: {shown}");
+
+    // Two sources missing, one left: no consensus; asked again with backoff until the deadline,
+    // then void, and every position refunded exactly.
+    v.sim.clear_settlement_faults();
+    v.fault(SettlementFaultKind::Missing, Some(0), None);
+    let first = times[1] + chrono::Duration::seconds(5);
+    assert_eq!(v.pass(&s, first).await.waiting, 1);
+    assert_eq!(v.pass(&s, first + chrono::Duration::seconds(1)).await, Report::default(), "waits out its backoff");
+    assert_eq!(v.pass(&s, first + chrono::Duration::seconds(3)).await.waiting, 1);
+    let shown = resolution(&t, markets[1]).await;
+    let observations = shown["observations"].as_array().unwrap();
+    assert_eq!(observations.len(), 2 + 2 + 1, "the answering source is asked once, the others every attempt: {shown}");
+    assert!(observations.iter().any(|o| o["error"].is_string()) && observations.iter().any(|o| o["rate"].is_string()));
+    assert_eq!(shown["attempts"], 2);
+    assert_eq!(v.pass(&s, times[1] + chrono::Duration::from_std(DEADLINE).unwrap()).await.voided, 1);
+    let shown = resolution(&t, markets[1]).await;
+    assert_eq!((shown["status"].as_str(), shown["void_reason"].as_str()), (Some("voided"), Some("no_consensus")), "{shown}");
+    assert!(shown["transactions"]["finalize"].is_string(), "voided on chain");
+
+    // A late venue: nothing published at first, then the rate settles once it is.
+    v.sim.clear_settlement_faults();
+    v.fault(SettlementFaultKind::Late { secs: 30 }, None, None);
+    assert_eq!(v.pass(&s, times[2] + chrono::Duration::seconds(5)).await.waiting, 1);
+    let report = v.pass(&s, times[2] + chrono::Duration::seconds(40)).await;
+    assert_eq!(report.settled, 1, "{report:?}");
+    assert_eq!(rate_of(&resolution(&t, markets[2]).await), Some(v.truth(times[2])));
+
+    // Every source missing: void at the deadline.
+    v.sim.clear_settlement_faults();
+    v.fault(SettlementFaultKind::Missing, None, None);
+    assert_eq!(v.pass(&s, times[3] + chrono::Duration::seconds(5)).await.waiting, 1);
+    assert_eq!(v.pass(&s, times[3] + chrono::Duration::seconds(601)).await.voided, 1);
+    assert_eq!(status(&db, markets[3]).await, "voided");
+
+    // The voids are refunded exactly; the settled rounds pay by their outcome.
+    for m in &markets {
+        pay_out(&s, *m).await;
+    }
+    let mut won = 0;
+    for i in [0, 2] {
+        let shares: i64 = sqlx::query_scalar("SELECT yes_shares FROM settlements WHERE market_id = $1").bind(markets[i]).fetch_one(&db).await.unwrap();
+        won += if v.truth(times[i]) > 0 { shares as u64 } else { 0 };
+    }
+    assert_eq!(t.vault(&a.wallet).await, start + 2 * 5_050_000 + won, "two refunds of 5 USDC and its 1 % fee, and the winnings");
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_round_whose_settlement_time_vanished_is_voided_on_chain_and_refunded(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let v = venue().await;
+    let (a, b): (Trader, Trader) = (trader(&t, "50").await, trader(&t, "50").await);
+    let market = open_market(&db, "open").await;
+    buy(&t, &a, market, "yes", "10").await;
+    buy(&t, &b, market, "no", "4").await;
+    let s = services(&t).await;
+
+    // The scheduler finds the venue changed the interval: the round is marked and closes.
+    assert!(rounds::mark_for_void(&db, market).await.unwrap());
+    assert_eq!(status(&db, market).await, "closed");
+    let (status_code, refused) = t.post(&format!("/v1/markets/{market}/trade"), &a.token, serde_json::json!({"side": "yes", "usdc_amount": "1"})).await;
+    assert_eq!(status_code, 422, "no more trades: {refused}");
+    // The oracle voids it at once, on chain, before its settlement time.
+    let report = v.pass(&s, Utc::now()).await;
+    assert_eq!(report.voided, 1, "{report:?}");
+    let shown = resolution(&t, market).await;
+    assert_eq!((shown["status"].as_str(), shown["void_reason"].as_str()), (Some("voided"), Some("interval_change")));
+    assert!(shown["observations"].as_array().unwrap().is_empty(), "no source is asked");
+    // The positions stay visible, their money counted, until refunded.
+    let held = crate::settlement::balance(&t, &a).await;
+    assert_eq!(micros(&held["locked_in_positions"]), 10_100_000, "what the refund will be, the fee included: {held}");
+    pay_out(&s, market).await;
+    assert_eq!(t.vault(&a.wallet).await, 50_000_000);
+    assert_eq!(t.vault(&b.wallet).await, 50_000_000);
+    let held = crate::settlement::balance(&t, &a).await;
+    assert_eq!((micros(&held["usdc_balance"]), micros(&held["locked_in_positions"])), (50_000_000, 0));
+}

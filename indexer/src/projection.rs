@@ -341,15 +341,14 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
         ProgramEvent::PositionSettled(e) => {
             let Some((market_id, _)) = market_of(db, &e.market).await? else { return Ok(()) };
             sqlx::query(
-                "INSERT INTO settlements (market_id, wallet, yes_shares, no_shares, payout, from_treasury, voided, at, signature)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
+                "INSERT INTO settlements (market_id, wallet, yes_shares, no_shares, payout, voided, at, signature)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
             )
             .bind(market_id)
             .bind(e.wallet.to_string())
             .bind(e.yes_shares as i64)
             .bind(e.no_shares as i64)
             .bind(e.payout as i64)
-            .bind(e.from_treasury as i64)
             .bind(e.voided)
             .bind(time(e.ts))
             .bind(at.signature)

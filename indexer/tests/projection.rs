@@ -69,7 +69,7 @@ async fn a_market_life_is_projected_once_whatever_the_delivery(db: PgPool) {
 
     // Resolution and settlement.
     let resolved = MarketFinalized { market, voided: false, outcome: Outcome::Yes, actual_rate: 123_000_000, fees_to_treasury: 150_000, ts: T + 3600 };
-    let settled = PositionSettled { market, wallet, yes_shares: 30_000_000, no_shares: 0, payout: 30_000_000, from_treasury: 0, user_vault_balance: 64_850_000, voided: false, ts: T + 3700 };
+    let settled = PositionSettled { market, wallet, yes_shares: 30_000_000, no_shares: 0, payout: 30_000_000, user_vault_balance: 64_850_000, voided: false, ts: T + 3700 };
     projector.apply(&tx("sig-resolve", 20, vec![event_data(&resolved)])).await.unwrap();
     projector.apply(&tx("sig-settle", 21, vec![event_data(&settled)])).await.unwrap();
     projector.apply(&tx("sig-resolve", 20, vec![event_data(&resolved)])).await.unwrap();

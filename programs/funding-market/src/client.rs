@@ -183,7 +183,6 @@ pub fn settle_position(market_id: &[u8; 16], wallet: Pubkey, rent_receiver: Pubk
     let market = market_pda(market_id);
     ix(
         accounts::SettlePosition {
-            config: config_pda(),
             market,
             market_vault: market_vault_pda(&market),
             position: position_pda(&market, &wallet),

@@ -111,8 +111,6 @@ pub struct PositionSettled {
     pub no_shares: u64,
     /// Paid into the owner's vault, micro-USDC.
     pub payout: u64,
-    /// Always 0: refunds come from the market vault alone, pro rata when it falls short (kept so readers of the event need not change).
-    pub from_treasury: u64,
     /// The owner's vault after the payout, micro-USDC.
     pub user_vault_balance: u64,
     pub voided: bool,

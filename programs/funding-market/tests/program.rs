@@ -184,7 +184,8 @@ async fn substituted_accounts_are_refused() {
     h.resolve(&ID1, 1).await.unwrap();
     let rent_payer = h.position(&ID1, &alice.pubkey()).await.rent_payer;
     let mut ix = client::settle_position(&ID1, alice.pubkey(), rent_payer);
-    ix.accounts[5].pubkey = client::vault_pda(&bob.pubkey());
+    let alice_vault = client::vault_pda(&alice.pubkey());
+    ix.accounts.iter_mut().find(|a| a.pubkey == alice_vault).unwrap().pubkey = client::vault_pda(&bob.pubkey());
     assert_eq!(h.send(&[ix], &[]).await, Err(anchor_error(A::ConstraintAddress)));
     let ix = client::settle_position(&ID1, alice.pubkey(), bob.pubkey());
     assert_eq!(h.send(&[ix], &[]).await, Err(anchor_error(A::ConstraintAddress)));

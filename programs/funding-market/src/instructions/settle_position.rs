@@ -4,7 +4,7 @@ use anchor_spl::token::{Token, TokenAccount};
 use crate::error::FundingMarketError;
 use crate::events::PositionSettled;
 use crate::math::SafeMath;
-use crate::state::{Config, Market, MarketStatus, Outcome, Position, UserAccount};
+use crate::state::{Market, MarketStatus, Outcome, Position, UserAccount};
 use crate::token::transfer_signed;
 
 /// Pays a position out into its owner's vault and closes it. Permissionless crank.
@@ -13,13 +13,10 @@ use crate::token::transfer_signed;
 /// see `trade::require_solvent`). Voided: the position gets back what it paid in net, fees
 /// included (`paid_in - paid_out`, never negative), or — when the market vault could not cover
 /// every such claim at the void (a trader who sold at a profit took some of it) — its pro-rata
-/// share of the vault (`Market::refund`), rounded down. Nothing is drawn from the treasury
-/// (`from_treasury` is always 0; the field stays for the event's readers).
+/// share of the vault (`Market::refund`), rounded down. Nothing is ever drawn from the treasury.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct SettlePosition<'info> {
-    #[account(seeds = [Config::SEED], bump = config.bump)]
-    pub config: Box<Account<'info, Config>>,
     #[account(mut, seeds = [Market::SEED, market.market_id.as_ref()], bump = market.bump)]
     pub market: Box<Account<'info, Market>>,
     #[account(mut, address = market.vault)]
@@ -78,7 +75,6 @@ pub fn handler(ctx: Context<SettlePosition>) -> Result<()> {
         yes_shares,
         no_shares,
         payout,
-        from_treasury: 0,
         user_vault_balance,
         voided,
         ts: Clock::get()?.unix_timestamp,

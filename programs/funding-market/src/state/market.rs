@@ -1,5 +1,8 @@
 use anchor_lang::prelude::*;
 
+use crate::error::FundingMarketError;
+use crate::math::SafeMath;
+
 /// One round: is the funding rate positive at `settlement_ts`? PDA `["market", market_id]`.
 /// Its USDC (subsidy, traders' payments, fees until resolution) sits in `vault`, a token
 /// account at PDA `["market_vault", market]` whose authority is this account.
@@ -67,12 +70,11 @@ impl Market {
             return Ok(0);
         }
         let share = claim as u128 * self.refund_pool as u128 / self.refund_claims_at_void as u128;
-        Ok(u64::try_from(share).map_err(|_| crate::error::FundingMarketError::Overflow)?)
+        Ok(u64::try_from(share).map_err(|_| FundingMarketError::Overflow)?)
     }
 
     /// Records a position's claim changing from `before` to `after` (a trade).
     pub fn update_refund_claims(&mut self, before: u64, after: u64) -> Result<()> {
-        use crate::math::SafeMath;
         self.refund_claims = self.refund_claims.safe_sub(before)?.safe_add(after)?;
         Ok(())
     }

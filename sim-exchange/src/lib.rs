@@ -89,12 +89,6 @@ pub enum Endpoint {
 #[derive(Clone, Copy, Debug)]
 struct Host(usize);
 
-/// What one source says of a settlement.
-enum Published {
-    Rate(i64),
-    Missing,
-}
-
 impl Sim {
     pub fn new(model: Model) -> Sim {
         Sim { model, faults: Mutex::new(HashMap::new()), settlement_faults: Mutex::new(Vec::new()), now_ms: AtomicI64::new(WALL_CLOCK) }
@@ -139,15 +133,15 @@ impl Sim {
         self.now() - self.lag_ms(venue)
     }
 
-    /// What `host`'s `endpoint` says the rate settled at `t` was.
-    fn published(&self, s: &SimSymbol, t: i64, host: Host, endpoint: Endpoint) -> Published {
+    /// What `host`'s `endpoint` says the rate settled at `t` was (`None`: the source is missing).
+    fn published(&self, s: &SimSymbol, t: i64, host: Host, endpoint: Endpoint) -> Option<i64> {
         let truth = self.model.rate_at(s, t);
         let faults = self.settlement_faults.lock().unwrap();
         let here = |f: &&SettlementFault| f.venue == s.venue && f.host.is_none_or(|h| h == host.0) && f.endpoint.is_none_or(|e| e == endpoint);
         match faults.iter().filter(here).map(|f| f.kind).find(|k| !matches!(k, SettlementFaultKind::Late { .. })) {
-            Some(SettlementFaultKind::Missing) => Published::Missing,
-            Some(SettlementFaultKind::Wrong) => Published::Rate(-truth - 100_000_000),
-            _ => Published::Rate(truth),
+            Some(SettlementFaultKind::Missing) => None,
+            Some(SettlementFaultKind::Wrong) => Some(-truth - 100_000_000),
+            _ => Some(truth),
         }
     }
 
@@ -156,10 +150,7 @@ impl Sim {
     fn current(&self, s: &SimSymbol, host: Host) -> Option<(i64, i64)> {
         let until = self.published_until(s.venue);
         let last = self.model.last_settlement(s, until);
-        match self.published(s, last, host, Endpoint::Current) {
-            Published::Rate(rate) => Some((rate, self.model.next_settlement(s, until))),
-            Published::Missing => None,
-        }
+        self.published(s, last, host, Endpoint::Current).map(|rate| (rate, self.model.next_settlement(s, until)))
     }
 }
 
@@ -272,10 +263,7 @@ fn rows_between(sim: &Sim, s: &SimSymbol, host: Host, start: Option<i64>, end: O
     sim.model
         .settlements(s, start, end, now)
         .into_iter()
-        .filter_map(|t| match sim.published(s, t, host, Endpoint::History) {
-            Published::Rate(rate) => Some((t, rate)),
-            Published::Missing => None,
-        })
+        .filter_map(|t| sim.published(s, t, host, Endpoint::History).map(|rate| (t, rate)))
         .collect()
 }
 

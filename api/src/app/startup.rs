@@ -11,7 +11,7 @@ use solana_signer::Signer;
 use sqlx::PgPool;
 use tokio::net::TcpListener;
 
-use super::config::{ChainConfig, Config, ExchangeUrls};
+use super::config::{ChainConfig, Config};
 use super::state::AppState;
 use crate::chain::{OnChain, OnChainError, ServiceKeys};
 use crate::domain::series::SeriesSpec;
@@ -106,16 +106,22 @@ impl Application {
         let server = listener.zip(state.clone()).map(|(listener, state)| (listener, app(state)));
         // Workers start last, once the chain and the server are ready.
         let supervisor = Supervisor::new(&config.database_url);
-        let venues = match roles.workers {
-            true => Some(venue_urls(&config, &supervisor).await?),
-            false => None,
-        };
-        if let (true, Some(venues)) = (config.scheduler_enabled, &venues) {
-            start_scheduler(&config, &db, venues, &supervisor).await?;
-        }
         // The oracle and the crank end rounds on chain: they run where the service has its keys.
-        if let (Some(services), Some(venues)) = (state.map(|s| s.services).filter(|s| s.onchain.is_some()), &venues) {
-            let sources = Exchange::ALL.map(|e| (e, RateSource::for_venue(e, venues.of(e), EXCHANGE_TIMEOUT)));
+        let settling = state.map(|s| s.services).filter(|s| roles.workers && s.onchain.is_some());
+        let scheduling = roles.workers && config.scheduler_enabled;
+        // The venues, for the jobs that read them: one client per host, shared by those jobs.
+        let venues = match scheduling || settling.is_some() {
+            true => venue_clients(&config, &supervisor).await?,
+            false => Vec::new(),
+        };
+        if scheduling {
+            store::series::ensure(&db, &config.series).await?;
+            let first_hosts = venues.iter().map(|(_, hosts)| hosts[0].clone()).collect();
+            let scheduler = Scheduler::new(db.clone(), first_hosts, config.round_horizon);
+            supervisor.spawn(SchedulerWorker { scheduler, period: config.scheduler_period });
+        }
+        if let Some(services) = settling {
+            let sources = venues.iter().map(|(exchange, hosts)| (*exchange, RateSource::for_venue(hosts)));
             let oracle = Oracle::new(sources, config.oracle_deadline);
             supervisor.spawn(OracleWorker { oracle, services: services.clone(), period: ORACLE_PERIOD });
             supervisor.spawn(SettlementWorker { services, period: CRANK_PERIOD });
@@ -185,27 +191,24 @@ async fn open_chain(config: &Config, db: &PgPool) -> Result<AnyChain, StartupErr
     })
 }
 
-/// The venues' base URLs: as configured, and for a venue without one the simulated exchange,
-/// started here on free local ports (two hosts), serving exactly the configured series.
-async fn venue_urls(config: &Config, supervisor: &Supervisor) -> Result<ExchangeUrls, StartupError> {
-    let mut urls = config.exchange_urls.clone();
-    let unset: Vec<&mut Vec<String>> = [&mut urls.binance, &mut urls.bybit, &mut urls.okx, &mut urls.hyperliquid].into_iter().filter(|u| u.is_empty()).collect();
-    if !unset.is_empty() {
-        let simulated = start_simulator(&config.series, supervisor).await?;
-        for venue in unset {
-            venue.clone_from(&simulated);
-        }
-    }
-    Ok(urls)
-}
-
-/// Seeds the configured series and starts the scheduler against each venue's first URL.
-async fn start_scheduler(config: &Config, db: &PgPool, urls: &ExchangeUrls, supervisor: &Supervisor) -> Result<(), StartupError> {
-    store::series::ensure(db, &config.series).await?;
-    let venues = Exchange::ALL.iter().map(|e| ExchangeClient::new(*e, &urls.of(*e)[0], EXCHANGE_TIMEOUT)).collect();
-    let scheduler = Scheduler::new(db.clone(), venues, config.round_horizon);
-    supervisor.spawn(SchedulerWorker { scheduler, period: config.scheduler_period });
-    Ok(())
+/// A client for each host of each venue, in the configured order (never empty): a venue without
+/// a configured URL is served by the simulated exchange, started here on free local ports (two
+/// hosts), serving exactly the configured series.
+async fn venue_clients(config: &Config, supervisor: &Supervisor) -> Result<Vec<(Exchange, Vec<ExchangeClient>)>, StartupError> {
+    let simulated = match Exchange::ALL.iter().any(|e| config.exchange_urls.of(*e).is_empty()) {
+        true => start_simulator(&config.series, supervisor).await?,
+        false => Vec::new(),
+    };
+    Ok(Exchange::ALL
+        .into_iter()
+        .map(|exchange| {
+            let urls = match config.exchange_urls.of(exchange) {
+                [] => &simulated,
+                configured => configured,
+            };
+            (exchange, urls.iter().map(|url| ExchangeClient::new(exchange, url, EXCHANGE_TIMEOUT)).collect())
+        })
+        .collect())
 }
 
 /// The simulated exchange on free local ports, one per host; their base URLs. It stops with

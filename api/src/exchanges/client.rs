@@ -51,6 +51,10 @@ impl Http {
         Http { base: base.trim_end_matches('/').to_owned(), client }
     }
 
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
     pub async fn get<T: DeserializeOwned>(&self, path: &str, query: &[(&str, String)]) -> Result<T, ExchangeError> {
         self.send(|| self.client.get(format!("{}{path}", self.base)).query(query)).await
     }

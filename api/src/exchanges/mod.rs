@@ -52,6 +52,11 @@ impl ExchangeClient {
         self.exchange
     }
 
+    /// The base URL it speaks to.
+    pub fn base_url(&self) -> &str {
+        self.http.base()
+    }
+
     /// Settled rates with settlement times in [start_ms, end_ms], oldest first.
     pub async fn funding_history(&self, symbol: &str, start_ms: i64, end_ms: i64) -> Result<Vec<FundingPoint>, ExchangeError> {
         let mut points = match self.exchange {

@@ -3,9 +3,7 @@
 //! endpoint is a source, and the first host's current endpoint read right after the settlement
 //! is another, so two hosts give three sources.
 
-use std::time::Duration;
-
-use super::{Exchange, ExchangeClient, ExchangeError, FundingRate};
+use super::{ExchangeClient, ExchangeError, FundingRate};
 
 const HOUR_MS: i64 = 3_600_000;
 
@@ -41,20 +39,18 @@ pub struct RateSource {
 }
 
 impl RateSource {
-    /// The sources of `exchange` over its configured hosts: each host's history, and the first
-    /// host's current endpoint.
-    pub fn for_venue(exchange: Exchange, base_urls: &[String], timeout: Duration) -> Vec<RateSource> {
-        let mut sources: Vec<RateSource> =
-            base_urls.iter().map(|url| RateSource::new(exchange, url, SourceKind::History, timeout)).collect();
-        if let Some(first) = base_urls.first() {
-            sources.push(RateSource::new(exchange, first, SourceKind::Current, timeout));
-        }
-        sources
+    /// The sources of one venue over the clients of its hosts (one client a host, shared with
+    /// whoever else reads that host): each host's history, and the first host's current
+    /// endpoint.
+    pub fn for_venue(hosts: &[ExchangeClient]) -> Vec<RateSource> {
+        let history = hosts.iter().map(|client| RateSource::new(client.clone(), SourceKind::History));
+        history.chain(hosts.first().map(|client| RateSource::new(client.clone(), SourceKind::Current))).collect()
     }
 
-    pub fn new(exchange: Exchange, base_url: &str, kind: SourceKind, timeout: Duration) -> RateSource {
-        let host = base_url.split_once("://").map_or(base_url, |(_, rest)| rest).trim_end_matches('/');
-        RateSource { name: format!("{}:{}@{host}", exchange.id(), kind.id()), kind, client: ExchangeClient::new(exchange, base_url, timeout) }
+    pub fn new(client: ExchangeClient, kind: SourceKind) -> RateSource {
+        let base = client.base_url();
+        let host = base.split_once("://").map_or(base, |(_, rest)| rest);
+        RateSource { name: format!("{}:{}@{host}", client.exchange().id(), kind.id()), kind, client }
     }
 
     /// The rate `symbol` settled at `settlement_ms`, as this source says it. `NotPublished`

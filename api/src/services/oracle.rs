@@ -156,14 +156,9 @@ pub async fn resolution(s: &Services, market_id: Uuid) -> Result<Resolution, Ser
     let market = markets::market(&s.db, market_id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {market_id}")))?;
     let (state, observations, payouts) = oracle::resolution(&s.db, market_id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {market_id}")))?;
     let consensus_sources = match (market.status, market.actual_rate) {
-        (MarketStatus::Settled, Some(rate)) => {
-            let mut first: Vec<&ObservationRow> = Vec::new();
-            for o in observations.iter().filter(|o| o.rate.is_some()) {
-                if !first.iter().any(|f| f.source == o.source) {
-                    first.push(o);
-                }
-            }
-            first.into_iter().filter(|o| o.rate.is_some_and(|r| agree(FundingRate(r), FundingRate(rate)))).map(|o| o.source.clone()).collect()
+        (MarketStatus::Settled, Some(settled)) => {
+            let readings = oracle::readings(&s.db, market_id).await?;
+            readings.into_iter().filter(|(_, rate)| agree(FundingRate(*rate), FundingRate(settled))).map(|(source, _)| source).collect()
         }
         _ => Vec::new(),
     };

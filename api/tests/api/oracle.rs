@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use api::chain::Crank;
-use api::exchanges::{Exchange, RateSource};
+use api::domain::market::MarketStatus;
+use api::exchanges::{Exchange, ExchangeClient, RateSource};
 use api::services::Services;
 use api::services::oracle::{Oracle, Report};
 use api::services::settlement;
@@ -39,7 +40,10 @@ async fn venue() -> Venue {
     for host in 0..2 {
         bases.push(serve(sim_exchange::router_for(sim.clone(), host)).await.base);
     }
-    let sources = Exchange::ALL.map(|e| (e, RateSource::for_venue(e, &bases, Duration::from_secs(5))));
+    let sources = Exchange::ALL.map(|e| {
+        let hosts: Vec<ExchangeClient> = bases.iter().map(|base| ExchangeClient::new(e, base, Duration::from_secs(5))).collect();
+        (e, RateSource::for_venue(&hosts))
+    });
     Venue { sim, oracle: Oracle::new(sources, DEADLINE) }
 }
 
@@ -83,10 +87,6 @@ async fn resolution(t: &Trading, market: Uuid) -> Value {
     let response = t.app.get(&format!("/v1/markets/{market}/resolution")).await;
     assert_eq!(response.status(), 200);
     response.json::<Value>().await.unwrap()["data"].clone()
-}
-
-async fn status(db: &PgPool, market: Uuid) -> String {
-    sqlx::query_scalar("SELECT status FROM markets WHERE id = $1").bind(market).fetch_one(db).await.unwrap()
 }
 
 /// Runs the crank on the round until it is closed.
@@ -210,7 +210,7 @@ async fn source_faults_give_the_right_outcome_or_a_void(db: PgPool) {
     v.fault(SettlementFaultKind::Missing, None, None);
     assert_eq!(v.pass(&s, times[3] + chrono::Duration::seconds(5)).await.waiting, 1);
     assert_eq!(v.pass(&s, times[3] + chrono::Duration::seconds(601)).await.voided, 1);
-    assert_eq!(status(&db, markets[3]).await, "voided");
+    assert_eq!(rounds::status(&db, markets[3]).await.unwrap(), Some(MarketStatus::Voided));
 
     // The voids are refunded exactly; the settled rounds pay by their outcome.
     for m in &markets {
@@ -236,7 +236,7 @@ async fn a_round_whose_settlement_time_vanished_is_voided_on_chain_and_refunded(
 
     // The scheduler finds the venue changed the interval: the round is marked and closes.
     assert!(rounds::mark_for_void(&db, market).await.unwrap());
-    assert_eq!(status(&db, market).await, "closed");
+    assert_eq!(rounds::status(&db, market).await.unwrap(), Some(MarketStatus::Closed));
     let (status_code, refused) = t.post(&format!("/v1/markets/{market}/trade"), &a.token, serde_json::json!({"side": "yes", "usdc_amount": "1"})).await;
     assert_eq!(status_code, 422, "no more trades: {refused}");
     // The oracle voids it at once, on chain, before its settlement time.

@@ -69,7 +69,7 @@ async fn main() {
 
     // 4,000 series across the venues, each with an open round settling in an hour.
     let specs: Vec<SeriesSpec> = (0..SERIES)
-        .map(|i| SeriesSpec { exchange: Exchange::ALL[i % 4], symbol: format!("S{i:04}USDT"), interval_hours: 8 })
+        .map(|i| SeriesSpec { exchange: Exchange::ALL[i % 4], symbol: format!("S{i:04}USDT"), interval_minutes: 480 })
         .collect();
     let seeding = Instant::now();
     series::ensure(&conn, &specs).await.unwrap();

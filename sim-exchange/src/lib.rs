@@ -31,7 +31,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub use model::{Model, SimSymbol};
-use model::{HOUR_MS, decimal};
+use model::{HOUR_MS, MINUTE_MS, decimal};
 
 pub struct Sim {
     pub model: Model,
@@ -161,13 +161,13 @@ fn source_missing() -> Response {
 /// About twenty series across the four venues (the service's default set uses the same).
 pub fn default_symbols() -> Vec<SimSymbol> {
     let mut out = Vec::new();
-    for (venue, interval, symbols) in [
-        ("binance", 8, &["BTCUSDT", "ETHUSDT", "SOLUSDT", "DOGEUSDT", "XRPUSDT", "1000PEPEUSDT"][..]),
-        ("bybit", 8, &["BTCUSDT", "ETHUSDT", "SOLUSDT", "WIFUSDT", "SUIUSDT"][..]),
-        ("okx", 8, &["BTCUSDT", "ETHUSDT", "SOLUSDT", "TONUSDT"][..]),
-        ("hyperliquid", 1, &["BTCUSDC", "ETHUSDC", "SOLUSDC", "HYPEUSDC", "AVAXUSDC"][..]),
+    for (venue, interval_minutes, symbols) in [
+        ("binance", 480, &["BTCUSDT", "ETHUSDT", "SOLUSDT", "DOGEUSDT", "XRPUSDT", "1000PEPEUSDT"][..]),
+        ("bybit", 480, &["BTCUSDT", "ETHUSDT", "SOLUSDT", "WIFUSDT", "SUIUSDT"][..]),
+        ("okx", 480, &["BTCUSDT", "ETHUSDT", "SOLUSDT", "TONUSDT"][..]),
+        ("hyperliquid", 60, &["BTCUSDC", "ETHUSDC", "SOLUSDC", "HYPEUSDC", "AVAXUSDC"][..]),
     ] {
-        out.extend(symbols.iter().map(|s| SimSymbol { venue, symbol: (*s).to_owned(), interval_hours: interval }));
+        out.extend(symbols.iter().map(|s| SimSymbol::new(venue, s, interval_minutes)));
     }
     out
 }
@@ -259,7 +259,7 @@ fn rows_between(sim: &Sim, s: &SimSymbol, host: Host, start: Option<i64>, end: O
     let now = sim.published_until(s.venue);
     let end = end.unwrap_or(now);
     // Without a start, the most recent `limit` settlements.
-    let start = start.unwrap_or(end - limit as i64 * s.interval_hours * HOUR_MS);
+    let start = start.unwrap_or(end - limit as i64 * s.interval_minutes * MINUTE_MS);
     sim.model
         .settlements(s, start, end, now)
         .into_iter()

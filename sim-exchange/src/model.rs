@@ -1,11 +1,13 @@
-//! The simulated funding process: per (venue, symbol), an integer mean-reverting walk on an
-//! hourly grid from 2026-01-01, seeded and deterministic, quantised to 1e-8 (every venue's
-//! decimal strings are then exact). A symbol's settled rate at a funding time is the grid value
-//! at that hour. Units: 1e-12 ("pico"), as everywhere in the service.
+//! The simulated funding process: per (venue, symbol), an integer mean-reverting walk on a grid
+//! from 2026-01-01 — hourly, or every interval for a symbol that settles more often than hourly
+//! (the short rounds of demos and tests) — seeded and deterministic, quantised to 1e-8 (every
+//! venue's decimal strings are then exact). A symbol's settled rate at a funding time is the
+//! grid value at that time. Units: 1e-12 ("pico"), as everywhere in the service.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+pub const MINUTE_MS: i64 = 60_000;
 pub const HOUR_MS: i64 = 3_600_000;
 pub const DAY_MS: i64 = 24 * HOUR_MS;
 /// 2026-01-01T00:00:00Z: the grid starts here.
@@ -17,8 +19,20 @@ pub struct SimSymbol {
     pub venue: &'static str,
     /// `<BASE><QUOTE>`, e.g. `BTCUSDT`.
     pub symbol: String,
-    /// Hours between settlements (1, 4 or 8); 8-hour symbols switch to 4 hours on some days.
-    pub interval_hours: i64,
+    /// Minutes between settlements: 60, 240 or 480 as on the venues (8-hour symbols switch to
+    /// 4 hours on some days), or a divisor of 60 (5, 15…) for short demo rounds.
+    pub interval_minutes: i64,
+}
+
+impl SimSymbol {
+    pub fn new(venue: &'static str, symbol: &str, interval_minutes: i64) -> SimSymbol {
+        SimSymbol { venue, symbol: symbol.to_owned(), interval_minutes }
+    }
+
+    /// The grid's step: an hour, or the interval when it is shorter.
+    fn step_ms(&self) -> i64 {
+        (self.interval_minutes * MINUTE_MS).clamp(MINUTE_MS, HOUR_MS)
+    }
 }
 
 pub struct Model {
@@ -48,25 +62,33 @@ impl Model {
         self.symbols.iter().find(|s| s.venue == venue && s.symbol == symbol)
     }
 
-    /// The interval in force at `t_ms`: 8-hour symbols run at 4 hours on about one day in nine.
-    pub fn interval_at(&self, s: &SimSymbol, t_ms: i64) -> i64 {
+    /// The interval in force at `t_ms`, ms: 8-hour symbols run at 4 hours on about one day in
+    /// nine.
+    pub fn interval_ms_at(&self, s: &SimSymbol, t_ms: i64) -> i64 {
         let day = (t_ms - EPOCH_MS).div_euclid(DAY_MS) as u64;
-        if s.interval_hours == 8 && mix(hash(&[s.venue, &s.symbol], self.seed) ^ day).is_multiple_of(9) { 4 } else { s.interval_hours }
+        let minutes = if s.interval_minutes == 480 && mix(hash(&[s.venue, &s.symbol], self.seed) ^ day).is_multiple_of(9) { 240 } else { s.interval_minutes };
+        minutes * MINUTE_MS
     }
 
-    /// The rate on the grid at the hour containing `t_ms` (pico; 0 before the epoch).
+    /// The interval in force at `t_ms` in whole hours, as the venues' formats carry it (a
+    /// sub-hour demo interval shows as 1).
+    pub fn interval_at(&self, s: &SimSymbol, t_ms: i64) -> i64 {
+        (self.interval_ms_at(s, t_ms) / HOUR_MS).max(1)
+    }
+
+    /// The rate on the grid at the step containing `t_ms` (pico; 0 before the epoch).
     pub fn rate_at(&self, s: &SimSymbol, t_ms: i64) -> i64 {
         if t_ms < EPOCH_MS {
             return 0;
         }
-        let hour = ((t_ms - EPOCH_MS) / HOUR_MS) as usize;
+        let step = ((t_ms - EPOCH_MS) / s.step_ms()) as usize;
         let key = (s.venue.to_owned(), s.symbol.clone());
         let mut grids = self.grids.lock().unwrap();
         let grid = grids.entry(key).or_default();
         let h = hash(&[s.venue, &s.symbol], self.seed);
         // Mean between -0.5e-4 and +1.5e-4, reversion over ~2 days, hourly noise ~3e-5.
         let mean = -50_000_000 + (h % 200_000_000) as i64;
-        while grid.len() <= hour {
+        while grid.len() <= step {
             let n = grid.len() as u64;
             let previous = grid.last().copied().unwrap_or(mean);
             let uniform = |i: u64| (mix(h ^ n.wrapping_mul(4) ^ i) % 2001) as i64 - 1000;
@@ -74,37 +96,44 @@ impl Model {
             let next = previous + (mean - previous) / 48 + 30_000 * normal_milli;
             grid.push(next / QUANTUM * QUANTUM);
         }
-        grid[hour]
+        grid[step]
+    }
+
+    /// Whether `t_ms` (a step of the grid) is a settlement time.
+    fn settles_at(&self, s: &SimSymbol, t_ms: i64) -> bool {
+        t_ms % self.interval_ms_at(s, t_ms) == 0
     }
 
     /// Settlement times in [from_ms, to_ms] (and not after `now_ms`), oldest first.
     pub fn settlements(&self, s: &SimSymbol, from_ms: i64, to_ms: i64, now_ms: i64) -> Vec<i64> {
-        let to = to_ms.min(now_ms);
-        let mut t = (from_ms.max(EPOCH_MS) + HOUR_MS - 1).div_euclid(HOUR_MS) * HOUR_MS;
+        let (to, step) = (to_ms.min(now_ms), s.step_ms());
+        let mut t = (from_ms.max(EPOCH_MS) + step - 1).div_euclid(step) * step;
         let mut out = Vec::new();
         while t <= to {
-            if (t / HOUR_MS) % self.interval_at(s, t) == 0 {
+            if self.settles_at(s, t) {
                 out.push(t);
             }
-            t += HOUR_MS;
+            t += step;
         }
         out
     }
 
     /// The latest settlement at or before `t_ms`.
     pub fn last_settlement(&self, s: &SimSymbol, t_ms: i64) -> i64 {
-        let mut t = t_ms.div_euclid(HOUR_MS) * HOUR_MS;
-        while (t / HOUR_MS) % self.interval_at(s, t) != 0 {
-            t -= HOUR_MS;
+        let step = s.step_ms();
+        let mut t = t_ms.div_euclid(step) * step;
+        while !self.settles_at(s, t) {
+            t -= step;
         }
         t
     }
 
     /// The next settlement strictly after `now_ms`.
     pub fn next_settlement(&self, s: &SimSymbol, now_ms: i64) -> i64 {
-        let mut t = (now_ms / HOUR_MS + 1) * HOUR_MS;
-        while (t / HOUR_MS) % self.interval_at(s, t) != 0 {
-            t += HOUR_MS;
+        let step = s.step_ms();
+        let mut t = (now_ms.div_euclid(step) + 1) * step;
+        while !self.settles_at(s, t) {
+            t += step;
         }
         t
     }
@@ -140,7 +169,7 @@ mod tests {
     use super::*;
 
     fn btc() -> SimSymbol {
-        SimSymbol { venue: "binance", symbol: "BTCUSDT".into(), interval_hours: 8 }
+        SimSymbol::new("binance", "BTCUSDT", 480)
     }
 
     #[test]
@@ -161,6 +190,20 @@ mod tests {
         assert!(times.windows(2).all(|w| w[1] - w[0] == 4 * HOUR_MS || w[1] - w[0] == 8 * HOUR_MS));
         assert!(times.windows(2).any(|w| w[1] - w[0] == 4 * HOUR_MS), "some days run at 4 h");
         assert!(times.iter().all(|t| t % (4 * HOUR_MS) == 0));
+    }
+
+    #[test]
+    fn a_short_interval_settles_every_interval_on_its_own_grid() {
+        let five = SimSymbol::new("binance", "BTCUSDT", 5);
+        let m = Model::new(1, vec![five.clone()]);
+        let t0 = EPOCH_MS + 300 * DAY_MS + 7 * MINUTE_MS;
+        let times = m.settlements(&five, t0, t0 + HOUR_MS, i64::MAX);
+        assert_eq!(times.len(), 12);
+        assert!(times.iter().all(|t| t % (5 * MINUTE_MS) == 0));
+        assert_eq!((m.last_settlement(&five, t0), m.next_settlement(&five, t0)), (t0 - 2 * MINUTE_MS, t0 + 3 * MINUTE_MS));
+        assert_eq!(m.interval_at(&five, t0), 1, "formats in hours show a sub-hour interval as 1");
+        let rates: Vec<i64> = times.iter().map(|t| m.rate_at(&five, *t)).collect();
+        assert!(rates.windows(2).any(|w| w[0] != w[1]), "each five minutes has its own rate");
     }
 
     #[test]

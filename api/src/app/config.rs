@@ -53,7 +53,8 @@ pub struct Config {
     /// `FM_TRUSTED_PROXIES`: comma-separated proxy IPs whose `X-Forwarded-For` is believed.
     /// Default none: the client IP is the socket's peer.
     pub trusted_proxies: Vec<IpAddr>,
-    /// `FM_SERIES`: the series to run, `exchange:SYMBOL[:hours]` comma-separated. Default: the
+    /// `FM_SERIES`: the series to run, `exchange:SYMBOL[:interval]` comma-separated (`8`, `8h`,
+    /// or minutes such as `5m` for short rounds on the simulated exchange). Default: the
     /// built-in twenty across the four venues.
     pub series: Vec<SeriesSpec>,
     /// `FM_SCHEDULER`: run the round scheduler in this process. Default `true`.
@@ -120,7 +121,7 @@ pub fn default_series() -> Vec<SeriesSpec> {
         .map(|s| SeriesSpec {
             exchange: Exchange::parse(s.venue).expect("the simulator's venues are ours"),
             symbol: s.symbol,
-            interval_hours: s.interval_hours as u32,
+            interval_minutes: s.interval_minutes as u32,
         })
         .collect()
 }
@@ -188,7 +189,7 @@ impl Config {
     /// Reads configuration through `lookup` (the environment, or a map in tests).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
         let get = |name: &'static str, default: &str| lookup(name).unwrap_or_else(|| default.to_owned());
-        Ok(Config {
+        let config = Config {
             bind_addr: parse("FM_BIND_ADDR", get("FM_BIND_ADDR", "127.0.0.1:8080"))?,
             database_url: get("DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/funding_market"),
             db_max_connections: parse("FM_DB_MAX_CONNECTIONS", get("FM_DB_MAX_CONNECTIONS", "16"))?,
@@ -258,7 +259,13 @@ impl Config {
                 None => Roles::ALL,
             },
             indexer_period: millis("FM_INDEXER_PERIOD_MS", get("FM_INDEXER_PERIOD_MS", "1000"))?,
-        })
+        };
+        // A real venue settles on its own interval: rounds shorter than it would never settle.
+        if let Some(s) = config.series.iter().find(|s| s.round_minutes().is_some() && !config.exchange_urls.of(s.exchange).is_empty()) {
+            let item = format!("{}:{}:{}m", s.exchange.id(), s.symbol, s.interval_minutes);
+            return Err(invalid("FM_SERIES", &item, "minute intervals run on the simulated exchange only (unset that venue's FM_*_URL)"));
+        }
+        Ok(config)
     }
 }
 
@@ -371,6 +378,8 @@ mod tests {
         assert!(with(&[("FM_TRUSTED_PROXIES", "10.0.0.1, nope")]).is_err());
         assert_eq!(with(&[("FM_SERIES", "ftx:BTCUSDT")]).unwrap_err().name, "FM_SERIES");
         assert_eq!(with(&[("FM_SERIES", "okx:BTCUSDT")]).unwrap().series.len(), 1);
+        assert_eq!(with(&[("FM_SERIES", "okx:BTCUSDT:5m")]).unwrap().series[0].round_minutes(), Some(5));
+        assert_eq!(with(&[("FM_SERIES", "okx:BTCUSDT:5m"), ("FM_OKX_URL", "https://www.okx.com")]).unwrap_err().name, "FM_SERIES");
         assert_eq!(with(&[]).unwrap().series.len(), 20);
         let c = with(&[("FM_TRUSTED_PROXIES", "10.0.0.1, ::1")]).unwrap();
         assert_eq!(c.trusted_proxies.len(), 2);

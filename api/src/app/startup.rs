@@ -216,7 +216,7 @@ async fn venue_clients(config: &Config, supervisor: &Supervisor) -> Result<Vec<(
 async fn start_simulator(series: &[SeriesSpec], supervisor: &Supervisor) -> Result<Vec<String>, StartupError> {
     let symbols = series
         .iter()
-        .map(|s| sim_exchange::SimSymbol { venue: s.exchange.id(), symbol: s.symbol.clone(), interval_hours: s.interval_hours as i64 })
+        .map(|s| sim_exchange::SimSymbol::new(s.exchange.id(), &s.symbol, s.interval_minutes as i64))
         .collect();
     let sim = std::sync::Arc::new(sim_exchange::Sim::new(sim_exchange::Model::new(42, symbols)));
     let mut bases = Vec::new();

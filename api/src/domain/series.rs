@@ -31,10 +31,29 @@ pub struct SeriesSpec {
     pub exchange: Exchange,
     /// `<BASE><QUOTE>`.
     pub symbol: String,
-    pub interval_hours: u32,
+    /// Minutes between settlements: the venue's interval (60, 120, 240 or 480; the scheduler
+    /// then follows what the venue reports), or a divisor of an hour for short demo rounds.
+    pub interval_minutes: u32,
 }
 
+/// Short rounds: the minute intervals `FM_SERIES` accepts (divisors of an hour).
+pub const ROUND_MINUTES: [u32; 11] = [1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30];
+/// The venues' funding intervals, hours.
+pub const VENUE_HOURS: [u32; 4] = [1, 2, 4, 8];
+
 impl SeriesSpec {
+    /// The venue's interval in whole hours as first stored (a short-round series: 1; the
+    /// scheduler corrects it from the venue).
+    pub fn interval_hours(&self) -> u32 {
+        (self.interval_minutes / 60).max(1)
+    }
+
+    /// Set for a series whose rounds are shorter than an hour (demos and tests on the simulated
+    /// exchange): the round length in minutes, whatever the venue's interval.
+    pub fn round_minutes(&self) -> Option<u32> {
+        (self.interval_minutes < 60).then_some(self.interval_minutes)
+    }
+
     pub fn slug(&self) -> String {
         format!("{}-{}", self.exchange.id(), self.symbol.to_lowercase())
     }
@@ -51,8 +70,10 @@ impl SeriesSpec {
     }
 }
 
-/// Parses `exchange:SYMBOL[:interval_hours]` items separated by commas (the interval defaults
-/// to 1 hour on Hyperliquid and 8 elsewhere; the scheduler then follows what the venue reports).
+/// Parses `exchange:SYMBOL[:interval]` items separated by commas. The interval is hours (`8`,
+/// `8h`: 1, 2, 4 or 8; it defaults to 1 hour on Hyperliquid and 8 elsewhere, and the scheduler
+/// then follows what the venue reports) or minutes for short rounds (`5m`: a divisor of an
+/// hour, on the simulated exchange).
 pub fn parse_list(list: &str) -> Result<Vec<SeriesSpec>, String> {
     list.split(',')
         .map(str::trim)
@@ -62,18 +83,23 @@ pub fn parse_list(list: &str) -> Result<Vec<SeriesSpec>, String> {
             let (exchange, symbol, interval) = match parts.as_slice() {
                 [e, s] => (*e, *s, None),
                 [e, s, i] => (*e, *s, Some(*i)),
-                _ => return Err(format!("{item:?}: expected exchange:SYMBOL[:hours]")),
+                _ => return Err(format!("{item:?}: expected exchange:SYMBOL[:interval]")),
             };
             let exchange = Exchange::parse(exchange).ok_or_else(|| format!("{item:?}: unknown exchange"))?;
             if split_symbol(symbol).is_none() || !symbol.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) {
                 return Err(format!("{item:?}: symbol must be <BASE><QUOTE> in capitals, e.g. BTCUSDT"));
             }
-            let interval_hours = match interval {
-                Some(h) => h.parse().ok().filter(|h| [1, 2, 4, 8].contains(h)).ok_or_else(|| format!("{item:?}: hours must be 1, 2, 4 or 8"))?,
-                None if exchange == Exchange::Hyperliquid => 1,
-                None => 8,
+            let interval_minutes = match interval {
+                Some(m) if m.ends_with('m') => m[..m.len() - 1]
+                    .parse()
+                    .ok()
+                    .filter(|m| ROUND_MINUTES.contains(m))
+                    .ok_or_else(|| format!("{item:?}: minutes must divide an hour: one of {ROUND_MINUTES:?}"))?,
+                Some(h) => h.strip_suffix('h').unwrap_or(h).parse().ok().filter(|h| VENUE_HOURS.contains(h)).map(|h| h * 60).ok_or_else(|| format!("{item:?}: hours must be 1, 2, 4 or 8 (or minutes such as 5m)"))?,
+                None if exchange == Exchange::Hyperliquid => 60,
+                None => 480,
             };
-            Ok(SeriesSpec { exchange, symbol: symbol.to_owned(), interval_hours })
+            Ok(SeriesSpec { exchange, symbol: symbol.to_owned(), interval_minutes })
         })
         .collect()
 }
@@ -84,18 +110,20 @@ mod tests {
 
     #[test]
     fn names_and_tiers() {
-        let s = SeriesSpec { exchange: Exchange::Binance, symbol: "1000PEPEUSDT".into(), interval_hours: 8 };
+        let s = SeriesSpec { exchange: Exchange::Binance, symbol: "1000PEPEUSDT".into(), interval_minutes: 480 };
         assert_eq!((s.slug().as_str(), s.display_name().as_str(), s.tier()), ("binance-1000pepeusdt", "1000PEPE/USDT", 3));
-        let btc = SeriesSpec { exchange: Exchange::Hyperliquid, symbol: "BTCUSDC".into(), interval_hours: 1 };
+        let btc = SeriesSpec { exchange: Exchange::Hyperliquid, symbol: "BTCUSDC".into(), interval_minutes: 60 };
         assert_eq!((btc.slug().as_str(), btc.tier(), liquidity_for_tier(btc.tier())), ("hyperliquid-btcusdc", 1, 200_000_000));
     }
 
     #[test]
     fn series_lists_parse_with_clear_errors() {
-        let specs = parse_list("binance:BTCUSDT, hyperliquid:ETHUSDC ,okx:SOLUSDT:4").unwrap();
-        assert_eq!(specs.iter().map(|s| s.interval_hours).collect::<Vec<_>>(), [8, 1, 4]);
+        let specs = parse_list("binance:BTCUSDT, hyperliquid:ETHUSDC ,okx:SOLUSDT:4,bybit:SUIUSDT:2h,binance:ETHUSDT:5m").unwrap();
+        assert_eq!(specs.iter().map(|s| s.interval_minutes).collect::<Vec<_>>(), [480, 60, 240, 120, 5]);
+        assert_eq!(specs.iter().map(SeriesSpec::round_minutes).collect::<Vec<_>>(), [None, None, None, None, Some(5)]);
+        assert_eq!((specs[4].interval_hours(), specs[0].interval_hours()), (1, 8));
         assert_eq!(specs[2].slug(), "okx-solusdt");
-        for bad in ["ftx:BTCUSDT", "binance:btcusdt", "binance:BTC", "binance:BTCUSDT:3", "binance"] {
+        for bad in ["ftx:BTCUSDT", "binance:btcusdt", "binance:BTC", "binance:BTCUSDT:3", "binance", "binance:BTCUSDT:7m", "binance:BTCUSDT:60m", "binance:BTCUSDT:0m", "binance:BTCUSDT:m"] {
             assert!(parse_list(bad).is_err(), "{bad}");
         }
     }

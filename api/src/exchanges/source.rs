@@ -54,8 +54,9 @@ impl RateSource {
     }
 
     /// The rate `symbol` settled at `settlement_ms`, as this source says it. `NotPublished`
-    /// when the source does not (yet) show it.
-    pub async fn settled_rate(&self, symbol: &str, settlement_ms: i64) -> Result<FundingRate, ExchangeError> {
+    /// when the source does not (yet) show it. `round_ms`: the series' own interval when it runs
+    /// short rounds (the venue's formats carry whole hours), else the venue's is used.
+    pub async fn settled_rate(&self, symbol: &str, settlement_ms: i64, round_ms: Option<i64>) -> Result<FundingRate, ExchangeError> {
         match self.kind {
             SourceKind::History => {
                 let window = (settlement_ms - SETTLEMENT_TOLERANCE_MS, settlement_ms + SETTLEMENT_TOLERANCE_MS);
@@ -72,7 +73,8 @@ impl RateSource {
                 if current.next_funding_ms <= settlement_ms {
                     return Err(ExchangeError::NotPublished(format!("the venue has not settled {settlement_ms} yet (next {})", current.next_funding_ms)));
                 }
-                if current.next_funding_ms > settlement_ms + current.interval_hours.max(1) as i64 * HOUR_MS {
+                let interval_ms = round_ms.unwrap_or(current.interval_hours.max(1) as i64 * HOUR_MS);
+                if current.next_funding_ms > settlement_ms + interval_ms {
                     return Err(ExchangeError::NotPublished(format!("the current rate is past {settlement_ms} (next {})", current.next_funding_ms)));
                 }
                 Ok(current.rate)

@@ -2,7 +2,8 @@
 //! from the series' current interval (as its exchange reports it), with an OU prior each; moves
 //! statuses with the clock (pending → open → closed at settlement − 5 min → resolving at
 //! settlement); marks rounds whose settlement time no longer exists after an interval change to
-//! be voided (the oracle voids them on chain).
+//! be voided (the oracle voids them on chain). A series with short rounds (`round_minutes`, on
+//! the simulated exchange) keeps its own interval; its rounds overlap (below).
 //!
 //! Run by a singleton worker (`workers::scheduler`): one replica at a time. Idempotent all the
 //! same: rounds are unique per (series, settlement time), so a pass run twice, or on two
@@ -21,6 +22,9 @@ use crate::store::rounds::{self, ActiveSeries, NewRound};
 
 /// Trading stops this long before settlement (contract).
 pub const CLOSE_BEFORE_SETTLEMENT: chrono::Duration = chrono::Duration::minutes(5);
+
+/// Short rounds are created this far ahead at most.
+const SHORT_ROUNDS_HORIZON: chrono::Duration = chrono::Duration::hours(1);
 /// History fitted for the prior.
 const PRIOR_HISTORY: chrono::Duration = chrono::Duration::days(60);
 
@@ -80,7 +84,10 @@ impl Scheduler {
     async fn plan(&self, s: &ActiveSeries, now: DateTime<Utc>) -> Result<(u64, u64), PlanError> {
         let venue = Exchange::parse(&s.exchange).and_then(|e| self.venues.get(&e)).ok_or_else(|| PlanError::NoVenue(s.exchange.clone()))?;
         let current = venue.current(&s.symbol).await?;
-        let interval = chrono::Duration::hours(current.interval_hours as i64);
+        let interval = match s.round_minutes {
+            Some(minutes) => chrono::Duration::minutes(minutes as i64),
+            None => chrono::Duration::hours(current.interval_hours as i64),
+        };
         if current.interval_hours as i16 != s.interval_hours {
             tracing::info!(series = %s.slug, from = s.interval_hours, to = current.interval_hours, "funding interval changed");
             rounds::set_interval(&self.db, s.id, current.interval_hours as i16).await?;
@@ -98,10 +105,12 @@ impl Scheduler {
             }
         }
 
-        // The settlement times to have: the next ones within the horizon, at least two.
+        // The settlement times to have: the next ones within the horizon (an hour of short
+        // rounds: a day of them would be hundreds), at least two.
+        let horizon = if s.round_minutes.is_some() { self.horizon.min(SHORT_ROUNDS_HORIZON) } else { self.horizon };
         let mut wanted = Vec::new();
         let mut t = next;
-        while wanted.len() < 2 || t <= now + self.horizon {
+        while wanted.len() < 2 || t <= now + horizon {
             wanted.push(t);
             t += interval;
         }
@@ -121,7 +130,7 @@ impl Scheduler {
         for settlement in missing {
             let horizon_hours = (settlement - now).num_seconds() as f64 / 3600.0;
             let p = prior::prior(&history, current.interval_hours as f64, current.rate, horizon_hours);
-            created += insert_round(&self.db, s, settlement, now, p).await?;
+            created += insert_round(&self.db, s, settlement, interval, now, p).await?;
         }
         Ok((created, voided))
     }
@@ -129,9 +138,15 @@ impl Scheduler {
 
 /// Inserts the round settling at `settlement`: it opens when the series' previous round settles
 /// (or now, for the first), closes 5 minutes before settlement, and starts at the prior's price.
-async fn insert_round(db: &PgPool, s: &ActiveSeries, settlement: DateTime<Utc>, now: DateTime<Utc>, p: prior::Prior) -> Result<u64, sqlx::Error> {
-    let open = rounds::previous_settlement(db, s.id, settlement).await?.unwrap_or(now);
+/// A short round closes 5 minutes before settlement too (the contract; the program enforces
+/// it), so it trades for the `interval` before that: short rounds overlap, the next trading
+/// while the one before waits out its last 5 minutes.
+async fn insert_round(db: &PgPool, s: &ActiveSeries, settlement: DateTime<Utc>, interval: chrono::Duration, now: DateTime<Utc>, p: prior::Prior) -> Result<u64, sqlx::Error> {
     let close = settlement - CLOSE_BEFORE_SETTLEMENT;
+    let open = match s.round_minutes {
+        Some(_) => close - interval,
+        None => rounds::previous_settlement(db, s.id, settlement).await?.unwrap_or(now),
+    };
     if close <= open.max(now) {
         return Ok(0); // too close to settlement to be worth trading
     }

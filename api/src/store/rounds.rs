@@ -16,10 +16,12 @@ pub struct ActiveSeries {
     pub slug: String,
     pub liquidity_b: i64,
     pub interval_hours: i16,
+    /// Short rounds: minutes between settlements whatever the venue's interval.
+    pub round_minutes: Option<i16>,
 }
 
 pub async fn active_series(db: &PgPool) -> Result<Vec<ActiveSeries>, sqlx::Error> {
-    sqlx::query_as("SELECT id, exchange, symbol, slug, liquidity_b, interval_hours FROM series WHERE active ORDER BY slug").fetch_all(db).await
+    sqlx::query_as("SELECT id, exchange, symbol, slug, liquidity_b, interval_hours, round_minutes FROM series WHERE active ORDER BY slug").fetch_all(db).await
 }
 
 pub async fn set_interval(db: &PgPool, series_id: Uuid, interval_hours: i16) -> Result<(), sqlx::Error> {

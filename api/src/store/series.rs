@@ -100,7 +100,8 @@ pub async fn series_by_id(db: &PgPool, id: Uuid) -> Result<Option<SeriesRow>, sq
 
 
 /// Inserts the series that do not exist yet, in one statement (start-up runs this with every
-/// configured series). Idempotent. Returns how many were new.
+/// configured series), and sets the round length of those that exist (a series can be switched
+/// to short rounds and back). Idempotent. Returns how many were new.
 pub async fn ensure(db: &PgPool, specs: &[SeriesSpec]) -> Result<u64, sqlx::Error> {
     let ids: Vec<Uuid> = specs.iter().map(|_| Uuid::new_v4()).collect();
     let exchanges: Vec<&str> = specs.iter().map(|s| s.exchange.id()).collect();
@@ -109,11 +110,15 @@ pub async fn ensure(db: &PgPool, specs: &[SeriesSpec]) -> Result<u64, sqlx::Erro
     let names: Vec<String> = specs.iter().map(SeriesSpec::display_name).collect();
     let tiers: Vec<i16> = specs.iter().map(|s| s.tier() as i16).collect();
     let liquidity: Vec<i64> = specs.iter().map(|s| liquidity_for_tier(s.tier()) as i64).collect();
-    let intervals: Vec<i16> = specs.iter().map(|s| s.interval_hours as i16).collect();
-    let done = sqlx::query(
-        "INSERT INTO series (id, exchange, symbol, slug, display_name, tier, liquidity_b, interval_hours)
-         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::bigint[], $8::smallint[])
-         ON CONFLICT (exchange, symbol) DO NOTHING",
+    let intervals: Vec<i16> = specs.iter().map(|s| s.interval_hours() as i16).collect();
+    let round_minutes: Vec<Option<i16>> = specs.iter().map(|s| s.round_minutes().map(|m| m as i16)).collect();
+    // `xmax = 0` tells a row this statement inserted from one it updated.
+    let inserted: Vec<bool> = sqlx::query_scalar(
+        "INSERT INTO series (id, exchange, symbol, slug, display_name, tier, liquidity_b, interval_hours, round_minutes)
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::bigint[], $8::smallint[], $9::smallint[])
+         ON CONFLICT (exchange, symbol) DO UPDATE SET round_minutes = EXCLUDED.round_minutes
+           WHERE series.round_minutes IS DISTINCT FROM EXCLUDED.round_minutes
+         RETURNING xmax = 0",
     )
     .bind(&ids)
     .bind(&exchanges)
@@ -123,7 +128,8 @@ pub async fn ensure(db: &PgPool, specs: &[SeriesSpec]) -> Result<u64, sqlx::Erro
     .bind(&tiers)
     .bind(&liquidity)
     .bind(&intervals)
-    .execute(db)
+    .bind(&round_minutes)
+    .fetch_all(db)
     .await?;
-    Ok(done.rows_affected())
+    Ok(inserted.into_iter().filter(|new| *new).count() as u64)
 }

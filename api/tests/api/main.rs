@@ -2,6 +2,7 @@
 
 mod auth;
 mod binary;
+mod crash;
 mod envelope;
 mod exchanges;
 mod health;

@@ -13,12 +13,14 @@ use api::chain::Crank;
 use api::domain::market::MarketStatus;
 use api::exchanges::{Exchange, ExchangeClient, RateSource};
 use api::services::Services;
+use api::domain::series as series_spec;
 use api::services::oracle::{Oracle, Report};
+use api::services::scheduler::Scheduler;
 use api::services::settlement;
-use api::store::rounds;
+use api::store::{rounds, series};
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::Value;
-use sim_exchange::{Endpoint, Model, SettlementFault, SettlementFaultKind, Sim, default_symbols};
+use sim_exchange::{Endpoint, Model, SettlementFault, SettlementFaultKind, Sim, SimSymbol, default_symbols};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -31,20 +33,25 @@ const DEADLINE: Duration = Duration::from_secs(600);
 struct Venue {
     sim: Arc<Sim>,
     oracle: Oracle,
+    /// A client of every venue on the first host (what the scheduler reads).
+    hosts: Vec<ExchangeClient>,
 }
 
 /// The simulated exchange on two hosts and an oracle reading them, its deadline 10 minutes.
 async fn venue() -> Venue {
-    let sim = Arc::new(Sim::at(Model::new(42, default_symbols()), Utc::now().timestamp_millis()));
+    venue_with(default_symbols(), Utc::now()).await
+}
+
+async fn venue_with(symbols: Vec<SimSymbol>, now: DateTime<Utc>) -> Venue {
+    let sim = Arc::new(Sim::at(Model::new(42, symbols), now.timestamp_millis()));
     let mut bases = Vec::new();
     for host in 0..2 {
         bases.push(serve(sim_exchange::router_for(sim.clone(), host)).await.base);
     }
-    let sources = Exchange::ALL.map(|e| {
-        let hosts: Vec<ExchangeClient> = bases.iter().map(|base| ExchangeClient::new(e, base, Duration::from_secs(5))).collect();
-        (e, RateSource::for_venue(&hosts))
-    });
-    Venue { sim, oracle: Oracle::new(sources, DEADLINE) }
+    let clients = Exchange::ALL.map(|e| bases.iter().map(|base| ExchangeClient::new(e, base, Duration::from_secs(5))).collect::<Vec<_>>());
+    let hosts = clients.iter().map(|c| c[0].clone()).collect();
+    let sources = Exchange::ALL.into_iter().zip(&clients).map(|(e, c)| (e, RateSource::for_venue(c)));
+    Venue { sim, oracle: Oracle::new(sources, DEADLINE), hosts }
 }
 
 impl Venue {
@@ -253,4 +260,63 @@ async fn a_round_whose_settlement_time_vanished_is_voided_on_chain_and_refunded(
     assert_eq!(t.vault(&b.wallet).await, 50_000_000);
     let held = crate::settlement::balance(&t, &a).await;
     assert_eq!((micros(&held["usdc_balance"]), micros(&held["locked_in_positions"])), (50_000_000, 0));
+}
+
+/// Short rounds (`FM_SERIES=binance:BTCUSDT:5m`): the scheduler plans a round every five
+/// minutes on the simulated venue's five-minute grid, each trading for five minutes up to the
+/// contract's five minutes before settlement (so one round trades while the one before waits);
+/// one is traded, closed, settled from three sources and paid, ten minutes from open to paid.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_five_minute_round_trades_closes_settles_and_pays(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    series::ensure(&db, &series_spec::parse_list("binance:BTCUSDT:5m").unwrap()).await.unwrap();
+    sqlx::query("UPDATE series SET active = slug = 'binance-btcusdt'").execute(&db).await.unwrap();
+    let minutes = |m: i64| chrono::Duration::minutes(m);
+    // A virtual clock 30 s past a five-minute mark, ahead of real time; the chain follows it
+    // (whole seconds, rounded up: never behind the virtual clock).
+    let mark = Utc.timestamp_millis_opt(Utc::now().timestamp_millis().div_euclid(300_000) * 300_000).unwrap() + minutes(5);
+    let start = mark + chrono::Duration::seconds(30);
+    let clock = |at: DateTime<Utc>| t.chain.set_clock_offset((at - Utc::now()).num_milliseconds().div_euclid(1000) + 1);
+    clock(start);
+    let symbols = default_symbols().into_iter().map(|s| if (s.venue, s.symbol.as_str()) == ("binance", "BTCUSDT") { SimSymbol::new("binance", "BTCUSDT", 5) } else { s }).collect();
+    let v = venue_with(symbols, start).await;
+    let scheduler = Scheduler::new(db.clone(), v.hosts.clone(), Duration::from_secs(24 * 3600));
+    let report = scheduler.run_once(start).await.unwrap();
+    // An hour of them; the one settling at mark + 5 min would close before it opens.
+    assert_eq!(report.created, 11, "{report:?}");
+
+    let rounds: Vec<(Uuid, DateTime<Utc>, DateTime<Utc>, DateTime<Utc>, String)> =
+        sqlx::query_as("SELECT id, open_ts, close_ts, settlement_ts, status FROM markets ORDER BY settlement_ts").fetch_all(&db).await.unwrap();
+    for (i, (_, open, close, settlement, _)) in rounds.iter().enumerate() {
+        assert_eq!(*settlement, mark + minutes(5 * (i as i64 + 2)));
+        assert_eq!((*settlement - *close, *close - *open), (minutes(5), minutes(5)), "trades five minutes, closed the last five");
+    }
+    let (market, _, close, settlement, status) = rounds[0].clone();
+    assert_eq!((status.as_str(), rounds[1].4.as_str()), ("open", "pending"));
+
+    let (a, b) = (trader(&t, "100").await, trader(&t, "100").await);
+    let a_yes = buy(&t, &a, market, "yes", "10").await as u64;
+    let b_no = buy(&t, &b, market, "no", "6").await as u64;
+    let before = (t.vault(&a.wallet).await, t.vault(&b.wallet).await);
+
+    clock(close);
+    scheduler.run_once(close).await.unwrap();
+    assert_eq!(rounds::status(&db, market).await.unwrap(), Some(MarketStatus::Closed));
+    assert_eq!(rounds::status(&db, rounds[1].0).await.unwrap(), Some(MarketStatus::Open), "the next round trades as this one closes");
+    let after = settlement + chrono::Duration::seconds(3);
+    clock(after);
+    scheduler.run_once(after).await.unwrap();
+    assert_eq!(rounds::status(&db, market).await.unwrap(), Some(MarketStatus::Resolving));
+    let s = services(&t).await;
+    let report = v.pass(&s, after).await;
+    assert_eq!(report.settled, 1, "{report:?}");
+    pay_out(&s, market).await;
+
+    let shown = resolution(&t, market).await;
+    assert_eq!(shown["consensus"]["sources"].as_array().unwrap().len(), 3, "history on both hosts and the current rate: {shown}");
+    let truth = v.truth(settlement);
+    assert_eq!(shown["outcome"], if truth > 0 { "yes" } else { "no" });
+    let (won_a, won_b) = if truth > 0 { (a_yes, 0) } else { (0, b_no) };
+    assert_eq!((t.vault(&a.wallet).await, t.vault(&b.wallet).await), (before.0 + won_a, before.1 + won_b));
+    t.chain.set_clock_offset(0);
 }

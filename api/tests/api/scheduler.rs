@@ -134,16 +134,16 @@ async fn statuses_follow_the_clock(db: PgPool) {
 
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn an_interval_change_voids_the_rounds_that_no_longer_settle(db: PgPool) {
-    let spec = SeriesSpec { exchange: Exchange::Bybit, symbol: "SUIUSDT".into(), interval_hours: 1 };
+    let spec = SeriesSpec { exchange: Exchange::Bybit, symbol: "SUIUSDT".into(), interval_minutes: 60 };
     series::ensure(&db, &[spec]).await.unwrap();
-    let hourly = vec![SimSymbol { venue: "bybit", symbol: "SUIUSDT".into(), interval_hours: 1 }];
+    let hourly = vec![SimSymbol::new("bybit", "SUIUSDT", 60)];
     let (scheduler, _) = scheduler_for(&db, hourly).await;
     scheduler.run_once(at(NOW)).await.unwrap();
     let before = rounds(&db, "bybit-suiusdt").await;
     assert!(before.len() >= 24);
 
     // The exchange moves the symbol to 4-hour funding.
-    let four_hourly = vec![SimSymbol { venue: "bybit", symbol: "SUIUSDT".into(), interval_hours: 4 }];
+    let four_hourly = vec![SimSymbol::new("bybit", "SUIUSDT", 240)];
     let (scheduler, _) = scheduler_for(&db, four_hourly).await;
     let report = scheduler.run_once(at(NOW)).await.unwrap();
     let after = rounds(&db, "bybit-suiusdt").await;

@@ -1,0 +1,248 @@
+//! SIGKILL in the middle of settlement. The real binary runs the oracle, the settlement crank and
+//! the indexer over 50 traded rounds past their settlement time on the embedded chain (which
+//! lives in Postgres, so it survives the process), and is killed with SIGKILL at a random moment
+//! 20 times, restarted after each; then it runs to the end. No position is paid twice or missed,
+//! and the Postgres view — vault balances, settlements, positions, market statuses — equals the
+//! chain.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anchor_lang::prelude::Pubkey;
+use api::app::config::default_series;
+use api::chain::OnChain;
+use api::domain::market::Side;
+use api::store::{markets, series};
+use chrono::{DateTime, TimeZone, Utc};
+use funding_market::client;
+use funding_market::state::Position;
+use indexer::chain::EmbeddedChain;
+use indexer::chain::embedded::GenesisParams;
+use sim_exchange::{Model, default_symbols};
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+use sqlx::PgPool;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use uuid::Uuid;
+
+use crate::helpers::*;
+
+const MARKETS: usize = 50;
+/// Every fifth round is voided (its settlement time "no longer exists"): refunds, not payouts.
+const VOID_EVERY: usize = 5;
+const WALLETS: usize = 4;
+const KILLS: usize = 20;
+/// A run is killed once it has made between 1 and this many steps of progress (see `progress`),
+/// plus up to 20 ms: a random point inside the work, never in the start-up alone.
+const MAX_STEPS: i64 = 12;
+
+/// What a position is owed at settlement, from its on-chain account before any payout.
+struct Owed {
+    market: Uuid,
+    wallet: Pubkey,
+    payout: u64,
+}
+
+fn database_url(name: &str) -> String {
+    let admin = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into());
+    format!("{}/{name}", admin.rsplit_once('/').unwrap().0)
+}
+
+/// The service with the oracle, the crank and the indexer (no scheduler, no HTTP) on `db_url`;
+/// its embedded simulator publishes the venues' settled rates.
+fn start(db_url: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_funding-api"))
+        .env("DATABASE_URL", db_url)
+        .env("REDIS_URL", redis_url())
+        .env("FM_ROLES", "workers,indexer")
+        .env("FM_SCHEDULER", "false")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the funding-api binary")
+}
+
+/// Keeps draining the child's output so a full pipe never blocks it.
+fn drain(child: &mut Child) {
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+}
+
+/// How far settlement has come: (rounds finalized, rounds paid out, positions paid).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, sqlx::FromRow)]
+struct Progress {
+    finalized: i64,
+    paid_out: i64,
+    positions_paid: i64,
+}
+
+impl Progress {
+    fn steps(&self) -> i64 {
+        self.finalized + self.paid_out + self.positions_paid
+    }
+}
+
+async fn progress(db: &PgPool) -> Progress {
+    sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE status IN ('settled', 'voided')) AS finalized, count(*) FILTER (WHERE paid_out_at IS NOT NULL) AS paid_out,
+                (SELECT count(*) FROM settlements) AS positions_paid
+         FROM markets",
+    )
+    .fetch_one(db)
+    .await
+    .unwrap()
+}
+
+async fn vault(chain: &EmbeddedChain, wallet: &Pubkey) -> u64 {
+    let account = chain.account(&client::vault_pda(wallet).to_string()).await.unwrap().unwrap();
+    u64::from_le_bytes(account.data[64..72].try_into().unwrap())
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_once(db: PgPool) {
+    series::ensure(&db, &default_series()).await.unwrap();
+    // The last 50 hourly settlements of Hyperliquid BTC, the oldest first: every one published
+    // by the simulator the service starts (same seed, same symbols).
+    let sim = Model::new(42, default_symbols());
+    let btc = sim.find("hyperliquid", "BTCUSDC").unwrap().clone();
+    let last = sim.last_settlement(&btc, Utc::now().timestamp_millis());
+    let settlements: Vec<DateTime<Utc>> = (0..MARKETS as i64).rev().map(|i| Utc.timestamp_millis_opt(last - i * 3_600_000).unwrap()).collect();
+    let series_id: Uuid = sqlx::query_scalar("SELECT id FROM series WHERE slug = 'hyperliquid-btcusdc'").fetch_one(&db).await.unwrap();
+
+    // Trading, in process, each round ten minutes before its settlement on the chain's clock.
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let onchain = OnChain::embedded(&chain, db.clone()).await.unwrap();
+    let wallets: Vec<Pubkey> = (0..WALLETS).map(|_| Keypair::new().pubkey()).collect();
+    for w in &wallets {
+        onchain.faucet(w, 1_000_000_000).await.unwrap();
+    }
+    let mut rounds = Vec::new();
+    for (i, settlement) in settlements.iter().enumerate() {
+        let id = Uuid::new_v4();
+        sqlx::query(
+            "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
+                                  yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, onchain_address)
+             VALUES ($1, $2, $3, $4, $5, $6, 'open', 200000000, 0, 0, 500000, 500000, 0, $7)",
+        )
+        .bind(id)
+        .bind(series_id)
+        .bind(i as i32 + 1)
+        .bind(*settlement - chrono::Duration::hours(1))
+        .bind(*settlement - chrono::Duration::minutes(5))
+        .bind(*settlement)
+        .bind(client::market_pda(id.as_bytes()).to_string())
+        .execute(&db)
+        .await
+        .unwrap();
+        chain.set_clock_offset((*settlement - chrono::Duration::minutes(10) - Utc::now()).num_seconds());
+        onchain.ensure_market(&markets::plan(&db, id).await.unwrap().unwrap()).await.unwrap();
+        for (j, w) in wallets.iter().enumerate() {
+            let side = if j % 2 == 0 { Side::Yes } else { Side::No };
+            let usdc = 1_000_000 * (1 + ((i + j) % 4) as u64);
+            let signed = onchain.sign_buy(id, w, side, usdc, 1).await.unwrap();
+            onchain.submit_trade(&signed).await.unwrap();
+        }
+        rounds.push(id);
+    }
+    // Past settlement, as the scheduler leaves them: closed, some marked to be voided.
+    sqlx::query("UPDATE markets SET status = 'closed'").execute(&db).await.unwrap();
+    let voided: Vec<Uuid> = rounds.iter().step_by(VOID_EVERY).copied().collect();
+    sqlx::query("UPDATE markets SET void_reason = 'interval_change' WHERE id = ANY($1)").bind(&voided).execute(&db).await.unwrap();
+
+    // What each position is owed: its winning shares, or on a void what it paid in (the market
+    // holds every buy and the subsidy, so every claim is covered in full).
+    let mut owed = Vec::new();
+    for (market, settlement) in rounds.iter().zip(&settlements) {
+        let yes = sim.rate_at(&btc, settlement.timestamp_millis()) > 0;
+        let address = client::market_pda(market.as_bytes());
+        for w in &wallets {
+            let account = chain.account(&client::position_pda(&address, w).to_string()).await.unwrap().unwrap();
+            let p: Position = client::decode(&account.data).unwrap();
+            let payout = if voided.contains(market) { p.refund_claim() } else if yes { p.yes_shares } else { p.no_shares };
+            owed.push(Owed { market: *market, wallet: *w, payout });
+        }
+    }
+    let mut before = HashMap::new();
+    for w in &wallets {
+        before.insert(*w, vault(&chain, w).await);
+    }
+    drop(onchain);
+    drop(chain); // the chain is the child's now (one writer per database)
+
+    let name: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&db).await.unwrap();
+    let url = database_url(&name);
+    let done = (MARKETS + MARKETS + MARKETS * WALLETS) as i64;
+    let mut at_kill = Vec::new();
+    for _ in 0..KILLS {
+        let mut child = start(&url);
+        drain(&mut child);
+        let from = progress(&db).await.steps();
+        let kill_at = from + 1 + (rand::random::<u64>() % MAX_STEPS as u64) as i64;
+        let started = Instant::now();
+        loop {
+            let now = progress(&db).await.steps();
+            if now >= kill_at.min(done) {
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(120), "no progress within 2 min ({now} of {done} steps)");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(rand::random::<u64>() % 20)).await;
+        child.start_kill().unwrap(); // SIGKILL
+        child.wait().await.unwrap();
+        at_kill.push(progress(&db).await);
+    }
+    eprintln!("(finalized, paid out, positions paid) at each SIGKILL: {:?}", at_kill.iter().map(|p| (p.finalized, p.paid_out, p.positions_paid)).collect::<Vec<_>>());
+    let mid_work = at_kill.iter().filter(|p| p.steps() < done).count();
+    assert!(mid_work >= KILLS * 3 / 4, "most kills must land while work is left: {at_kill:?}");
+
+    // Then a run to the end.
+    let mut child = start(&url);
+    drain(&mut child);
+    let started = Instant::now();
+    while progress(&db).await.paid_out < MARKETS as i64 {
+        assert!(started.elapsed() < Duration::from_secs(180), "not paid out within 3 min: {:?}", progress(&db).await);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+
+    // The chain: every market and position account closed, every wallet paid exactly.
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    for market in &rounds {
+        let address = client::market_pda(market.as_bytes());
+        assert!(chain.account(&address.to_string()).await.unwrap().is_none(), "market {market} closed on chain");
+        for w in &wallets {
+            assert!(chain.account(&client::position_pda(&address, w).to_string()).await.unwrap().is_none(), "position paid and closed");
+        }
+    }
+    for w in &wallets {
+        let due: u64 = owed.iter().filter(|o| o.wallet == *w).map(|o| o.payout).sum();
+        assert_eq!(vault(&chain, w).await, before[w] + due, "wallet {w}: every position paid exactly once");
+        let projected: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(w.to_string()).fetch_one(&db).await.unwrap();
+        assert_eq!(projected as u64, before[w] + due, "wallet {w}: Postgres's vault balance is the chain's");
+    }
+
+    // Postgres: one settlement per position with the amount paid, no position left, every round
+    // finished as decided.
+    let rows: Vec<(Uuid, String, i64, bool)> = sqlx::query_as("SELECT market_id, wallet, payout, voided FROM settlements").fetch_all(&db).await.unwrap();
+    assert_eq!(rows.len(), MARKETS * WALLETS);
+    for o in &owed {
+        let row = rows.iter().find(|r| r.0 == o.market && r.1 == o.wallet.to_string()).expect("a settlement row per position");
+        assert_eq!((row.2 as u64, row.3), (o.payout, voided.contains(&o.market)), "market {} wallet {}", o.market, o.wallet);
+    }
+    let open: i64 = sqlx::query_scalar("SELECT count(*) FROM positions").fetch_one(&db).await.unwrap();
+    assert_eq!(open, 0, "no position left open in Postgres");
+    for (market, settlement) in rounds.iter().zip(&settlements) {
+        let (status, actual): (String, Option<i64>) = sqlx::query_as("SELECT status, actual_rate FROM markets WHERE id = $1").bind(market).fetch_one(&db).await.unwrap();
+        if voided.contains(market) {
+            assert_eq!(status, "voided");
+        } else {
+            assert_eq!((status.as_str(), actual), ("settled", Some(sim.rate_at(&btc, settlement.timestamp_millis()))));
+        }
+    }
+}

@@ -10,24 +10,12 @@ use std::time::{Duration, Instant};
 mod support;
 
 use chrono::Utc;
-use ed25519_dalek::Signer;
-use serde_json::{Value, json};
+use serde_json::json;
 use sqlx::postgres::PgPoolOptions;
 use uuid::Uuid;
 
 const TRADERS: usize = 16;
 const SECONDS: u64 = 10;
-
-async fn sign_in(http: &reqwest::Client, base: &str) -> (String, String) {
-    let key = ed25519_dalek::SigningKey::from_bytes(&rand::random());
-    let wallet = bs58::encode(key.verifying_key().as_bytes()).into_string();
-    let challenge: Value = http.post(format!("{base}/v1/auth/challenge")).json(&json!({"wallet_address": wallet})).send().await.unwrap().json().await.unwrap();
-    let message = challenge["data"]["message"].as_str().unwrap();
-    let signature = bs58::encode(key.sign(message.as_bytes()).to_bytes()).into_string();
-    let body = json!({"wallet_address": wallet, "signature": signature, "nonce": challenge["data"]["nonce"]});
-    let verified: Value = http.post(format!("{base}/v1/auth/verify")).json(&body).send().await.unwrap().json().await.unwrap();
-    (wallet, verified["data"]["token"].as_str().unwrap().to_owned())
-}
 
 /// `TRADERS` clients buying 1 USDC at a time for `SECONDS`, trader i on `markets[i % n]`:
 /// (trades/s, p50 ms, p99 ms).
@@ -79,7 +67,7 @@ async fn main() {
     }
     let mut tokens = Vec::new();
     for _ in 0..TRADERS {
-        let (wallet, token) = sign_in(&http, &base).await;
+        let (wallet, token) = support::sign_in(&http, &base, &ed25519_dalek::SigningKey::from_bytes(&rand::random())).await;
         let r = http.post(format!("{base}/v1/dev/faucet")).json(&json!({"wallet_address": wallet, "amount": "10000"})).send().await.unwrap();
         assert_eq!(r.status().as_u16(), 200);
         tokens.push(token);

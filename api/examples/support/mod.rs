@@ -5,6 +5,8 @@
 use api::Config;
 use api::app::startup::Application;
 use chrono::{DateTime, Utc};
+use ed25519_dalek::Signer;
+use serde_json::{Value, json};
 use indexer::chain::{AnyChain, EmbeddedChain};
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
@@ -71,4 +73,16 @@ pub async fn open_market(db: &PgPool, series: Uuid, round: i32, open: DateTime<U
     .await
     .unwrap();
     id
+}
+
+/// Signs in as `key`'s wallet through the API (challenge, signature, verify): the wallet
+/// address and its access token.
+pub async fn sign_in(http: &reqwest::Client, base: &str, key: &ed25519_dalek::SigningKey) -> (String, String) {
+    let wallet = bs58::encode(key.verifying_key().as_bytes()).into_string();
+    let challenge: Value = http.post(format!("{base}/v1/auth/challenge")).json(&json!({"wallet_address": wallet})).send().await.unwrap().json().await.unwrap();
+    let message = challenge["data"]["message"].as_str().unwrap();
+    let signature = bs58::encode(key.sign(message.as_bytes()).to_bytes()).into_string();
+    let body = json!({"wallet_address": wallet, "signature": signature, "nonce": challenge["data"]["nonce"]});
+    let verified: Value = http.post(format!("{base}/v1/auth/verify")).json(&body).send().await.unwrap().json().await.unwrap();
+    (wallet, verified["data"]["token"].as_str().unwrap().to_owned())
 }

@@ -405,10 +405,24 @@ impl OnChain {
                 settles.push(client::settle_position(market_id.as_bytes(), *wallet, position.rent_payer));
             }
         }
-        let mut settled = 0;
-        for batch in self.batches(settles)? {
-            self.execute(&batch, &[]).await?;
-            settled += batch.len();
+        // Every position open on chain is in hand: `close_market` rides in the last payout
+        // transaction when it fits (it checks on chain that none is left open).
+        let closing = settles.len() as u64 == market.open_positions as u64;
+        let settled = settles.len();
+        let close = client::close_market(self.0.keys.authority.pubkey(), market_id.as_bytes());
+        let mut batches = self.batches(settles)?;
+        let close_rides = closing && batches.last().is_some_and(|last| {
+            let mut with_close = last.clone();
+            with_close.push(close.clone());
+            self.fits(&with_close).unwrap_or(false)
+        });
+        if close_rides {
+            batches.last_mut().expect("checked").push(close.clone());
+        }
+        let count = batches.len();
+        for (i, batch) in batches.into_iter().enumerate() {
+            let signers: &[&Keypair] = if close_rides && i + 1 == count { &[&self.0.keys.authority] } else { &[] };
+            self.execute(&batch, signers).await?;
         }
         let open = match self.market_account(market_id).await? {
             None => return Ok(Crank::Closed),
@@ -417,7 +431,6 @@ impl OnChain {
         if open > 0 {
             return Ok(Crank::Waiting { settled, open });
         }
-        let close = client::close_market(self.0.keys.authority.pubkey(), market_id.as_bytes());
         match self.execute(&[close], &[&self.0.keys.authority]).await {
             Ok(_) => Ok(Crank::Closed),
             // Closed meanwhile by another crank: the account is gone.
@@ -429,15 +442,18 @@ impl OnChain {
         }
     }
 
+    /// Whether `instructions` fit one transaction (with the operator as payer, the memo `sign`
+    /// adds, and every signer they need).
+    fn fits(&self, instructions: &[Instruction]) -> Result<bool, OnChainError> {
+        let tx = Transaction::new_with_payer(&with_memo(instructions, Uuid::nil()), Some(&self.0.keys.operator.pubkey()));
+        let size = bincode::serialized_size(&tx).map_err(|e| OnChainError::Unexpected(e.to_string()))?;
+        Ok(size <= MAX_TRANSACTION_BYTES)
+    }
+
     /// Instructions grouped into as few transactions as the size limit allows (each with the
     /// operator as payer and the memo `sign` adds), in order.
     fn batches(&self, instructions: Vec<Instruction>) -> Result<Vec<Vec<Instruction>>, OnChainError> {
-        let payer = self.0.keys.operator.pubkey();
-        let fits = |batch: &[Instruction]| -> Result<bool, OnChainError> {
-            let tx = Transaction::new_with_payer(&with_memo(batch, Uuid::nil()), Some(&payer));
-            let size = bincode::serialized_size(&tx).map_err(|e| OnChainError::Unexpected(e.to_string()))?;
-            Ok(size <= MAX_TRANSACTION_BYTES)
-        };
+        let fits = |batch: &[Instruction]| self.fits(batch);
         let mut batches: Vec<Vec<Instruction>> = Vec::new();
         let mut current: Vec<Instruction> = Vec::new();
         for ix in instructions {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use futures_util::FutureExt;
+use futures_util::{FutureExt, StreamExt};
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -19,7 +19,10 @@ use crate::services::settlement;
 pub const CRANK_LOCK: i64 = 0x464D_4352_414E_4B5F;
 
 /// Rounds taken per pass (oldest settlement first); the rest wait for the next pass.
-const ROUNDS_PER_PASS: i64 = 200;
+const ROUNDS_PER_PASS: i64 = 1_000;
+/// Rounds paid out at once. Each waits on its own confirmations; side by side they keep the
+/// chain busy (it orders transactions one at a time), and a round's payouts are its own.
+const CONCURRENT_ROUNDS: usize = 16;
 
 pub struct SettlementWorker {
     pub services: Services,
@@ -39,17 +42,17 @@ impl Worker for SettlementWorker {
         async move {
             every(self.name(), self.period, &cancel, || async {
                 let due = settlement::awaiting_payout(&self.services, ROUNDS_PER_PASS).await.map_err(|e| e.to_string())?;
-                for market_id in due {
-                    if cancel.is_cancelled() {
-                        break;
-                    }
+                // Rounds not started when shutdown comes wait for the next process.
+                let services = &self.services;
+                let steps = futures_util::stream::iter(due).take_while(|_| std::future::ready(!cancel.is_cancelled())).map(|market_id| async move {
                     // One round's trouble (a chain hiccup) must not hold up the others.
-                    match settlement::pay_out(&self.services, market_id, Utc::now()).await {
+                    match settlement::pay_out(services, market_id, Utc::now()).await {
                         Ok(Crank::Closed) => tracing::info!(%market_id, "round paid out"),
                         Ok(Crank::Waiting { settled, open }) => tracing::info!(%market_id, settled, open, "round waiting for positions to be indexed"),
                         Err(e) => tracing::warn!(%market_id, error = %e, "settlement crank step failed; retried next pass"),
                     }
-                }
+                });
+                steps.buffer_unordered(CONCURRENT_ROUNDS).collect::<()>().await;
                 Ok(())
             })
             .await

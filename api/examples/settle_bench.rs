@@ -1,0 +1,197 @@
+//! Settlement at scale: 4,000 rounds due at the same moment with 40,000 positions (the same ten
+//! wallets in every round) on the embedded chain, settled by the real service — its oracle
+//! (three sources a venue: the embedded simulated exchange on two hosts), its settlement crank
+//! and its indexer — and measured from the moment the rounds are due to the last payout visible
+//! through the API (every wallet's `/v1/users/me/balance` showing nothing locked and its final
+//! vault). Reports the transactions sent and positions paid per transaction.
+//!
+//! The rounds are traded with their on-chain settlement an hour ahead; then, at once, the chain's
+//! clock moves past it and their settlement time in Postgres becomes the simulator's last 8-hour
+//! settlement (published, so the oracle can read it): "the settlement time arrives" for 4,000
+//! rounds in one instant.
+//!
+//! `bash scripts/bench-settlement.sh` (release build; `SETTLE_ROUNDS` for a smaller run).
+
+mod support;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use anchor_lang::Discriminator;
+use anchor_lang::prelude::Pubkey;
+use api::chain::OnChain;
+use api::domain::exchange::Exchange;
+use api::domain::market::Side;
+use api::domain::series::SeriesSpec;
+use api::store::{markets, series};
+use base64::Engine;
+use chrono::{TimeZone, Utc};
+use futures_util::StreamExt;
+use serde_json::Value;
+use sim_exchange::{Model, SimSymbol};
+use uuid::Uuid;
+
+const WALLETS: usize = 10;
+/// Buys sent at once while setting up (the chain orders them one at a time).
+const SETUP_CONCURRENCY: usize = 8;
+const EIGHT_HOURS_MS: i64 = 8 * 3_600_000;
+
+fn spec(i: usize) -> SeriesSpec {
+    let exchange = Exchange::ALL[i % 4];
+    let (quote, interval_minutes) = if exchange == Exchange::Hyperliquid { ("USDC", 60) } else { ("USDT", 480) };
+    SeriesSpec { exchange, symbol: format!("S{i:04}{quote}"), interval_minutes }
+}
+
+fn micros(v: &Value) -> i64 {
+    let s = v.as_str().expect("a decimal string");
+    let (whole, frac) = s.split_once('.').unwrap();
+    whole.parse::<i64>().unwrap() * 1_000_000 + frac.parse::<i64>().unwrap()
+}
+
+#[tokio::main]
+async fn main() {
+    let rounds: usize = std::env::var("SETTLE_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(4_000);
+    let specs: Vec<SeriesSpec> = (0..rounds).map(spec).collect();
+    let service = support::serve_fresh("fm_bench_settle", |config| {
+        config.series = specs.clone();
+        config.rate_auth_per_min = u32::MAX;
+        config.request_timeout = Duration::from_secs(60);
+    })
+    .await;
+    let (base, db, chain) = (service.base.clone(), service.db.clone(), service.chain.clone());
+    let http = reqwest::Client::new();
+    let onchain = OnChain::embedded(&chain, db.clone()).await.unwrap();
+    series::ensure(&db, &specs).await.unwrap();
+
+    // One open round a series, settling on chain an hour from now.
+    let setup = Instant::now();
+    let now = Utc::now();
+    let ids: Vec<Uuid> = (0..rounds).map(|_| Uuid::new_v4()).collect();
+    let addresses: Vec<String> = ids.iter().map(|id| funding_market::client::market_pda(id.as_bytes()).to_string()).collect();
+    let slugs: Vec<String> = specs.iter().map(SeriesSpec::slug).collect();
+    sqlx::query(
+        "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
+                              yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, onchain_address)
+         SELECT r.id, s.id, 1, $3, $4, $5, 'open', s.liquidity_b, 0, 0, 500000, 500000, 0, r.address
+         FROM unnest($1::uuid[], $2::text[], $6::text[]) AS r(id, address, slug) JOIN series s ON s.slug = r.slug",
+    )
+    .bind(&ids)
+    .bind(&addresses)
+    .bind(now - chrono::Duration::minutes(1))
+    .bind(now + chrono::Duration::minutes(55))
+    .bind(now + chrono::Duration::minutes(60))
+    .bind(&slugs)
+    .execute(&db)
+    .await
+    .unwrap();
+
+    // Ten wallets, signed in, funded, each buying 1 USDC of one side in every round.
+    let keys: Vec<ed25519_dalek::SigningKey> = (0..WALLETS).map(|_| ed25519_dalek::SigningKey::from_bytes(&rand::random())).collect();
+    let mut wallets = Vec::new();
+    for key in &keys {
+        let (address, token) = support::sign_in(&http, &base, key).await;
+        let wallet = Pubkey::new_from_array(key.verifying_key().to_bytes());
+        onchain.faucet(&wallet, 2_000_000 * rounds as u64).await.unwrap();
+        wallets.push((wallet, address, token));
+    }
+    let shares: Vec<Vec<(Side, u64)>> = futures_util::stream::iter(ids.iter().copied())
+        .map(|id| {
+            let (onchain, db, wallets) = (onchain.clone(), db.clone(), &wallets);
+            async move {
+                onchain.ensure_market(&markets::plan(&db, id).await.unwrap().unwrap()).await.unwrap();
+                let mut bought = Vec::new();
+                for (j, (wallet, _, _)) in wallets.iter().enumerate() {
+                    let side = if j % 2 == 0 { Side::Yes } else { Side::No };
+                    let trade = onchain.submit_trade(&onchain.sign_buy(id, wallet, side, 1_000_000, 1).await.unwrap()).await.unwrap();
+                    bought.push((side, trade.shares));
+                }
+                bought
+            }
+        })
+        .buffered(SETUP_CONCURRENCY)
+        .collect()
+        .await;
+    println!("set up {rounds} rounds and {} positions in {:.1} s", rounds * WALLETS, setup.elapsed().as_secs_f64());
+
+    // What each wallet is owed once every round settles at the simulator's rate.
+    let settled_at = Utc::now().timestamp_millis().div_euclid(EIGHT_HOURS_MS) * EIGHT_HOURS_MS;
+    let model = Model::new(42, specs.iter().map(|s| SimSymbol::new(s.exchange.id(), &s.symbol, s.interval_minutes as i64)).collect());
+    let mut expected: HashMap<Pubkey, i64> = HashMap::new();
+    for (w, (wallet, ..)) in wallets.iter().enumerate() {
+        let vault = chain.account(&funding_market::client::vault_pda(wallet).to_string()).await.unwrap().unwrap();
+        expected.insert(*wallet, u64::from_le_bytes(vault.data[64..72].try_into().unwrap()) as i64);
+        for (i, s) in model.symbols.iter().enumerate() {
+            let yes = model.rate_at(s, settled_at) > 0;
+            let (side, bought) = shares[i][w];
+            if (side == Side::Yes) == yes {
+                *expected.get_mut(wallet).unwrap() += bought as i64;
+            }
+        }
+    }
+    let ledger_before: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM embedded_ledger").fetch_one(&db).await.unwrap();
+
+    // The settlement time arrives for every round at once.
+    chain.set_clock_offset(3_700);
+    sqlx::query("UPDATE markets SET open_ts = $1 - interval '1 hour', close_ts = $1 - interval '5 minutes', settlement_ts = $1, status = 'closed'")
+        .bind(Utc.timestamp_millis_opt(settled_at).unwrap())
+        .execute(&db)
+        .await
+        .unwrap();
+    let due = Instant::now();
+    let (mut finalized_after, mut paid_after, mut visible_after) = (None, None, None);
+    loop {
+        let (finalized, paid): (i64, i64) =
+            sqlx::query_as("SELECT count(*) FILTER (WHERE status IN ('settled', 'voided')), count(*) FILTER (WHERE paid_out_at IS NOT NULL) FROM markets")
+                .fetch_one(&db)
+                .await
+                .unwrap();
+        if finalized == rounds as i64 && finalized_after.is_none() {
+            finalized_after = Some(due.elapsed());
+        }
+        if paid == rounds as i64 && paid_after.is_none() {
+            paid_after = Some(due.elapsed());
+        }
+        let mut visible = true;
+        for (wallet, _, token) in &wallets {
+            let balance: Value = http.get(format!("{base}/v1/users/me/balance")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+            let data = &balance["data"];
+            visible &= micros(&data["locked_in_positions"]) == 0 && micros(&data["usdc_balance"]) == expected[wallet];
+        }
+        if visible && visible_after.is_none() {
+            visible_after = Some(due.elapsed());
+        }
+        if visible_after.is_some() && paid_after.is_some() {
+            break;
+        }
+        assert!(due.elapsed() < Duration::from_secs(1_800), "not settled within 30 minutes ({finalized} finalized, {paid} paid out)");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // What was sent: each transaction's program instructions, by kind.
+    let sent: Vec<Value> = sqlx::query_scalar("SELECT instructions FROM embedded_ledger WHERE seq > $1 AND err IS NULL").bind(ledger_before).fetch_all(&db).await.unwrap();
+    let program = funding_market::ID.to_string();
+    let (mut settle_txs, mut settles, mut others) = (0, 0, 0);
+    for instructions in &sent {
+        let mut in_tx = 0;
+        for ix in instructions.as_array().unwrap() {
+            let data = base64::engine::general_purpose::STANDARD.decode(ix["data"].as_str().unwrap()).unwrap();
+            if ix["program_id"].as_str() == Some(program.as_str()) && data.starts_with(funding_market::instruction::SettlePosition::DISCRIMINATOR) {
+                in_tx += 1;
+            }
+        }
+        if in_tx > 0 {
+            settle_txs += 1;
+            settles += in_tx;
+        } else {
+            others += 1;
+        }
+    }
+    let failed: i64 = sqlx::query_scalar("SELECT count(*) FROM embedded_ledger WHERE seq > $1 AND err IS NOT NULL").bind(ledger_before).fetch_one(&db).await.unwrap();
+
+    let secs = |d: Option<Duration>| d.map_or("-".into(), |d| format!("{:.1} s", d.as_secs_f64()));
+    println!("{rounds} rounds, {} positions, release build, embedded chain, oracle + crank + indexer in process", rounds * WALLETS);
+    println!("  every round finalized on chain (oracle):     {}", secs(finalized_after));
+    println!("  every round paid out and closed (crank):     {}", secs(paid_after));
+    println!("  last payout visible through the API:         {}", secs(visible_after));
+    println!("  transactions: {} ({settle_txs} paying {settles} positions, {:.2} a transaction; {others} resolve/void/close); {failed} failed", sent.len(), settles as f64 / settle_txs.max(1) as f64);
+}

@@ -385,6 +385,54 @@ impl OnChain {
         }
     }
 
+    /// Resolves or voids many markets, several to a transaction (as many as fit), signed by the
+    /// oracle: for each, whether it has a program account (`false`: nothing was sent, the round
+    /// never reached the chain) or why it could not be finalized. Idempotent like
+    /// `finalize_market`: a market already finalized is left as it is. A transaction that fails
+    /// is retried one market at a time, so one market's trouble is its own.
+    pub async fn finalize_markets(&self, markets: &[(Uuid, Finalization)]) -> Result<Vec<(Uuid, Result<bool, OnChainError>)>, OnChainError> {
+        let oracle = self.0.keys.oracle.as_ref().ok_or(OnChainError::NoOracle)?;
+        let mut results = Vec::with_capacity(markets.len());
+        let mut pending: Vec<(Uuid, Instruction)> = Vec::new();
+        for chunk in markets.chunks(MAX_ACCOUNTS_PER_CALL) {
+            let addresses: Vec<String> = chunk.iter().map(|(id, _)| client::market_pda(id.as_bytes()).to_string()).collect();
+            let accounts = self.0.chain.accounts(&addresses.iter().map(String::as_str).collect::<Vec<_>>()).await?;
+            for ((id, how), account) in chunk.iter().zip(accounts) {
+                let Some(account) = account else {
+                    results.push((*id, Ok(false)));
+                    continue;
+                };
+                let market: ProgramMarket = client::decode(&account.data).map_err(|e| OnChainError::Unexpected(format!("market account: {e}")))?;
+                if market.status != ProgramMarketStatus::Open {
+                    results.push((*id, Ok(true)));
+                    continue;
+                }
+                let ix = match how {
+                    Finalization::Resolve { actual_rate } => client::resolve_market(oracle.pubkey(), id.as_bytes(), *actual_rate),
+                    Finalization::Void => client::void_market(oracle.pubkey(), id.as_bytes()),
+                };
+                pending.push((*id, ix));
+            }
+        }
+        let mut ids = pending.iter().map(|(id, _)| *id);
+        for batch in self.batches(pending.iter().map(|(_, ix)| ix.clone()).collect())? {
+            let batch_ids: Vec<Uuid> = ids.by_ref().take(batch.len()).collect();
+            if self.execute(&batch, &[oracle]).await.is_ok() {
+                results.extend(batch_ids.into_iter().map(|id| (id, Ok(true))));
+                continue;
+            }
+            for (id, ix) in batch_ids.into_iter().zip(batch) {
+                let done = match self.execute(&[ix], &[oracle]).await {
+                    // `AlreadyFinalized`: another finalizer got there first.
+                    Ok(_) | Err(OnChainError::Refused(Refusal::MarketClosed)) => Ok(true),
+                    Err(e) => Err(e),
+                };
+                results.push((id, done));
+            }
+        }
+        Ok(results)
+    }
+
     /// One step of the settlement crank for a finalized market: pays out the positions of
     /// `wallets` still open on chain (read from the chain, so a position already paid is never
     /// paid again), as many per transaction as fit, then closes the market once none is open.

@@ -3,8 +3,9 @@
 //! A pass takes the rounds due (closed or resolving, past settlement, not waiting out a
 //! backoff). For each, the sources without a reading yet are asked, every answer (a rate or
 //! why there was none) is stored, and the consensus rule (`domain::oracle`) is applied to the
-//! first reading of every source: two that agree settle the round (`settlement::finalize`, on
-//! chain through the oracle key). Without a consensus the round is asked again after a backoff
+//! first reading of every source: two that agree settle the round. The pass's verdicts are
+//! sent together (`settlement::finalize_all`: on chain through the oracle key, several rounds to
+//! a transaction). Without a consensus the round is asked again after a backoff
 //! (2 s doubling to 60 s) until `FM_ORACLE_DEADLINE` after settlement, when it is voided. A
 //! round whose settlement time no longer exists (marked by the scheduler) is voided at once.
 //!
@@ -48,11 +49,12 @@ pub struct Report {
     pub failed: u64,
 }
 
-/// What became of one round.
+/// What the readings say about one round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Decision {
-    Settled(FundingRate),
-    Voided,
+enum Decision {
+    /// End it so (settled by consensus, or void).
+    End(Verdict),
+    /// No consensus yet: asked again after a backoff.
     Waiting,
 }
 
@@ -80,20 +82,32 @@ impl Oracle {
             .collect()
             .await;
         let mut report = Report::default();
+        let mut verdicts = Vec::new();
         for (market_id, decision) in decisions {
             match decision {
-                Ok(Decision::Settled(rate)) => {
+                Ok(Decision::End(verdict)) => verdicts.push((market_id, verdict)),
+                Ok(Decision::Waiting) => report.waiting += 1,
+                // One round's trouble (Postgres) must not hold up the others.
+                Err(e) => {
+                    tracing::warn!(%market_id, error = %e, "oracle attempt failed; retried next pass");
+                    report.failed += 1;
+                }
+            }
+        }
+        for (market_id, done) in settlement::finalize_all(s, &verdicts, now).await {
+            let verdict = verdicts.iter().find(|(id, _)| *id == market_id).map(|(_, v)| *v);
+            match (done, verdict) {
+                (Ok(()), Some(Verdict::Settled(rate))) => {
                     tracing::info!(%market_id, %rate, "round settled by consensus");
                     report.settled += 1;
                 }
-                Ok(Decision::Voided) => {
+                (Ok(()), _) => {
                     tracing::info!(%market_id, "round voided");
                     report.voided += 1;
                 }
-                Ok(Decision::Waiting) => report.waiting += 1,
-                // One round's trouble (a chain hiccup) must not hold up the others.
-                Err(e) => {
-                    tracing::warn!(%market_id, error = %e, "oracle attempt failed; retried next pass");
+                // A chain hiccup: the readings are kept, the verdict is reached again next pass.
+                (Err(e), _) => {
+                    tracing::warn!(%market_id, error = %e, "finalizing failed; retried next pass");
                     report.failed += 1;
                 }
             }
@@ -101,11 +115,10 @@ impl Oracle {
         Ok(report)
     }
 
-    /// Asks, records, and decides one round.
-    pub async fn decide(&self, s: &Services, round: AwaitingRound, now: DateTime<Utc>) -> Result<Decision, ServiceError> {
+    /// Asks and records one round, and says what its readings decide.
+    async fn decide(&self, s: &Services, round: AwaitingRound, now: DateTime<Utc>) -> Result<Decision, ServiceError> {
         if round.void_reason.is_some() {
-            settlement::finalize(s, round.id, Verdict::Void, now).await?;
-            return Ok(Decision::Voided);
+            return Ok(Decision::End(Verdict::Void));
         }
         let sources: &[RateSource] = Exchange::parse(&round.exchange).and_then(|e| self.sources.get(&e)).map_or(&[], Vec::as_slice);
         let mut known: HashMap<String, i64> = oracle::readings(&s.db, round.id).await?.into_iter().collect();
@@ -128,13 +141,11 @@ impl Oracle {
         }
         let readings: Vec<FundingRate> = sources.iter().filter_map(|source| known.get(&source.name)).map(|r| FundingRate(*r)).collect();
         if let Consensus::Agreed { rate, .. } = consensus(&readings) {
-            settlement::finalize(s, round.id, Verdict::Settled(rate), now).await?;
-            return Ok(Decision::Settled(rate));
+            return Ok(Decision::End(Verdict::Settled(rate)));
         }
         if now >= round.settlement_ts + self.deadline {
             oracle::set_void_reason(&s.db, round.id, "no_consensus").await?;
-            settlement::finalize(s, round.id, Verdict::Void, now).await?;
-            return Ok(Decision::Voided);
+            return Ok(Decision::End(Verdict::Void));
         }
         let next = (now + backoff(round.oracle_attempts)).min(round.settlement_ts + self.deadline);
         oracle::retry_at(&s.db, round.id, next).await?;

@@ -31,6 +31,13 @@ pub enum Verdict {
     Void,
 }
 
+fn finalization(verdict: Verdict) -> Finalization {
+    match verdict {
+        Verdict::Settled(rate) => Finalization::Resolve { actual_rate: rate.0 },
+        Verdict::Void => Finalization::Void,
+    }
+}
+
 /// Ends `market_id` with `verdict` at `at`. Idempotent: a round already settled or voided is
 /// left as it is; a round not yet closed is refused (`MarketClosed`).
 pub async fn finalize(s: &Services, market_id: Uuid, verdict: Verdict, at: DateTime<Utc>) -> Result<(), ServiceError> {
@@ -40,16 +47,42 @@ pub async fn finalize(s: &Services, market_id: Uuid, verdict: Verdict, at: DateT
         MarketStatus::Closed | MarketStatus::Resolving => {}
         other => return Err(ServiceError::MarketClosed(format!("market {market_id} is {other}, not awaiting resolution"))),
     }
-    let how = match verdict {
-        Verdict::Settled(rate) => Finalization::Resolve { actual_rate: rate.0 },
-        Verdict::Void => Finalization::Void,
-    };
     if let Some(onchain) = &s.onchain
-        && onchain.finalize_market(market_id, how).await?
+        && onchain.finalize_market(market_id, finalization(verdict)).await?
     {
         return Ok(());
     }
     settle_offchain(s, market_id, verdict, at).await
+}
+
+/// Ends many rounds at `at`, each with its verdict: on chain several to a transaction (the
+/// oracle's pass), the rounds that never reached the chain in Postgres. Each round's result is
+/// its own; like `finalize`, idempotent.
+pub async fn finalize_all(s: &Services, verdicts: &[(Uuid, Verdict)], at: DateTime<Utc>) -> Vec<(Uuid, Result<(), ServiceError>)> {
+    let Some(onchain) = &s.onchain else {
+        let mut results = Vec::with_capacity(verdicts.len());
+        for (id, verdict) in verdicts {
+            results.push((*id, finalize(s, *id, *verdict, at).await));
+        }
+        return results;
+    };
+    let how: Vec<(Uuid, Finalization)> = verdicts.iter().map(|(id, v)| (*id, finalization(*v))).collect();
+    let reached = match onchain.finalize_markets(&how).await {
+        Ok(reached) => reached,
+        Err(e) => return verdicts.iter().map(|(id, _)| (*id, Err(ServiceError::internal(&e)))).collect(),
+    };
+    let mut results = Vec::with_capacity(verdicts.len());
+    for (id, onchain) in reached {
+        let verdict = verdicts.iter().find(|(v, _)| *v == id).map(|(_, v)| *v).expect("a result per verdict");
+        let done = match onchain {
+            Ok(true) => Ok(()),
+            // No program account: never traded (settled off chain), or paid out and closed.
+            Ok(false) => finalize(s, id, verdict, at).await,
+            Err(e) => Err(e.into()),
+        };
+        results.push((id, done));
+    }
+    results
 }
 
 /// Settles a round that never reached the chain: the outcome through the projection's writer,

@@ -47,16 +47,29 @@ pub trait Worker: Send + Sync + 'static {
     fn run(self: Arc<Self>, cancel: CancellationToken) -> BoxFuture<'static, WorkerResult>;
 }
 
-/// Runs `job` every `period` until `cancel` fires; a failing pass is logged and the loop goes
-/// on (the job is idempotent, the next pass retries it).
+/// What a pass of a periodic job found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    /// Nothing more to do now: the next pass after the period.
+    Idle,
+    /// It made progress and more may be waiting (a backlog): the next pass at once.
+    Busy,
+}
+
+/// Runs `job` every `period` until `cancel` fires — at once again after a `Busy` pass, so a
+/// backlog (4,000 rounds due together) is worked through without a period's pause between
+/// pages. A failing pass is logged and the loop goes on (the job is idempotent, the next pass
+/// retries it).
 pub async fn every<F, Fut>(name: &'static str, period: Duration, cancel: &CancellationToken, mut job: F) -> WorkerResult
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<(), String>>,
+    Fut: Future<Output = Result<Pass, String>>,
 {
     while !cancel.is_cancelled() {
-        if let Err(e) = job().await {
-            tracing::warn!(worker = name, error = %e, "pass failed; retrying next period");
+        match job().await {
+            Ok(Pass::Busy) => continue,
+            Ok(Pass::Idle) => {}
+            Err(e) => tracing::warn!(worker = name, error = %e, "pass failed; retrying next period"),
         }
         tokio::select! {
             _ = cancel.cancelled() => break,

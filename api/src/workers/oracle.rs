@@ -8,7 +8,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use super::{Worker, WorkerResult, every};
+use super::{Pass, Worker, WorkerResult, every};
 use crate::services::Services;
 use crate::services::oracle::Oracle;
 
@@ -37,7 +37,8 @@ impl Worker for OracleWorker {
                 if report.settled + report.voided + report.failed > 0 {
                     tracing::info!(?report, "oracle pass");
                 }
-                Ok(())
+                // Rounds decided: more may be due beyond this pass's page.
+                Ok(if report.settled + report.voided > 0 { Pass::Busy } else { Pass::Idle })
             })
             .await
         }

@@ -8,7 +8,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use super::{Worker, WorkerResult, every};
+use super::{Pass, Worker, WorkerResult, every};
 use crate::services::scheduler::Scheduler;
 
 /// "FMSCHEDU": the advisory-lock key of the scheduler.
@@ -36,7 +36,7 @@ impl Worker for SchedulerWorker {
                 if report.created + report.voided > 0 || !report.skipped.is_empty() {
                     tracing::info!(?report, "scheduler run");
                 }
-                Ok(())
+                Ok(Pass::Idle)
             })
             .await
         }

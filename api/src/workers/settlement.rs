@@ -10,7 +10,7 @@ use futures_util::{FutureExt, StreamExt};
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use super::{Worker, WorkerResult, every};
+use super::{Pass, Worker, WorkerResult, every};
 use crate::chain::Crank;
 use crate::services::Services;
 use crate::services::settlement;
@@ -47,13 +47,24 @@ impl Worker for SettlementWorker {
                 let steps = futures_util::stream::iter(due).take_while(|_| std::future::ready(!cancel.is_cancelled())).map(|market_id| async move {
                     // One round's trouble (a chain hiccup) must not hold up the others.
                     match settlement::pay_out(services, market_id, Utc::now()).await {
-                        Ok(Crank::Closed) => tracing::info!(%market_id, "round paid out"),
-                        Ok(Crank::Waiting { settled, open }) => tracing::info!(%market_id, settled, open, "round waiting for positions to be indexed"),
-                        Err(e) => tracing::warn!(%market_id, error = %e, "settlement crank step failed; retried next pass"),
+                        Ok(Crank::Closed) => {
+                            tracing::info!(%market_id, "round paid out");
+                            true
+                        }
+                        Ok(Crank::Waiting { settled, open }) => {
+                            tracing::info!(%market_id, settled, open, "round waiting for positions to be indexed");
+                            false
+                        }
+                        Err(e) => {
+                            tracing::warn!(%market_id, error = %e, "settlement crank step failed; retried next pass");
+                            false
+                        }
                     }
                 });
-                steps.buffer_unordered(CONCURRENT_ROUNDS).collect::<()>().await;
-                Ok(())
+                let closed = steps.buffer_unordered(CONCURRENT_ROUNDS).filter(|closed| std::future::ready(*closed)).count().await;
+                // Rounds closed: more may be waiting (finalized since, or beyond this page). A
+                // round left waiting does not count, so one stuck round never spins the loop.
+                Ok(if closed > 0 { Pass::Busy } else { Pass::Idle })
             })
             .await
         }

@@ -157,3 +157,38 @@ async fn a_round_no_one_traded_settles_off_chain(db: PgPool) {
     assert!(paid_out.is_some(), "nothing to pay");
     assert!(sqlx::query_scalar::<_, Uuid>("SELECT id FROM markets WHERE paid_out_at IS NULL AND status IN ('settled','voided')").fetch_all(&db).await.unwrap().is_empty());
 }
+
+/// The oracle's pass ends its rounds together (`finalize_all`): several resolves in one
+/// transaction; a round the chain refuses (here: its on-chain settlement time not reached) fails
+/// alone, the transaction retried one round at a time; a round never traded settles off chain.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn rounds_finalized_together_fail_one_at_a_time(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let a = trader(&t, "100").await;
+    let (due, early, untraded) = (open_market(&db, "open").await, open_market(&db, "open").await, open_market(&db, "open").await);
+    // `early` settles two hours later on chain: still too early once the clock passes `due`'s.
+    sqlx::query("UPDATE markets SET close_ts = close_ts + interval '2 hours', settlement_ts = settlement_ts + interval '2 hours' WHERE id = $1").bind(early).execute(&db).await.unwrap();
+    let a_yes = buy(&t, &a, due, "yes", "4").await as u64;
+    buy(&t, &a, early, "yes", "4").await;
+    let s = services(&t).await;
+    t.chain.set_clock_offset(3_700);
+    sqlx::query("UPDATE markets SET status = 'resolving'").execute(&db).await.unwrap();
+    let before = t.vault(&a.wallet).await;
+
+    let verdicts = [due, early, untraded].map(|id| (id, Verdict::Settled(FundingRate(7))));
+    let results = settlement::finalize_all(&s, &verdicts, Utc::now()).await;
+    let result = |id: Uuid| results.iter().find(|(r, _)| *r == id).map(|(_, r)| r.is_ok()).unwrap();
+    assert_eq!((result(due), result(early), result(untraded)), (true, false, true), "{results:?}");
+    let status = |id: Uuid| {
+        let db = db.clone();
+        async move { sqlx::query_scalar::<_, String>("SELECT status FROM markets WHERE id = $1").bind(id).fetch_one(&db).await.unwrap() }
+    };
+    assert_eq!((status(due).await, status(early).await, status(untraded).await), ("settled".into(), "resolving".into(), "settled".into()));
+    assert_eq!(settlement::pay_out(&s, due, Utc::now()).await.unwrap(), Crank::Closed);
+    assert_eq!(t.vault(&a.wallet).await, before + a_yes);
+    // Once its time comes it ends like any other, and a repeat changes nothing.
+    t.chain.set_clock_offset(3_700 + 7_200);
+    let again = settlement::finalize_all(&s, &verdicts, Utc::now()).await;
+    assert!(again.iter().all(|(_, r)| r.is_ok()), "{again:?}");
+    assert_eq!(status(early).await, "settled");
+}

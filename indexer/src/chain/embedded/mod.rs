@@ -418,6 +418,9 @@ impl EmbeddedChain {
              )
              SELECT seq FROM ledger",
         )
+        // Planned with its arguments every time: a plan cached while the account table was
+        // small (a sequential scan) would stay one as it grows to every position on the chain.
+        .persistent(false)
         .bind(signature)
         .bind(slot as i64)
         .bind(block_time)
@@ -490,15 +493,29 @@ impl EmbeddedChain {
                 .map_err(db_error)?
                 .ok_or_else(|| ChainError::invalid_params(format!("Invalid param: unknown signature {signature}")))?,
         };
-        let rows: Vec<(String, i64, bool, i64)> = sqlx::query_as(
-            "SELECT signature, slot, err IS NOT NULL, block_time FROM embedded_ledger WHERE $1 = ANY(account_keys) AND seq > $2 ORDER BY seq",
-        )
-        .bind(address)
-        .bind(after)
-        .fetch_all(&self.0.db)
-        .await
-        .map_err(db_error)?;
-        Ok(rows.into_iter().map(|(signature, slot, failed, block_time)| SignatureInfo { signature, slot: slot as u64, failed, block_time: Some(block_time) }).collect())
+        // In pages along the primary key: the walk from the cursor is an index range scan
+        // whatever the planner believes of the table's size (a query without the limit was a
+        // sequential scan of the whole ledger on every pass).
+        const PAGE: i64 = 5_000;
+        let mut out = Vec::new();
+        let mut after = after;
+        loop {
+            let rows: Vec<(i64, String, i64, bool, i64)> = sqlx::query_as(
+                "SELECT seq, signature, slot, err IS NOT NULL, block_time FROM embedded_ledger WHERE seq > $2 AND $1 = ANY(account_keys) ORDER BY seq LIMIT $3",
+            )
+            .bind(address)
+            .bind(after)
+            .bind(PAGE)
+            .fetch_all(&self.0.db)
+            .await
+            .map_err(db_error)?;
+            let full = rows.len() as i64 == PAGE;
+            after = rows.last().map_or(after, |r| r.0);
+            out.extend(rows.into_iter().map(|(_, signature, slot, failed, block_time)| SignatureInfo { signature, slot: slot as u64, failed, block_time: Some(block_time) }));
+            if !full {
+                return Ok(out);
+            }
+        }
     }
 
     /// `getSignaturesForAddress`: newest first, at most `limit`, older than `before` and newer

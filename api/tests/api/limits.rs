@@ -37,7 +37,6 @@ fn nonce() -> String {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn replay_headers_are_single_use_and_fresh(db: PgPool) {
     let (app, token) = replayed_app(db).await;
-    let now = chrono::Utc::now().timestamp();
     let send = |nonce: Option<String>, ts: Option<String>| {
         let mut r = app.http.post(format!("{}/v1/replayed", app.base)).header("authorization", format!("Bearer {token}"));
         if let Some(n) = nonce {
@@ -48,25 +47,34 @@ async fn replay_headers_are_single_use_and_fresh(db: PgPool) {
         }
         r.send()
     };
+    // Timestamps are taken when each request is sent (offsets from that moment), so a slow
+    // machine cannot move a case across the 300 s boundary; the future case is 302 because the
+    // server's second may have ticked since the client's.
+    let at = |offset: i64| Some((chrono::Utc::now().timestamp() + offset).to_string());
     let fresh = nonce();
-    assert_eq!(send(Some(fresh.clone()), Some(now.to_string())).await.unwrap().status(), 200);
-    let cases = [
-        ("reused nonce", Some(fresh.clone()), Some(now.to_string()), 422, "REPLAY_DETECTED"),
-        ("reused nonce, other case", Some(fresh.to_uppercase()), Some(now.to_string()), 422, "REPLAY_DETECTED"),
-        ("stale timestamp", Some(nonce()), Some((now - 301).to_string()), 422, "REPLAY_DETECTED"),
-        ("future timestamp", Some(nonce()), Some((now + 301).to_string()), 422, "REPLAY_DETECTED"),
-        ("non-numeric timestamp", Some(nonce()), Some("yesterday".into()), 400, "INVALID_INPUT"),
+    assert_eq!(send(Some(fresh.clone()), at(0)).await.unwrap().status(), 200);
+    let cases: [(&str, Option<String>, Option<i64>, u16, &str); 9] = [
+        ("reused nonce", Some(fresh.clone()), Some(0), 422, "REPLAY_DETECTED"),
+        ("reused nonce, other case", Some(fresh.to_uppercase()), Some(0), 422, "REPLAY_DETECTED"),
+        ("stale timestamp", Some(nonce()), Some(-301), 422, "REPLAY_DETECTED"),
+        ("future timestamp", Some(nonce()), Some(302), 422, "REPLAY_DETECTED"),
+        ("non-numeric timestamp", Some(nonce()), None, 400, "INVALID_INPUT"),
         ("missing timestamp", Some(nonce()), None, 400, "INVALID_INPUT"),
-        ("missing nonce", None, Some(now.to_string()), 400, "INVALID_INPUT"),
-        ("short nonce", Some("abc123".into()), Some(now.to_string()), 400, "INVALID_INPUT"),
-        ("non-hex nonce", Some("z".repeat(32)), Some(now.to_string()), 400, "INVALID_INPUT"),
+        ("missing nonce", None, Some(0), 400, "INVALID_INPUT"),
+        ("short nonce", Some("abc123".into()), Some(0), 400, "INVALID_INPUT"),
+        ("non-hex nonce", Some("z".repeat(32)), Some(0), 400, "INVALID_INPUT"),
     ];
-    for (what, n, ts, status, code) in cases {
+    for (what, n, offset, status, code) in cases {
+        let ts = match (what, offset) {
+            ("non-numeric timestamp", _) => Some("yesterday".to_owned()),
+            (_, Some(offset)) => at(offset),
+            (_, None) => None,
+        };
         assert_eq!(code_of(send(n, ts).await.unwrap()).await, (status, code.to_owned()), "{what}");
     }
     let uuid = uuid::Uuid::new_v4().to_string();
-    assert_eq!(send(Some(uuid), Some((now - 299).to_string())).await.unwrap().status(), 200);
-    assert_eq!(send(Some("ab".repeat(32)), Some(now.to_string())).await.unwrap().status(), 200);
+    assert_eq!(send(Some(uuid), at(-299)).await.unwrap().status(), 200);
+    assert_eq!(send(Some("ab".repeat(32)), at(0)).await.unwrap().status(), 200);
 }
 
 /// Fires `n` requests at once; retries once if the burst straddled a window boundary (the

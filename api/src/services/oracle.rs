@@ -94,9 +94,9 @@ impl Oracle {
                 }
             }
         }
+        let of: HashMap<Uuid, Verdict> = verdicts.iter().copied().collect();
         for (market_id, done) in settlement::finalize_all(s, &verdicts, now).await {
-            let verdict = verdicts.iter().find(|(id, _)| *id == market_id).map(|(_, v)| *v);
-            match (done, verdict) {
+            match (done, of.get(&market_id)) {
                 (Ok(()), Some(Verdict::Settled(rate))) => {
                     tracing::info!(%market_id, %rate, "round settled by consensus");
                     report.settled += 1;

@@ -71,9 +71,10 @@ pub async fn finalize_all(s: &Services, verdicts: &[(Uuid, Verdict)], at: DateTi
         Ok(reached) => reached,
         Err(e) => return verdicts.iter().map(|(id, _)| (*id, Err(ServiceError::internal(&e)))).collect(),
     };
+    let of: std::collections::HashMap<Uuid, Verdict> = verdicts.iter().copied().collect();
     let mut results = Vec::with_capacity(verdicts.len());
     for (id, onchain) in reached {
-        let verdict = verdicts.iter().find(|(v, _)| *v == id).map(|(_, v)| *v).expect("a result per verdict");
+        let verdict = of[&id];
         let done = match onchain {
             Ok(true) => Ok(()),
             // No program account: never traded (settled off chain), or paid out and closed.

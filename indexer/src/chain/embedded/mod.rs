@@ -113,16 +113,16 @@ pub struct EmbeddedChain(Arc<Inner>);
 struct Inner {
     db: PgPool,
     runtime: bank::Runtime,
-    /// Held for the whole of a send: one transaction at a time.
-    writing: Mutex<()>,
+    /// Held for the whole of a send: one transaction at a time. The connection holding
+    /// `SINGLE_WRITER_LOCK` for the chain's lifetime, and the one the ledger is written on, so
+    /// the durable write never waits for a pool connection while the chain is held.
+    writer: Mutex<sqlx::PgConnection>,
     keys: Keys,
     clock_offset: AtomicI64,
     /// The slot of the last landed transaction; the next one gets the slot above.
     last_slot: AtomicU64,
     /// The ledger sequence of the last confirmed transaction (wakes followers).
     confirmed: watch::Sender<i64>,
-    /// Holds `SINGLE_WRITER_LOCK` for the chain's lifetime.
-    _writer: sqlx::PgConnection,
     /// Set when a landed transaction could not be made durable: the bank is then ahead of
     /// Postgres, and only a restart (which rebuilds from Postgres) makes them agree again.
     diverged: AtomicBool,
@@ -171,12 +171,11 @@ impl EmbeddedChain {
         let chain = EmbeddedChain(Arc::new(Inner {
             db,
             runtime,
-            writing: Mutex::new(()),
+            writer: Mutex::new(writer),
             keys,
             clock_offset: AtomicI64::new(0),
             confirmed,
             last_slot: AtomicU64::new(last_slot.unwrap_or(0) as u64),
-            _writer: writer,
             diverged: AtomicBool::new(false),
         }));
         // The slot clock of a cluster, while the chain is alive: every slot the bank is rooted
@@ -186,7 +185,7 @@ impl EmbeddedChain {
             loop {
                 tokio::time::sleep(bank::SLOT).await;
                 let Some(inner) = alive.upgrade() else { break };
-                let _writing = inner.writing.lock().await;
+                let _writer = inner.writer.lock().await;
                 inner.runtime.advance();
             }
         });
@@ -210,7 +209,7 @@ impl EmbeddedChain {
     /// Roots the bank and continues in the next slot now, as the slot clock does every slot
     /// (tests: check that state and blockhashes carry over).
     pub async fn root_now(&self) {
-        let _writing = self.0.writing.lock().await;
+        let _writer = self.0.writer.lock().await;
         self.0.runtime.advance();
     }
 
@@ -309,7 +308,7 @@ impl EmbeddedChain {
             return Err(ChainError::Rpc { code: -32003, message: "Transaction signature verification failure".into(), err: None });
         }
         let signature = tx.signatures[0].to_string();
-        let writing = self.0.writing.lock().await;
+        let mut writer = self.0.writer.lock().await;
         if self.0.diverged.load(Ordering::Relaxed) {
             return Err(ChainError::Transport("the embedded chain could not persist a transaction; restart the service".into()));
         }
@@ -343,12 +342,12 @@ impl EmbeddedChain {
         let inner = committed.inner_instructions.unwrap_or_default();
         let err = committed.status.err();
         self.0.last_slot.store(clock.slot, Ordering::Relaxed);
-        if let Err(e) = self.record(&tx, &signature, clock.slot, clock.unix_timestamp, err.as_ref(), inner).await {
+        if let Err(e) = self.record(&mut writer, &tx, &signature, clock.slot, clock.unix_timestamp, err.as_ref(), inner).await {
             self.0.diverged.store(true, Ordering::Relaxed);
             tracing::error!(error = %e, signature, "embedded chain: a landed transaction could not be persisted; refusing further writes until restart");
             return Err(e);
         }
-        drop(writing);
+        drop(writer);
         match err {
             Some(err) => Err(ChainError::TransactionFailed { signature, err }),
             None => Ok(signature),
@@ -357,8 +356,10 @@ impl EmbeddedChain {
 
     /// Makes a landed transaction durable: its ledger row and the accounts it touched, in one
     /// database transaction; then wakes followers.
+    #[allow(clippy::too_many_arguments)]
     async fn record(
         &self,
+        writer: &mut sqlx::PgConnection,
         tx: &VersionedTransaction,
         signature: &str,
         slot: u64,
@@ -441,7 +442,7 @@ impl EmbeddedChain {
         .bind(&stored.rent_epochs)
         .bind(&stored.closed)
         .bind(tx.message.recent_blockhash().to_string())
-        .fetch_one(&self.0.db)
+        .fetch_one(&mut *writer)
         .await
         .map_err(db_error)?;
         self.0.confirmed.send_replace(seq);

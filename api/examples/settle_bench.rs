@@ -18,10 +18,12 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use anchor_lang::Discriminator;
+use anchor_lang::solana_program::program_pack::Pack;
 use anchor_lang::prelude::Pubkey;
 use api::chain::OnChain;
 use api::domain::exchange::Exchange;
 use api::domain::market::Side;
+use api::domain::money::micros;
 use api::domain::series::SeriesSpec;
 use api::store::{markets, series};
 use base64::Engine;
@@ -40,12 +42,6 @@ fn spec(i: usize) -> SeriesSpec {
     let exchange = Exchange::ALL[i % 4];
     let (quote, interval_minutes) = if exchange == Exchange::Hyperliquid { ("USDC", 60) } else { ("USDT", 480) };
     SeriesSpec { exchange, symbol: format!("S{i:04}{quote}"), interval_minutes }
-}
-
-fn micros(v: &Value) -> i64 {
-    let s = v.as_str().expect("a decimal string");
-    let (whole, frac) = s.split_once('.').unwrap();
-    whole.parse::<i64>().unwrap() * 1_000_000 + frac.parse::<i64>().unwrap()
 }
 
 #[tokio::main]
@@ -116,15 +112,15 @@ async fn main() {
     // What each wallet is owed once every round settles at the simulator's rate.
     let settled_at = Utc::now().timestamp_millis().div_euclid(EIGHT_HOURS_MS) * EIGHT_HOURS_MS;
     let model = Model::new(42, specs.iter().map(|s| SimSymbol::new(s.exchange.id(), &s.symbol, s.interval_minutes as i64)).collect());
-    let mut expected: HashMap<Pubkey, i64> = HashMap::new();
+    let mut expected: HashMap<Pubkey, u64> = HashMap::new();
     for (w, (wallet, ..)) in wallets.iter().enumerate() {
         let vault = chain.account(&funding_market::client::vault_pda(wallet).to_string()).await.unwrap().unwrap();
-        expected.insert(*wallet, u64::from_le_bytes(vault.data[64..72].try_into().unwrap()) as i64);
+        expected.insert(*wallet, spl_token_interface::state::Account::unpack(&vault.data).unwrap().amount);
         for (i, s) in model.symbols.iter().enumerate() {
             let yes = model.rate_at(s, settled_at) > 0;
             let (side, bought) = shares[i][w];
             if (side == Side::Yes) == yes {
-                *expected.get_mut(wallet).unwrap() += bought as i64;
+                *expected.get_mut(wallet).unwrap() += bought;
             }
         }
     }
@@ -155,7 +151,8 @@ async fn main() {
         for (wallet, _, token) in &wallets {
             let balance: Value = http.get(format!("{base}/v1/users/me/balance")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
             let data = &balance["data"];
-            visible &= micros(&data["locked_in_positions"]) == 0 && micros(&data["usdc_balance"]) == expected[wallet];
+            // As the API writes amounts (six decimals).
+            visible &= data["locked_in_positions"] == micros(0) && data["usdc_balance"] == micros(expected[wallet] as i64);
         }
         if visible && visible_after.is_none() {
             visible_after = Some(due.elapsed());

@@ -368,66 +368,55 @@ impl OnChain {
     /// account (`false`: nothing was sent, the round never reached the chain). Idempotent: a
     /// market already finalized (by an earlier attempt, or another replica) is left as it is.
     pub async fn finalize_market(&self, market_id: Uuid, how: Finalization) -> Result<bool, OnChainError> {
-        match self.market_account(market_id).await? {
-            None => return Ok(false),
-            Some(market) if market.status != ProgramMarketStatus::Open => return Ok(true),
-            Some(_) => {}
-        }
-        let oracle = self.0.keys.oracle.as_ref().ok_or(OnChainError::NoOracle)?;
-        let ix = match how {
-            Finalization::Resolve { actual_rate } => client::resolve_market(oracle.pubkey(), market_id.as_bytes(), actual_rate),
-            Finalization::Void => client::void_market(oracle.pubkey(), market_id.as_bytes()),
-        };
-        match self.execute(&[ix], &[oracle]).await {
-            // `AlreadyFinalized`: another finalizer got there first.
-            Ok(_) | Err(OnChainError::Refused(Refusal::MarketClosed)) => Ok(true),
-            Err(e) => Err(e),
-        }
+        let (_, finalized) = self.finalize_markets(&[(market_id, how)]).await?.pop().expect("one result per market");
+        finalized
     }
 
-    /// Resolves or voids many markets, several to a transaction (as many as fit), signed by the
-    /// oracle: for each, whether it has a program account (`false`: nothing was sent, the round
-    /// never reached the chain) or why it could not be finalized. Idempotent like
-    /// `finalize_market`: a market already finalized is left as it is. A transaction that fails
-    /// is retried one market at a time, so one market's trouble is its own.
+    /// `finalize_market` for many markets, several to a transaction (as many as fit): for each,
+    /// whether it has a program account, or why it could not be finalized. A transaction that
+    /// fails is retried one market at a time, so one market's trouble is its own.
     pub async fn finalize_markets(&self, markets: &[(Uuid, Finalization)]) -> Result<Vec<(Uuid, Result<bool, OnChainError>)>, OnChainError> {
-        let oracle = self.0.keys.oracle.as_ref().ok_or(OnChainError::NoOracle)?;
         let mut results = Vec::with_capacity(markets.len());
-        let mut pending: Vec<(Uuid, Instruction)> = Vec::new();
+        let mut open = Vec::new();
         for chunk in markets.chunks(MAX_ACCOUNTS_PER_CALL) {
             let addresses: Vec<String> = chunk.iter().map(|(id, _)| client::market_pda(id.as_bytes()).to_string()).collect();
             let accounts = self.0.chain.accounts(&addresses.iter().map(String::as_str).collect::<Vec<_>>()).await?;
-            for ((id, how), account) in chunk.iter().zip(accounts) {
+            for (&(id, how), account) in chunk.iter().zip(accounts) {
                 let Some(account) = account else {
-                    results.push((*id, Ok(false)));
+                    results.push((id, Ok(false)));
                     continue;
                 };
                 let market: ProgramMarket = client::decode(&account.data).map_err(|e| OnChainError::Unexpected(format!("market account: {e}")))?;
-                if market.status != ProgramMarketStatus::Open {
-                    results.push((*id, Ok(true)));
-                    continue;
+                match market.status {
+                    ProgramMarketStatus::Open => open.push((id, how)),
+                    _ => results.push((id, Ok(true))),
                 }
-                let ix = match how {
-                    Finalization::Resolve { actual_rate } => client::resolve_market(oracle.pubkey(), id.as_bytes(), *actual_rate),
-                    Finalization::Void => client::void_market(oracle.pubkey(), id.as_bytes()),
-                };
-                pending.push((*id, ix));
             }
         }
-        let mut ids = pending.iter().map(|(id, _)| *id);
-        for batch in self.batches(pending.iter().map(|(_, ix)| ix.clone()).collect())? {
+        if open.is_empty() {
+            return Ok(results);
+        }
+        let oracle = self.0.keys.oracle.as_ref().ok_or(OnChainError::NoOracle)?;
+        let instruction = |id: Uuid, how: Finalization| match how {
+            Finalization::Resolve { actual_rate } => client::resolve_market(oracle.pubkey(), id.as_bytes(), actual_rate),
+            Finalization::Void => client::void_market(oracle.pubkey(), id.as_bytes()),
+        };
+        // `MarketClosed` (already finalized): another finalizer got there first.
+        let finalized = |sent: Result<ConfirmedTransaction, OnChainError>| match sent {
+            Ok(_) | Err(OnChainError::Refused(Refusal::MarketClosed)) => Ok(true),
+            Err(e) => Err(e),
+        };
+        let mut ids = open.iter().map(|(id, _)| *id);
+        for batch in self.batches(open.iter().map(|&(id, how)| instruction(id, how)).collect())? {
             let batch_ids: Vec<Uuid> = ids.by_ref().take(batch.len()).collect();
-            if self.execute(&batch, &[oracle]).await.is_ok() {
-                results.extend(batch_ids.into_iter().map(|id| (id, Ok(true))));
-                continue;
-            }
-            for (id, ix) in batch_ids.into_iter().zip(batch) {
-                let done = match self.execute(&[ix], &[oracle]).await {
-                    // `AlreadyFinalized`: another finalizer got there first.
-                    Ok(_) | Err(OnChainError::Refused(Refusal::MarketClosed)) => Ok(true),
-                    Err(e) => Err(e),
-                };
-                results.push((id, done));
+            match self.execute(&batch, &[oracle]).await {
+                Ok(_) => results.extend(batch_ids.into_iter().map(|id| (id, Ok(true)))),
+                Err(e) if batch.len() == 1 => results.push((batch_ids[0], finalized(Err(e)))),
+                Err(_) => {
+                    for (id, ix) in batch_ids.into_iter().zip(batch) {
+                        results.push((id, finalized(self.execute(&[ix], &[oracle]).await)));
+                    }
+                }
             }
         }
         Ok(results)
@@ -453,24 +442,27 @@ impl OnChain {
                 settles.push(client::settle_position(market_id.as_bytes(), *wallet, position.rent_payer));
             }
         }
-        // Every position open on chain is in hand: `close_market` rides in the last payout
-        // transaction when it fits (it checks on chain that none is left open).
-        let closing = settles.len() as u64 == market.open_positions as u64;
         let settled = settles.len();
         let close = client::close_market(self.0.keys.authority.pubkey(), market_id.as_bytes());
         let mut batches = self.batches(settles)?;
-        let close_rides = closing && batches.last().is_some_and(|last| {
-            let mut with_close = last.clone();
-            with_close.push(close.clone());
-            self.fits(&with_close).unwrap_or(false)
-        });
-        if close_rides {
-            batches.last_mut().expect("checked").push(close.clone());
-        }
+        // Every position open on chain is in hand: `close_market` rides in the last payout
+        // transaction when it fits (it checks on chain that none is left open).
+        let close_rides = settled == market.open_positions as usize
+            && match batches.last_mut() {
+                Some(last) => {
+                    last.push(close.clone());
+                    let fits = self.fits(last)?;
+                    if !fits {
+                        last.pop();
+                    }
+                    fits
+                }
+                None => false,
+            };
         let count = batches.len();
-        for (i, batch) in batches.into_iter().enumerate() {
+        for (i, batch) in batches.iter().enumerate() {
             let signers: &[&Keypair] = if close_rides && i + 1 == count { &[&self.0.keys.authority] } else { &[] };
-            self.execute(&batch, signers).await?;
+            self.execute(batch, signers).await?;
         }
         let open = match self.market_account(market_id).await? {
             None => return Ok(Crank::Closed),

@@ -19,19 +19,10 @@ impl Drop for KillOnDrop {
     }
 }
 
-fn admin_url() -> String {
-    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into())
-}
-
-fn with_database(url: &str, name: &str) -> String {
-    let (base, _) = url.rsplit_once('/').unwrap();
-    format!("{base}/{name}")
-}
-
 #[tokio::test]
 async fn starts_creates_its_database_and_stops_on_sigterm() {
     let name = format!("fm_binary_{}", uuid::Uuid::new_v4().simple());
-    let database_url = with_database(&admin_url(), &name);
+    let database_url = database_url(&name);
     let port = free_port();
     let mut child = KillOnDrop(Command::new(env!("CARGO_BIN_EXE_funding-api"))
         .env("FM_BIND_ADDR", format!("127.0.0.1:{port}"))

@@ -28,6 +28,7 @@ use tokio::process::{Child, Command};
 use uuid::Uuid;
 
 use crate::helpers::*;
+use crate::trading::insert_round;
 
 const MARKETS: usize = 50;
 /// Every fifth round is voided (its settlement time "no longer exists"): refunds, not payouts.
@@ -43,11 +44,6 @@ struct Owed {
     market: Uuid,
     wallet: Pubkey,
     payout: u64,
-}
-
-fn database_url(name: &str) -> String {
-    let admin = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into());
-    format!("{}/{name}", admin.rsplit_once('/').unwrap().0)
 }
 
 /// The service with the oracle, the crank and the indexer (no scheduler, no HTTP) on `db_url`;
@@ -98,8 +94,7 @@ async fn progress(db: &PgPool) -> Progress {
 }
 
 async fn vault(chain: &EmbeddedChain, wallet: &Pubkey) -> u64 {
-    let account = chain.account(&client::vault_pda(wallet).to_string()).await.unwrap().unwrap();
-    u64::from_le_bytes(account.data[64..72].try_into().unwrap())
+    token_amount(&chain.account(&client::vault_pda(wallet).to_string()).await.unwrap().unwrap().data)
 }
 
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
@@ -111,7 +106,6 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
     let btc = sim.find("hyperliquid", "BTCUSDC").unwrap().clone();
     let last = sim.last_settlement(&btc, Utc::now().timestamp_millis());
     let settlements: Vec<DateTime<Utc>> = (0..MARKETS as i64).rev().map(|i| Utc.timestamp_millis_opt(last - i * 3_600_000).unwrap()).collect();
-    let series_id: Uuid = sqlx::query_scalar("SELECT id FROM series WHERE slug = 'hyperliquid-btcusdc'").fetch_one(&db).await.unwrap();
 
     // Trading, in process, each round ten minutes before its settlement on the chain's clock.
     let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
@@ -122,22 +116,7 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
     }
     let mut rounds = Vec::new();
     for (i, settlement) in settlements.iter().enumerate() {
-        let id = Uuid::new_v4();
-        sqlx::query(
-            "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
-                                  yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, onchain_address)
-             VALUES ($1, $2, $3, $4, $5, $6, 'open', 200000000, 0, 0, 500000, 500000, 0, $7)",
-        )
-        .bind(id)
-        .bind(series_id)
-        .bind(i as i32 + 1)
-        .bind(*settlement - chrono::Duration::hours(1))
-        .bind(*settlement - chrono::Duration::minutes(5))
-        .bind(*settlement)
-        .bind(client::market_pda(id.as_bytes()).to_string())
-        .execute(&db)
-        .await
-        .unwrap();
+        let id = insert_round(&db, "hyperliquid-btcusdc", *settlement - chrono::Duration::hours(1), *settlement - chrono::Duration::minutes(5), *settlement, "open").await;
         chain.set_clock_offset((*settlement - chrono::Duration::minutes(10) - Utc::now()).num_seconds());
         onchain.ensure_market(&markets::plan(&db, id).await.unwrap().unwrap()).await.unwrap();
         for (j, w) in wallets.iter().enumerate() {

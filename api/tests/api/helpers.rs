@@ -20,6 +20,24 @@ impl TestApp {
     }
 }
 
+/// The Postgres URL of the suite's administrative database (`DATABASE_URL`).
+pub fn admin_url() -> String {
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// The URL of database `name` on the suite's server.
+pub fn database_url(name: &str) -> String {
+    let admin = admin_url();
+    let (server, _) = admin.rsplit_once('/').expect("a database URL ends in its database");
+    format!("{server}/{name}")
+}
+
+/// The amount of an SPL token account (micro-USDC for the chain's vaults).
+pub fn token_amount(data: &[u8]) -> u64 {
+    use anchor_lang::solana_program::program_pack::Pack;
+    spl_token_interface::state::Account::unpack(data).expect("an SPL token account").amount
+}
+
 pub fn redis_url() -> String {
     std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
 }

@@ -65,10 +65,6 @@ impl Drop for Process {
     }
 }
 
-fn admin_url() -> String {
-    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into())
-}
-
 async fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
     let started = Instant::now();
     while started.elapsed() < limit {
@@ -95,8 +91,7 @@ async fn healthy(port: u16) -> bool {
 #[tokio::test]
 async fn singleton_jobs_run_once_across_processes_and_move_when_the_holder_dies() {
     let name = format!("fm_roles_{}", uuid::Uuid::new_v4().simple());
-    let (base, _) = admin_url().rsplit_once('/').map(|(b, d)| (b.to_owned(), d.to_owned())).unwrap();
-    let database_url = format!("{base}/{name}");
+    let database_url = database_url(&name);
 
     // The first replica creates the database and applies the migrations.
     let (p1, p2) = (free_port(), free_port());

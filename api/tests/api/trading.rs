@@ -7,7 +7,7 @@ use std::time::Duration;
 use api::app::config::default_series;
 use api::store::series;
 use api::chain::OnChain;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use funding_market::client;
 use indexer::chain::EmbeddedChain;
 use indexer::chain::embedded::GenesisParams;
@@ -33,21 +33,27 @@ pub async fn trading(db: &PgPool, request_timeout: Duration) -> Trading {
     Trading { app, chain, db: db.clone() }
 }
 
-/// An open market of `slug` (b = 100 USDC, prior 0.5) closing in 55 minutes.
+/// An open market of `binance-btcusdt` (b = 100 USDC, prior 0.5) closing in 55 minutes.
 pub async fn open_market(db: &PgPool, status: &str) -> Uuid {
-    let series_id: Uuid = sqlx::query_scalar("SELECT id FROM series WHERE slug = 'binance-btcusdt'").fetch_one(db).await.unwrap();
-    let id = Uuid::new_v4();
     let now = Utc::now();
+    insert_round(db, "binance-btcusdt", now - chrono::Duration::minutes(5), now + chrono::Duration::minutes(55), now + chrono::Duration::minutes(60), status).await
+}
+
+/// A round of series `slug` as the scheduler makes it (b = 100 USDC, prior 0.5), with its
+/// program address, in `status`.
+pub async fn insert_round(db: &PgPool, slug: &str, open: DateTime<Utc>, close: DateTime<Utc>, settlement: DateTime<Utc>, status: &str) -> Uuid {
+    let id = Uuid::new_v4();
     sqlx::query(
         "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
                               yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, onchain_address)
-         VALUES ($1, $2, (SELECT coalesce(max(round_number), 0) + 1 FROM markets), $3, $4, $5, $6, 100000000, 0, 0, 500000, 500000, 0, $7)",
+         SELECT $1, s.id, (SELECT coalesce(max(round_number), 0) + 1 FROM markets), $3, $4, $5, $6, 100000000, 0, 0, 500000, 500000, 0, $7
+         FROM series s WHERE s.slug = $2",
     )
     .bind(id)
-    .bind(series_id)
-    .bind(now - chrono::Duration::minutes(5))
-    .bind(now + chrono::Duration::minutes(55))
-    .bind(now + chrono::Duration::minutes(60))
+    .bind(slug)
+    .bind(open)
+    .bind(close)
+    .bind(settlement)
     .bind(status)
     .bind(client::market_pda(id.as_bytes()).to_string())
     .execute(db)
@@ -77,11 +83,11 @@ impl Trading {
         self.call(reqwest::Method::GET, path, token, None, None).await
     }
 
-    /// The wallet's vault on chain, micro-USDC (SPL token account: amount at bytes 64..72).
+    /// The wallet's vault on chain, micro-USDC.
     pub async fn vault(&self, wallet: &str) -> u64 {
         let vault = client::vault_pda(&wallet.parse().unwrap());
         let account = self.chain.account(&vault.to_string()).await.unwrap().unwrap();
-        u64::from_le_bytes(account.data[64..72].try_into().unwrap())
+        token_amount(&account.data)
     }
 
     pub async fn faucet(&self, wallet: &str, amount: &str) -> (u16, Value) {

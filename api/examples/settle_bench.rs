@@ -87,7 +87,8 @@ async fn main() {
     for key in &keys {
         let (address, token) = support::sign_in(&http, &base, key).await;
         let wallet = Pubkey::new_from_array(key.verifying_key().to_bytes());
-        onchain.faucet(&wallet, 2_000_000 * rounds as u64).await.unwrap();
+        onchain.mint_test_usdc(&wallet, 2_000_000 * rounds as u64).await.unwrap();
+        onchain.sweep(&wallet).await.unwrap();
         wallets.push((wallet, address, token));
     }
     let shares: Vec<Vec<(Side, u64)>> = futures_util::stream::iter(ids.iter().copied())

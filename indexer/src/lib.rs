@@ -10,6 +10,7 @@
 //! narrow interface over either.
 
 pub mod chain;
+pub mod deposits;
 pub mod events;
 pub mod follow;
 pub mod projection;

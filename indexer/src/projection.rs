@@ -14,6 +14,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::chain::ConfirmedTransaction;
+use crate::deposits;
 use crate::events::{self, ProgramEvent};
 use crate::stats;
 use funding_market::events::TradeExecuted;
@@ -294,17 +295,27 @@ async fn set_balance(db: &mut PgConnection, wallet: &Pubkey, balance: u64, at: &
 
 async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Result<(), sqlx::Error> {
     match event {
-        ProgramEvent::UserCreated(e) => set_balance(db, &e.wallet, 0, at, e.ts).await?,
+        ProgramEvent::UserCreated(e) => {
+            // The wallet's deposit address, for the webhook and the reconciliation.
+            sqlx::query("INSERT INTO deposit_addresses (address, wallet) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+                .bind(funding_market::client::deposit_pda(&e.wallet).to_string())
+                .bind(e.wallet.to_string())
+                .execute(&mut *db)
+                .await?;
+            set_balance(db, &e.wallet, 0, at, e.ts).await?
+        }
         ProgramEvent::DepositSwept(e) => {
-            sqlx::query("INSERT INTO deposits (signature, ix_index, wallet, amount, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING")
+            sqlx::query("INSERT INTO deposits (signature, ix_index, wallet, amount, at, slot) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING")
                 .bind(at.signature)
                 .bind(at.ix_index)
                 .bind(e.wallet.to_string())
                 .bind(e.amount as i64)
                 .bind(time(e.ts))
+                .bind(at.slot)
                 .execute(&mut *db)
                 .await?;
             set_balance(db, &e.wallet, e.vault_balance, at, e.ts).await?;
+            deposits::match_sweeps(db, &e.wallet.to_string()).await?;
         }
         ProgramEvent::MarketCreated(e) => {
             let updated = sqlx::query(

@@ -83,6 +83,15 @@ pub struct Config {
     /// `FM_INDEXER_PERIOD_MS`: time between indexer passes (the embedded chain also wakes it
     /// on every confirmation). Default 1000.
     pub indexer_period: Duration,
+    /// `FM_DEPOSIT_WEBHOOK_AUTH`: the `Authorization` value the deposit webhook's provider
+    /// sends (Helius' "auth header"). Unset: `POST /v1/webhooks/deposits` refuses every
+    /// delivery (reconciliation still finds every deposit).
+    pub deposit_webhook_auth: Option<String>,
+    /// `FM_DEPOSIT_RECONCILE_SECS`: time between reconciliation passes over every deposit
+    /// address. Default 10 (deposits are promised within 30 s).
+    pub deposit_reconcile_period: Duration,
+    /// `FM_WITHDRAWAL_PERIOD_MS`: time between passes of the withdrawal queue. Default 1000.
+    pub withdrawal_period: Duration,
 }
 
 /// The roles of a process (`FM_ROLES`).
@@ -259,6 +268,9 @@ impl Config {
                 None => Roles::ALL,
             },
             indexer_period: millis("FM_INDEXER_PERIOD_MS", get("FM_INDEXER_PERIOD_MS", "1000"))?,
+            deposit_webhook_auth: lookup("FM_DEPOSIT_WEBHOOK_AUTH").filter(|a| !a.is_empty()),
+            deposit_reconcile_period: secs("FM_DEPOSIT_RECONCILE_SECS", get("FM_DEPOSIT_RECONCILE_SECS", "10"))?,
+            withdrawal_period: millis("FM_WITHDRAWAL_PERIOD_MS", get("FM_WITHDRAWAL_PERIOD_MS", "1000"))?,
         };
         // A real venue settles on its own interval: rounds shorter than it would never settle.
         if let Some(s) = config.series.iter().find(|s| s.round_minutes().is_some() && !config.exchange_urls.of(s.exchange).is_empty()) {
@@ -279,6 +291,7 @@ impl Config {
             rate_auth_per_min: self.rate_auth_per_min,
             rate_trade_per_sec: self.rate_trade_per_sec,
             trusted_proxies: self.trusted_proxies.clone(),
+            deposit_webhook_auth: self.deposit_webhook_auth.clone(),
         }
     }
 

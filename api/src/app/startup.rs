@@ -21,6 +21,7 @@ use crate::http;
 use crate::store::{self, cache::Redis};
 use crate::workers::Supervisor;
 use crate::workers::indexer::IndexerWorker;
+use crate::workers::money::{DepositWorker, WithdrawalWorker};
 use crate::workers::oracle::OracleWorker;
 use crate::services::scheduler::Scheduler;
 use crate::workers::scheduler::SchedulerWorker;
@@ -124,7 +125,9 @@ impl Application {
             let sources = venues.iter().map(|(exchange, hosts)| (*exchange, RateSource::for_venue(hosts)));
             let oracle = Oracle::new(sources, config.oracle_deadline);
             supervisor.spawn(OracleWorker { oracle, services: services.clone(), period: ORACLE_PERIOD });
-            supervisor.spawn(SettlementWorker { services, period: CRANK_PERIOD });
+            supervisor.spawn(SettlementWorker { services: services.clone(), period: CRANK_PERIOD });
+            supervisor.spawn(DepositWorker { services: services.clone(), period: config.deposit_reconcile_period });
+            supervisor.spawn(WithdrawalWorker { services, period: config.withdrawal_period });
         }
         if let (true, Some(chain)) = (roles.indexer, &chain) {
             supervisor.spawn(IndexerWorker::new(chain.clone(), db, config.indexer_period));

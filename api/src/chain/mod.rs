@@ -10,6 +10,7 @@
 
 pub mod cosign;
 pub mod errors;
+pub mod money;
 
 use std::sync::Arc;
 
@@ -107,6 +108,8 @@ pub enum OnChainError {
     #[error("no oracle key: this service cannot end markets on chain")]
     NoOracle,
     #[error(transparent)]
+    BadDestination(#[from] money::BadDestination),
+    #[error(transparent)]
     Chain(#[from] ChainError),
     #[error(transparent)]
     Db(#[from] sqlx::Error),
@@ -158,7 +161,7 @@ fn with_memo(instructions: &[Instruction], id: Uuid) -> Vec<Instruction> {
 
 /// A transaction signed by the service, ready to send.
 pub struct Signed {
-    wire: Vec<u8>,
+    pub wire: Vec<u8>,
     pub signature: String,
 }
 
@@ -334,24 +337,6 @@ impl OnChain {
             Some(confirmed) if confirmed.err.is_none() => trade_of(&confirmed).map(Some),
             _ => Ok(None),
         }
-    }
-
-    /// Test USDC into the wallet's deposit account, swept into its vault (embedded chain only).
-    pub async fn faucet(&self, wallet: &Pubkey, amount: u64) -> Result<u64, OnChainError> {
-        let AnyChain::Embedded(embedded) = &self.0.chain else { return Err(OnChainError::NoFaucet) };
-        // SOL for the wallet's own transactions (the wallet-signed path), topped up to 1 SOL.
-        let lamports = self.0.chain.account(&wallet.to_string()).await?.map_or(0, |a| a.lamports);
-        if lamports < FAUCET_SOL / 2 {
-            embedded.airdrop(wallet, FAUCET_SOL - lamports).await?;
-        }
-        self.ensure_user(wallet).await?;
-        embedded.mint_usdc(&client::deposit_pda(wallet), amount).await?;
-        let swept = self.execute(&[client::sweep_deposit(*wallet)], &[]).await?;
-        let balance = swept.inner_instructions.iter().find_map(|i| match events::decode(&i.instruction.data) {
-            Some(ProgramEvent::DepositSwept(e)) => Some(e.vault_balance),
-            _ => None,
-        });
-        balance.ok_or_else(|| OnChainError::Unexpected("sweep emitted no DepositSwept".into()))
     }
 
     pub fn db(&self) -> &PgPool {

@@ -36,6 +36,8 @@ pub struct HttpSettings {
     pub rate_trade_per_sec: u32,
     /// Proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<IpAddr>,
+    /// The `Authorization` value deposit webhooks must carry (`None`: every delivery refused).
+    pub deposit_webhook_auth: Option<String>,
 }
 
 /// What every handler can reach: the use cases and the HTTP settings.

@@ -84,6 +84,7 @@ impl From<OnChainError> for ServiceError {
         match e {
             OnChainError::Refused(r) => r.into(),
             OnChainError::NoFaucet => ServiceError::NotFound("the faucet exists only on the embedded chain".into()),
+            OnChainError::BadDestination(why) => ServiceError::InvalidInput(why.to_string()),
             other => ServiceError::internal(other),
         }
     }

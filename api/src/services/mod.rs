@@ -4,6 +4,7 @@
 //! the domain (rules).
 
 pub mod api_keys;
+pub mod deposits;
 pub mod error;
 pub mod idempotency;
 pub mod markets;
@@ -16,6 +17,7 @@ pub mod tokens;
 pub mod trading;
 pub mod users;
 pub mod wallet_flow;
+pub mod withdrawals;
 
 use std::sync::Arc;
 use std::time::Duration;

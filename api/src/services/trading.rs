@@ -10,12 +10,14 @@ use funding_market::client;
 use funding_market::events::TradeExecuted;
 use uuid::Uuid;
 
+use super::deposits;
 use super::idempotency::SignatureLog;
 use super::{ServiceError, Services};
 use crate::chain::OnChain;
 use crate::domain::caller::Caller;
 use crate::domain::market::{MarketStatus, Side, per_share};
 use crate::domain::money::{self, micros};
+use crate::store::deposits as deposit_store;
 use crate::store::{faucet, markets, positions};
 
 /// The faucet's cap per wallet and UTC day: 10,000 test USDC.
@@ -90,7 +92,7 @@ pub async fn buy(s: &Services, caller: &Caller, id: Uuid, order: BuyOrder, log: 
     let wallet = wallet_key(caller)?;
     open_market(s, onchain, id).await?;
     // Amounts parse up to u64::MAX micro-USDC: compare without overflowing.
-    if positions::vault_balance(&s.db, &caller.wallet).await? < order.usdc_amount.saturating_add(fee) {
+    if positions::available_balance(&s.db, &caller.wallet).await? < order.usdc_amount.saturating_add(fee) {
         let shown = |v: u64| money::places(v as i128, 6, 6);
         return Err(ServiceError::InsufficientBalance(format!(
             "{} USDC plus a {} USDC fee exceeds the available balance",
@@ -138,7 +140,9 @@ pub async fn deposit_address(s: &Services, caller: &Caller) -> Result<DepositAdd
     let onchain = s.onchain()?;
     let wallet = wallet_key(caller)?;
     onchain.ensure_user(&wallet).await?;
-    Ok(DepositAddress { address: client::deposit_pda(&wallet).to_string(), min_deposit: onchain.terms().min_deposit })
+    let address = client::deposit_pda(&wallet).to_string();
+    deposit_store::watch(&s.db, &address, &caller.wallet).await?;
+    Ok(DepositAddress { address, min_deposit: onchain.terms().min_deposit })
 }
 
 /// Available USDC (the vault) and the cost basis of open positions, micro-USDC.
@@ -148,7 +152,7 @@ pub struct Balance {
 }
 
 pub async fn balance(s: &Services, caller: &Caller) -> Result<Balance, ServiceError> {
-    let available = positions::vault_balance(&s.db, &caller.wallet).await? as i64;
+    let available = positions::available_balance(&s.db, &caller.wallet).await? as i64;
     let locked = positions::open_positions(&s.db, &caller.wallet).await?.iter().map(|p| p.basis).sum();
     Ok(Balance { available, locked })
 }
@@ -174,13 +178,15 @@ pub async fn faucet(s: &Services, wallet: &str, amount: u64) -> Result<FaucetGra
     let day = Utc::now().date_naive();
     // Reserved under the cap first, so concurrent requests cannot exceed it.
     let granted = faucet::reserve(&s.db, &wallet.to_string(), day, amount, FAUCET_DAILY_CAP).await?.ok_or_else(over_cap)?;
-    match onchain.faucet(&wallet, amount).await {
-        Ok(balance) => Ok(FaucetGrant { wallet: wallet.to_string(), amount, usdc_balance: balance, remaining_today: FAUCET_DAILY_CAP - granted }),
-        Err(e) => {
-            // The grant did not reach the vault (anything minted waits in the deposit account and
-            // is swept with the next deposit): give the allowance back.
-            faucet::release(&s.db, &wallet.to_string(), day, amount).await?;
-            Err(e.into())
-        }
+    // Minted into the deposit address, then found and swept like any deposit (below the
+    // minimum it waits there, as real dust does).
+    if let Err(e) = onchain.mint_test_usdc(&wallet, amount).await {
+        faucet::release(&s.db, &wallet.to_string(), day, amount).await?;
+        return Err(e.into());
     }
+    let address = client::deposit_pda(&wallet).to_string();
+    let wallet = wallet.to_string();
+    deposit_store::watch(&s.db, &address, &wallet).await?;
+    let usdc_balance = deposits::reconcile_wallet(s, &wallet).await?;
+    Ok(FaucetGrant { wallet, amount, usdc_balance, remaining_today: FAUCET_DAILY_CAP - granted })
 }

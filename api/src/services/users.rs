@@ -21,7 +21,7 @@ pub struct Profile {
 
 pub async fn profile(s: &Services, user_id: Uuid) -> Result<Profile, ServiceError> {
     let user = users::find(&s.db, user_id).await?.ok_or_else(|| ServiceError::Unauthorized("the token's user does not exist".into()))?;
-    let usdc_balance = positions::vault_balance(&s.db, &user.wallet_address).await?;
+    let usdc_balance = positions::available_balance(&s.db, &user.wallet_address).await?;
     Ok(Profile { user, usdc_balance })
 }
 

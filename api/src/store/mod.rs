@@ -6,6 +6,7 @@
 
 pub mod api_keys;
 pub mod cache;
+pub mod deposits;
 pub mod faucet;
 pub mod idempotency;
 pub mod markets;
@@ -15,6 +16,7 @@ pub mod rounds;
 pub mod series;
 pub mod types;
 pub mod users;
+pub mod withdrawals;
 
 use std::time::Duration;
 

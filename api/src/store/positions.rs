@@ -50,11 +50,20 @@ impl From<TotalsRow> for Totals {
     }
 }
 
-/// The wallet's vault balance as last projected, micro-USDC (0 without a vault).
-pub async fn vault_balance(db: &PgPool, wallet: &str) -> Result<u64, sqlx::Error> {
-    let balance: Option<i64> = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet).fetch_optional(db).await?;
-    Ok(balance.unwrap_or(0) as u64)
+/// The wallet's available balance (`AVAILABLE`).
+pub async fn available_balance(db: &PgPool, wallet: &str) -> Result<u64, sqlx::Error> {
+    let balance: i64 = sqlx::query_scalar(AVAILABLE).bind(wallet).fetch_one(db).await?;
+    Ok(balance as u64)
 }
+
+/// What the wallet can spend (micro-USDC): its vault less what its withdrawals reserve — those
+/// pending or processing whose transaction has not been projected yet (once it is, the vault
+/// balance itself is lower). One statement, so both are read at the same moment. Never below
+/// zero (a wallet can spend its vault with its own signature, past the service's reservations).
+pub const AVAILABLE: &str = "SELECT GREATEST(0,
+       COALESCE((SELECT balance FROM vault_balances WHERE wallet = $1), 0)
+     - COALESCE((SELECT sum(amount) FROM withdrawals w WHERE w.wallet = $1 AND w.status IN ('pending', 'processing')
+                 AND NOT EXISTS (SELECT 1 FROM chain_withdrawals c WHERE c.signature = w.signature)), 0))::BIGINT";
 
 /// Shares of `side` the wallet holds in a market, micro-shares.
 pub async fn held_shares(db: &PgPool, market_id: Uuid, wallet: &str, side: Side) -> Result<u64, sqlx::Error> {

@@ -10,6 +10,7 @@
 //!   and another process's supervisor — polling every `LOCK_POLL` — takes the job over.
 
 pub mod indexer;
+pub mod money;
 pub mod oracle;
 pub mod scheduler;
 pub mod settlement;

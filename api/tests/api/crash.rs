@@ -112,7 +112,8 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
     let onchain = OnChain::embedded(&chain, db.clone()).await.unwrap();
     let wallets: Vec<Pubkey> = (0..WALLETS).map(|_| Keypair::new().pubkey()).collect();
     for w in &wallets {
-        onchain.faucet(w, 1_000_000_000).await.unwrap();
+        onchain.mint_test_usdc(w, 1_000_000_000).await.unwrap();
+        onchain.sweep(w).await.unwrap();
     }
     let mut rounds = Vec::new();
     for (i, settlement) in settlements.iter().enumerate() {

@@ -42,6 +42,9 @@ pub fn redis_url() -> String {
     std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
 }
 
+/// The `Authorization` the test services expect on deposit webhooks.
+pub const WEBHOOK_AUTH: &str = "Bearer test-webhook-secret";
+
 /// The defaults, with short timeouts so failure cases answer fast, limits high enough not to
 /// interfere, and a Redis namespace of its own so parallel tests never share a key.
 pub fn config() -> Config {
@@ -51,6 +54,7 @@ pub fn config() -> Config {
     config.rate_auth_per_min = 10_000;
     config.rate_trade_per_sec = 10_000;
     config.redis_namespace = format!("fmtest-{}", uuid::Uuid::new_v4().simple());
+    config.deposit_webhook_auth = Some(WEBHOOK_AUTH.into());
     config
 }
 

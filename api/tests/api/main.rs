@@ -11,6 +11,7 @@ mod journey;
 mod layers;
 mod limits;
 mod markets;
+mod money;
 mod oracle;
 mod roles;
 mod scheduler;

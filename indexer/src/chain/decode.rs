@@ -38,8 +38,10 @@ impl Compiled<'_> {
         let Compiled { signature, slot, block_time, err, keys, signers, instructions, inner } = self;
         let instruction = |compiled: CompiledInstruction| -> Result<Instruction, ChainError> {
             let index = compiled.program_id_index as usize;
-            let program_id = keys.get(index).cloned().ok_or_else(|| format_error(signature, format!("program index {index} out of range")))?;
-            Ok(Instruction { program_id, data: compiled.data })
+            let key = |index: usize| keys.get(index).cloned().ok_or_else(|| format_error(signature, format!("account index {index} out of range")));
+            let program_id = key(index)?;
+            let accounts = compiled.accounts.iter().map(|&a| key(a as usize)).collect::<Result<_, _>>()?;
+            Ok(Instruction { program_id, accounts, data: compiled.data })
         };
         let mut inner_instructions = Vec::new();
         for group in inner {

@@ -8,6 +8,7 @@
 mod decode;
 pub mod embedded;
 mod error;
+pub mod token;
 pub mod rpc;
 
 use std::time::Duration;
@@ -144,6 +145,8 @@ pub struct SignatureInfo {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Instruction {
     pub program_id: String,
+    /// The accounts it was given, in order.
+    pub accounts: Vec<String>,
     pub data: Vec<u8>,
 }
 

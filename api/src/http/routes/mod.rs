@@ -7,6 +7,7 @@ mod dev_rpc;
 mod health;
 mod leaderboard;
 mod markets;
+mod money;
 mod series;
 mod trading;
 mod users;
@@ -45,6 +46,11 @@ pub fn router(state: AppState) -> Router {
         .route("/deposit/address", get(trading::deposit_address))
         .route("/users/me/balance", get(trading::balance))
         .route("/dev/faucet", post(trading::faucet))
+        .route("/deposits", get(money::deposits))
+        .route("/webhooks/deposits", post(money::deposit_webhook))
+        .route("/withdraw", post(money::withdraw))
+        .route("/withdrawals", get(money::withdrawals))
+        .route("/withdrawals/{id}", get(money::withdrawal))
         .route("/markets/{id}/ensure-onchain", get(wallet_flow::ensure_onchain))
         .route("/markets/{id}/co-sign", post(wallet_flow::co_sign))
         .route("/trade/confirm", post(wallet_flow::confirm));

@@ -1,0 +1,277 @@
+//! Money in and out: the deposit webhook (`POST /v1/webhooks/deposits`, Helius enhanced
+//! transactions), `GET /v1/deposits`, `POST /v1/withdraw`, `GET /v1/withdrawals/{id}` and
+//! `GET /v1/withdrawals` (`services::deposits`, `services::withdrawals`).
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use crate::domain::money::micros;
+use crate::http::AppState;
+use crate::http::auth::AnyCaller;
+use crate::http::envelope::Data;
+use crate::http::error::ApiError;
+use crate::http::extract::{ApiJson, ApiPath, ApiQuery, amount};
+use crate::http::idempotency::{self, idempotent};
+use crate::http::page::PageQuery;
+use crate::services::deposits::{self, ReportedTransfer};
+use crate::services::withdrawals::{self, Request};
+use crate::store::deposits::DepositRow;
+use crate::store::withdrawals::WithdrawalRow;
+
+const MAX_LIMIT: i64 = 100;
+
+/// One transaction of a Helius enhanced-transaction delivery: only what deposits need (the
+/// float `tokenAmount` of `tokenTransfers` is never read: amounts come from `rawTokenAmount`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EnhancedTransaction {
+    signature: String,
+    slot: u64,
+    #[serde(default)]
+    transaction_error: Option<serde_json::Value>,
+    #[serde(default)]
+    account_data: Vec<AccountData>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AccountData {
+    #[serde(default)]
+    token_balance_changes: Vec<TokenBalanceChange>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TokenBalanceChange {
+    token_account: String,
+    mint: String,
+    raw_token_amount: RawTokenAmount,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawTokenAmount {
+    token_amount: String,
+    decimals: u8,
+}
+
+/// Compares the delivery's `Authorization` with the configured value in constant time (both
+/// hashed first, so neither the content nor the length leaks through timing).
+fn authorized(headers: &HeaderMap, expected: Option<&str>) -> bool {
+    let (Some(expected), Some(given)) = (expected, headers.get(axum::http::header::AUTHORIZATION)) else { return false };
+    let (a, b) = (Sha256::digest(expected.as_bytes()), Sha256::digest(given.as_bytes()));
+    a.iter().zip(b.iter()).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+/// The USDC that went into token accounts in a delivery: positive balance changes of the USDC
+/// mint (6 decimals) in transactions that succeeded. How many changes were ignored, and why,
+/// is logged.
+fn usdc_received(delivery: Vec<EnhancedTransaction>, usdc_mint: &str) -> (Vec<ReportedTransfer>, usize) {
+    let mut received = Vec::new();
+    let mut ignored = 0;
+    for tx in delivery {
+        if tx.transaction_error.as_ref().is_some_and(|e| !e.is_null()) {
+            tracing::info!(signature = %tx.signature, "deposit webhook: failed transaction ignored");
+            ignored += 1;
+            continue;
+        }
+        for change in tx.account_data.into_iter().flat_map(|a| a.token_balance_changes) {
+            if change.mint != usdc_mint || change.raw_token_amount.decimals != 6 {
+                tracing::info!(signature = %tx.signature, mint = %change.mint, "deposit webhook: not USDC; ignored");
+                ignored += 1;
+                continue;
+            }
+            match change.raw_token_amount.token_amount.parse::<i128>() {
+                Ok(amount) if amount > 0 && amount <= u64::MAX as i128 => received.push(ReportedTransfer {
+                    signature: tx.signature.clone(),
+                    slot: tx.slot,
+                    token_account: change.token_account,
+                    amount: amount as u64,
+                }),
+                // Money leaving an account (a sweep) is no deposit.
+                Ok(_) => {}
+                Err(_) => {
+                    tracing::warn!(signature = %tx.signature, amount = %change.raw_token_amount.token_amount, "deposit webhook: raw amount is not an integer; ignored");
+                    ignored += 1;
+                }
+            }
+        }
+    }
+    (received, ignored)
+}
+
+#[derive(Serialize)]
+pub struct WebhookReceipt {
+    /// Deposits recorded for the first time.
+    recorded: usize,
+    /// Deposits this delivery repeated.
+    repeated: usize,
+    /// Balance changes that were not USDC received by a successful transaction.
+    ignored: usize,
+}
+
+pub async fn deposit_webhook(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Data<WebhookReceipt>, ApiError> {
+    if !authorized(&headers, state.http.deposit_webhook_auth.as_deref()) {
+        return Err(ApiError::Unauthorized("the webhook's Authorization is missing or wrong".into()));
+    }
+    let delivery: Vec<EnhancedTransaction> =
+        serde_json::from_slice(&body).map_err(|e| ApiError::InvalidInput(format!("expected a JSON array of enhanced transactions: {e}")))?;
+    let services = &state.services;
+    let (received, ignored) = usdc_received(delivery, &services.onchain()?.usdc_mint().to_string());
+    let recorded = deposits::record_reported(services, &received).await?;
+    // Swept after the answer (the provider wants it fast); reconciliation is the safety net.
+    for wallet in recorded.wallets.clone() {
+        let services = services.clone();
+        tokio::spawn(async move {
+            if let Err(e) = deposits::reconcile_wallet(&services, &wallet).await {
+                tracing::warn!(%wallet, error = %e, "sweep after a deposit webhook failed; reconciliation will retry");
+            }
+        });
+    }
+    Ok(Data::new(WebhookReceipt { recorded: recorded.new, repeated: recorded.repeated, ignored }))
+}
+
+/// A deposit (beyond the contract): `detected` until a sweep moves it into the vault, then
+/// `credited`.
+#[derive(Serialize)]
+pub struct Deposit {
+    amount: String,
+    status: &'static str,
+    signature: String,
+    address: String,
+    slot: i64,
+    detected_by: String,
+    detected_at: DateTime<Utc>,
+    sweep_signature: Option<String>,
+    credited_at: Option<DateTime<Utc>>,
+}
+
+impl From<DepositRow> for Deposit {
+    fn from(d: DepositRow) -> Deposit {
+        Deposit {
+            amount: micros(d.amount),
+            status: if d.sweep_signature.is_some() { "credited" } else { "detected" },
+            signature: d.signature,
+            address: d.address,
+            slot: d.slot,
+            detected_by: d.source,
+            detected_at: d.detected_at,
+            sweep_signature: d.sweep_signature,
+            credited_at: d.credited_at,
+        }
+    }
+}
+
+pub async fn deposits(State(state): State<AppState>, AnyCaller(caller): AnyCaller, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Data<Vec<Deposit>>, ApiError> {
+    let page = q.resolve(MAX_LIMIT)?;
+    let rows = deposits::list(&state.services, &caller, page).await?;
+    Ok(Data::new(rows.into_iter().map(Deposit::from).collect()))
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WithdrawBody {
+    amount: String,
+    destination: String,
+}
+
+/// The contract's withdrawal, with every field once known (`chain_tx_sig` from processing,
+/// `confirmed_at` once confirmed, `failure_reason` once failed).
+#[derive(Serialize)]
+pub struct Withdrawal {
+    id: Uuid,
+    amount: String,
+    destination: String,
+    token_account: String,
+    status: String,
+    created_at: DateTime<Utc>,
+    chain_tx_sig: Option<String>,
+    confirmed_at: Option<DateTime<Utc>>,
+    failure_reason: Option<String>,
+}
+
+impl From<WithdrawalRow> for Withdrawal {
+    fn from(w: WithdrawalRow) -> Withdrawal {
+        Withdrawal {
+            id: w.id,
+            amount: micros(w.amount),
+            destination: w.destination,
+            token_account: w.token_account,
+            status: w.status,
+            created_at: w.created_at,
+            chain_tx_sig: w.signature,
+            confirmed_at: w.confirmed_at,
+            failure_reason: w.failure,
+        }
+    }
+}
+
+pub async fn withdraw(State(state): State<AppState>, AnyCaller(caller): AnyCaller, headers: HeaderMap, ApiJson(body): ApiJson<WithdrawBody>) -> Result<Response, ApiError> {
+    let amount = amount("amount", &body.amount)?;
+    let key = idempotency::key(&headers)?;
+    let s = &state.services;
+    let request = Request { amount, destination: &body.destination, idempotency_key: key.as_deref() };
+    idempotent(
+        s,
+        &caller,
+        &headers,
+        "POST /v1/withdraw",
+        &body,
+        |_| async { withdrawals::request(s, &caller, request).await.map(Withdrawal::from) },
+        // Nothing is sent by the request itself: a retry finds the row its key made.
+        |_| async { Ok(None) },
+    )
+    .await
+}
+
+pub async fn withdrawal(State(state): State<AppState>, AnyCaller(caller): AnyCaller, ApiPath(id): ApiPath<Uuid>) -> Result<Data<Withdrawal>, ApiError> {
+    Ok(Data::new(withdrawals::get(&state.services, &caller, id).await?.into()))
+}
+
+pub async fn withdrawals(State(state): State<AppState>, AnyCaller(caller): AnyCaller, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Data<Vec<Withdrawal>>, ApiError> {
+    let page = q.resolve(MAX_LIMIT)?;
+    Ok(Data::new(withdrawals::list(&state.services, &caller, page).await?.into_iter().map(Withdrawal::from).collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_usdc_received_by_successful_transactions_counts() {
+        let delivery: Vec<EnhancedTransaction> = serde_json::from_value(serde_json::json!([
+            {"signature": "a", "slot": 7, "transactionError": null, "accountData": [
+                {"account": "x", "tokenBalanceChanges": [
+                    {"userAccount": "u", "tokenAccount": "dep", "mint": "USDC", "rawTokenAmount": {"tokenAmount": "1500000", "decimals": 6}},
+                    {"userAccount": "v", "tokenAccount": "src", "mint": "USDC", "rawTokenAmount": {"tokenAmount": "-1500000", "decimals": 6}},
+                    {"userAccount": "u", "tokenAccount": "dep", "mint": "BONK", "rawTokenAmount": {"tokenAmount": "5", "decimals": 5}}
+                ]}]},
+            {"signature": "b", "slot": 8, "transactionError": {"InstructionError": [0, "Custom"]}, "accountData": [
+                {"account": "x", "tokenBalanceChanges": [
+                    {"userAccount": "u", "tokenAccount": "dep", "mint": "USDC", "rawTokenAmount": {"tokenAmount": "9", "decimals": 6}}]}]},
+            {"signature": "c", "slot": 9, "type": "TRANSFER", "nativeTransfers": []}
+        ]))
+        .unwrap();
+        let (received, ignored) = usdc_received(delivery, "USDC");
+        assert_eq!(received, vec![ReportedTransfer { signature: "a".into(), slot: 7, token_account: "dep".into(), amount: 1_500_000 }]);
+        assert_eq!(ignored, 2);
+    }
+
+    #[test]
+    fn the_webhook_secret_must_match_exactly() {
+        let mut headers = HeaderMap::new();
+        assert!(!authorized(&headers, Some("secret")));
+        headers.insert("authorization", "secret".parse().unwrap());
+        assert!(authorized(&headers, Some("secret")));
+        assert!(!authorized(&headers, Some("secret2")));
+        assert!(!authorized(&headers, None));
+        headers.insert("authorization", "Secret".parse().unwrap());
+        assert!(!authorized(&headers, Some("secret")));
+    }
+}

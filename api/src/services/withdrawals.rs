@@ -1,0 +1,188 @@
+//! Money out (DESIGN §5): a withdrawal request reserves its amount at once and waits in a
+//! queue; the queue worker (`process`) sends it with the operator's signature (`withdraw`, the
+//! program checks the vault) and records how it ended.
+//!
+//! States: pending → processing (the signed transaction and its signature recorded before it is
+//! sent) → confirmed (final on chain) | failed (refused or failed on chain; the reservation is
+//! released and the reason kept). A crash anywhere is safe: a processing withdrawal is resent
+//! as the same signed transaction, which the chain runs at most once, and is only signed anew
+//! once its blockhash has expired without it landing — when it can no longer land.
+
+use anchor_lang::prelude::Pubkey;
+use futures_util::StreamExt;
+use uuid::Uuid;
+
+use super::{Page, ServiceError, Services};
+use crate::chain::money::{self, Payee};
+use crate::chain::OnChain;
+use crate::domain::caller::Caller;
+use crate::domain::money::places;
+use crate::store::withdrawals::{self, NewWithdrawal, Queued, WithdrawalRow};
+
+/// The smallest withdrawal: the program's minimum deposit (1.00 USDC), so a withdrawal is never
+/// dust that costs more to send than it moves.
+fn minimum(onchain: &OnChain) -> u64 {
+    onchain.terms().min_deposit
+}
+
+/// A withdrawal request as the caller gave it.
+pub struct Request<'a> {
+    pub amount: u64,
+    pub destination: &'a str,
+    pub idempotency_key: Option<&'a str>,
+}
+
+/// Queues a withdrawal of the caller's USDC to `destination` (a wallet or a USDC token
+/// account). The same idempotency key answers the withdrawal it made before.
+pub async fn request(s: &Services, caller: &Caller, request: Request<'_>) -> Result<WithdrawalRow, ServiceError> {
+    let onchain = s.onchain()?;
+    let minimum = minimum(onchain);
+    if request.amount < minimum {
+        return Err(ServiceError::InvalidInput(format!("amount must be at least {} USDC", places(minimum as i128, 6, 2))));
+    }
+    let destination: Pubkey = request
+        .destination
+        .trim()
+        .parse()
+        .map_err(|_| ServiceError::InvalidInput("destination is not a Solana address (base58, 32 bytes)".into()))?;
+    let wallet: Pubkey = caller.wallet.parse().map_err(ServiceError::internal)?;
+    if destination == funding_market::client::vault_pda(&wallet) || destination == funding_market::client::deposit_pda(&wallet) {
+        return Err(ServiceError::InvalidInput("destination is your own vault or deposit address; give a wallet or another USDC token account".into()));
+    }
+    let payee: Payee = onchain.payee(&destination).await?;
+    let queued = withdrawals::queue(
+        &s.db,
+        NewWithdrawal {
+            user_id: caller.user_id,
+            wallet: &caller.wallet,
+            amount: request.amount,
+            destination: &destination.to_string(),
+            token_account: &payee.token_account.to_string(),
+            create_account: payee.create_for.is_some(),
+            idempotency_key: request.idempotency_key,
+        },
+    )
+    .await?;
+    match queued {
+        Queued::Created(row) | Queued::Existing(row) => Ok(row),
+        Queued::Insufficient { available } => Err(ServiceError::InsufficientBalance(format!(
+            "{} USDC exceeds the available balance of {} USDC",
+            places(request.amount as i128, 6, 6),
+            places(available as i128, 6, 6)
+        ))),
+    }
+}
+
+/// One of the caller's withdrawals (anyone else's is not found).
+pub async fn get(s: &Services, caller: &Caller, id: Uuid) -> Result<WithdrawalRow, ServiceError> {
+    withdrawals::get(&s.db, caller.user_id, id).await?.ok_or_else(|| ServiceError::NotFound(format!("withdrawal {id} not found")))
+}
+
+pub async fn list(s: &Services, caller: &Caller, page: Page) -> Result<Vec<WithdrawalRow>, ServiceError> {
+    Ok(withdrawals::list(&s.db, caller.user_id, page.limit, page.offset).await?)
+}
+
+/// Withdrawals taken from the queue per pass.
+const PER_PASS: i64 = 200;
+/// Withdrawals sent at once; each waits on its own confirmation.
+const CONCURRENT: usize = 16;
+
+/// One pass of the queue: every processing withdrawal brought forward (a crash or a slow
+/// chain left it there), then pending ones signed, recorded as processing and sent. How many
+/// reached an end (confirmed or failed).
+pub async fn process(s: &Services) -> Result<usize, ServiceError> {
+    let onchain = s.onchain()?;
+    let mut rows = withdrawals::processing(&s.db, PER_PASS).await?;
+    rows.extend(claim(s, onchain).await?);
+    let ended = futures_util::stream::iter(rows)
+        .map(|row| async move {
+            match deliver(s, onchain, row.clone()).await {
+                Ok(ended) => ended,
+                Err(e) => {
+                    tracing::warn!(withdrawal = %row.id, error = %e, "withdrawal not delivered yet; retried next pass");
+                    false
+                }
+            }
+        })
+        .buffer_unordered(CONCURRENT)
+        .filter(|ended| std::future::ready(*ended))
+        .count()
+        .await;
+    Ok(ended)
+}
+
+/// Pending withdrawals signed and recorded as processing, in one database transaction that
+/// holds their rows (`SKIP LOCKED`: another worker takes others).
+async fn claim(s: &Services, onchain: &OnChain) -> Result<Vec<WithdrawalRow>, ServiceError> {
+    let mut tx = s.db.begin().await?;
+    let mut claimed = withdrawals::claim_pending(&mut tx, PER_PASS).await?;
+    for row in claimed.iter_mut() {
+        let signed = sign(onchain, row).await?;
+        withdrawals::mark_processing(&mut tx, row.id, &signed.signature, &signed.wire).await?;
+        row.status = "processing".into();
+        row.signature = Some(signed.signature);
+        row.wire = Some(signed.wire);
+    }
+    tx.commit().await?;
+    Ok(claimed)
+}
+
+async fn sign(onchain: &OnChain, row: &WithdrawalRow) -> Result<crate::chain::Signed, ServiceError> {
+    let wallet: Pubkey = row.wallet.parse().map_err(ServiceError::internal)?;
+    let token_account: Pubkey = row.token_account.parse().map_err(ServiceError::internal)?;
+    let create_for = match row.create_account {
+        true => Some(row.destination.parse().map_err(ServiceError::internal)?),
+        false => None,
+    };
+    Ok(onchain.sign_withdrawal(&wallet, &Payee { token_account, create_for }, row.amount as u64).await?)
+}
+
+/// Brings a processing withdrawal to its end if it can: whether it ended.
+async fn deliver(s: &Services, onchain: &OnChain, mut row: WithdrawalRow) -> Result<bool, ServiceError> {
+    let (Some(mut signature), Some(mut wire)) = (row.signature.clone(), row.wire.clone()) else {
+        return Err(ServiceError::internal(format!("processing withdrawal {} has no transaction", row.id)));
+    };
+    // Landed already (sent before a crash, or by another worker)?
+    if let Some(outcome) = onchain.outcome(&signature).await? {
+        return settle(s, onchain, &row, &signature, outcome).await;
+    }
+    if !onchain.still_valid(&wire).await? {
+        // Its blockhash expired and it has not landed: it never can now. Sign it anew.
+        let signed = sign(onchain, &row).await?;
+        if !withdrawals::replace_transaction(&s.db, row.id, &signature, &signed.signature, &signed.wire).await? {
+            return Ok(false);
+        }
+        (signature, wire) = (signed.signature, signed.wire);
+        row.signature = Some(signature.clone());
+    }
+    match onchain.send_signed(&wire).await {
+        // Read back from the chain, which projects it: the vault balance falls in Postgres
+        // before the reservation ends.
+        Ok(_) => match onchain.outcome(&signature).await? {
+            Some(outcome) => settle(s, onchain, &row, &signature, outcome).await,
+            None => Ok(false),
+        },
+        Err(e) => {
+            // Whatever the send said, the chain decides: it may have landed (a resend of a
+            // transaction that already ran is refused as a duplicate).
+            if let Some(outcome) = onchain.outcome(&signature).await? {
+                return settle(s, onchain, &row, &signature, outcome).await;
+            }
+            match money::failure_of(&e) {
+                // Refused before it could land (preflight): it will never run.
+                Some(reason) => Ok(withdrawals::fail(&s.db, row.id, &signature, &reason).await?),
+                None => Err(e.into()),
+            }
+        }
+    }
+}
+
+/// Records how a landed withdrawal ended: confirmed once final, failed with the chain's reason.
+async fn settle(s: &Services, onchain: &OnChain, row: &WithdrawalRow, signature: &str, outcome: Result<(), String>) -> Result<bool, ServiceError> {
+    match outcome {
+        Ok(()) if onchain.is_finalized(signature).await? => Ok(withdrawals::confirm(&s.db, row.id, signature).await?),
+        // Landed, not final yet: the next pass looks again.
+        Ok(()) => Ok(false),
+        Err(reason) => Ok(withdrawals::fail(&s.db, row.id, signature, &reason).await?),
+    }
+}

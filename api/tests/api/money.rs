@@ -1,0 +1,275 @@
+//! Money in and out on the embedded chain: deposits found by reconciliation (the faucet's
+//! path) and by the webhook, swept once they reach the minimum, credited once however often
+//! they are reported; withdrawals reserved at once, sent by the queue, confirmed on chain to a
+//! wallet (its token account created) or a token account; refusals; and many simultaneous
+//! withdrawals against a balance that covers a few.
+
+use std::time::Duration;
+
+use api::services::{deposits, withdrawals};
+use funding_market::client;
+use serde_json::{Value, json};
+use solana_signer::Signer;
+use sqlx::PgPool;
+
+use crate::helpers::*;
+use crate::settlement::{Trader, balance, buy, services, trader};
+use crate::trading::{Trading, micros, open_market, trading};
+
+async fn withdraw(t: &Trading, who: &Trader, amount: &str, destination: &str) -> (u16, Value) {
+    t.post("/v1/withdraw", &who.token, json!({"amount": amount, "destination": destination})).await
+}
+
+/// USDC in a token account on chain (0 if it does not exist).
+async fn token_balance(t: &Trading, account: &str) -> u64 {
+    t.chain.account(account).await.unwrap().map_or(0, |a| token_amount(&a.data))
+}
+
+fn fresh_address() -> String {
+    solana_keypair::Keypair::new().pubkey().to_string()
+}
+
+fn ata(owner: &str, t: &Trading) -> String {
+    api::chain::money::associated_token_account(&owner.parse().unwrap(), &t.chain.mint()).to_string()
+}
+
+async fn deposits_of(t: &Trading, who: &Trader) -> Vec<Value> {
+    let (status, body) = t.get("/v1/deposits", &who.token).await;
+    assert_eq!(status, 200, "{body}");
+    body["data"].as_array().unwrap().clone()
+}
+
+async fn outbox(t: &Trading, kind: &str, wallet: &str) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM outbox WHERE kind = $1 AND wallet = $2").bind(kind).bind(wallet).fetch_one(&t.db).await.unwrap()
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn deposit_trade_withdraw_with_exact_balances(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let s = services(&t).await;
+    let alice = trader(&t, "25").await;
+    let (status, address) = t.get("/v1/deposit/address", &alice.token).await;
+    assert_eq!(status, 200);
+    let address = address["data"]["address"].as_str().unwrap().to_owned();
+
+    // The faucet minted to the deposit address; reconciliation found the transfer and swept it.
+    let found = deposits_of(&t, &alice).await;
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0]["amount"].as_str(), found[0]["status"].as_str(), found[0]["detected_by"].as_str()), (Some("25.000000"), Some("credited"), Some("reconciliation")));
+    assert_eq!(found[0]["address"].as_str(), Some(address.as_str()));
+    assert!(found[0]["sweep_signature"].is_string() && found[0]["credited_at"].is_string());
+    assert_eq!(token_balance(&t, &address).await, 0);
+    assert_eq!(outbox(&t, "deposit_confirmed", &alice.wallet).await, 1);
+
+    // Trade: 10 USDC and a 0.1 fee leave the vault.
+    let market = open_market(&db, "open").await;
+    buy(&t, &alice, market, "yes", "10").await;
+    assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 14_900_000);
+
+    // Withdraw 4.5 to a wallet that has nothing on chain: reserved at once.
+    let bob = fresh_address();
+    let (status, created) = withdraw(&t, &alice, "4.5", &bob).await;
+    assert_eq!(status, 200, "{created}");
+    let w = &created["data"];
+    assert_eq!((w["status"].as_str(), w["amount"].as_str(), w["destination"].as_str()), (Some("pending"), Some("4.500000"), Some(bob.as_str())));
+    assert_eq!(w["token_account"].as_str(), Some(ata(&bob, &t).as_str()));
+    let after = balance(&t, &alice).await;
+    assert_eq!(micros(&after["usdc_balance"]), 10_400_000, "reserved at once");
+    assert_eq!(micros(&after["total"]), micros(&after["usdc_balance"]) + micros(&after["locked_in_positions"]));
+    assert_eq!(t.vault(&alice.wallet).await, 14_900_000, "nothing sent yet");
+
+    // The queue sends it: the wallet's token account is created and paid.
+    assert_eq!(withdrawals::process(&s).await.unwrap(), 1);
+    let id = w["id"].as_str().unwrap();
+    let (status, done) = t.get(&format!("/v1/withdrawals/{id}"), &alice.token).await;
+    assert_eq!(status, 200);
+    let done = &done["data"];
+    assert_eq!(done["status"].as_str(), Some("confirmed"), "{done}");
+    assert!(done["chain_tx_sig"].is_string() && done["confirmed_at"].is_string());
+    assert_eq!(token_balance(&t, &ata(&bob, &t)).await, 4_500_000);
+    assert_eq!(t.vault(&alice.wallet).await, 10_400_000);
+    assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 10_400_000, "the vault fell as the reservation ended");
+    assert_eq!(outbox(&t, "withdrawal_confirmed", &alice.wallet).await, 1);
+
+    // Again to the same wallet (its account exists now) and straight to that token account.
+    assert_eq!(withdraw(&t, &alice, "1", &bob).await.0, 200);
+    let (status, direct) = withdraw(&t, &alice, "2.25", &ata(&bob, &t)).await;
+    assert_eq!((status, direct["data"]["token_account"].as_str()), (200, Some(ata(&bob, &t).as_str())));
+    assert_eq!(withdrawals::process(&s).await.unwrap(), 2);
+    assert_eq!(token_balance(&t, &ata(&bob, &t)).await, 7_750_000);
+    assert_eq!(t.vault(&alice.wallet).await, 7_150_000);
+    assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 7_150_000);
+    let (_, listed) = t.get("/v1/withdrawals", &alice.token).await;
+    let statuses: Vec<&str> = listed["data"].as_array().unwrap().iter().map(|w| w["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["confirmed"; 3]);
+
+    // Another user cannot see it.
+    let mallory = trader(&t, "1").await;
+    let (status, body) = t.get(&format!("/v1/withdrawals/{id}"), &mallory.token).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("NOT_FOUND")));
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn dust_waits_in_the_deposit_address_until_it_adds_up(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let s = services(&t).await;
+    let alice = trader(&t, "0.4").await;
+    let address = client::deposit_pda(&alice.wallet.parse().unwrap()).to_string();
+    assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 0);
+    assert_eq!(token_balance(&t, &address).await, 400_000, "below 1.00: it waits");
+    let waiting = deposits_of(&t, &alice).await;
+    assert_eq!((waiting.len(), waiting[0]["status"].as_str()), (1, Some("detected")));
+    // Reconciliation passes leave it alone.
+    deposits::reconcile(&s).await.unwrap();
+    assert_eq!(token_balance(&t, &address).await, 400_000);
+
+    assert_eq!(t.faucet(&alice.wallet, "0.7").await.0, 200);
+    assert_eq!(token_balance(&t, &address).await, 0);
+    assert_eq!(t.vault(&alice.wallet).await, 1_100_000);
+    assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 1_100_000);
+    let credited = deposits_of(&t, &alice).await;
+    assert_eq!(credited.len(), 2);
+    assert!(credited.iter().all(|d| d["status"] == "credited"), "{credited:?}");
+    assert_eq!(credited[0]["sweep_signature"], credited[1]["sweep_signature"], "one sweep took both");
+}
+
+/// A Helius enhanced-transaction delivery of `signature`, which moved `raw` base units of
+/// `mint` into `token_account`.
+fn delivery(signature: &str, slot: u64, token_account: &str, owner: &str, mint: &str, raw: u64) -> Value {
+    json!([{
+        "description": "", "type": "TRANSFER", "source": "SYSTEM_PROGRAM", "fee": 5000, "feePayer": owner,
+        "signature": signature, "slot": slot, "timestamp": 1_700_000_000,
+        "nativeTransfers": [],
+        "tokenTransfers": [{"fromUserAccount": owner, "toUserAccount": owner, "fromTokenAccount": "", "toTokenAccount": token_account,
+                            "tokenAmount": raw as f64 / 1e6, "mint": mint, "tokenStandard": "Fungible"}],
+        "accountData": [{"account": token_account, "nativeBalanceChange": 0, "tokenBalanceChanges": [
+            {"userAccount": owner, "tokenAccount": token_account, "mint": mint, "rawTokenAmount": {"tokenAmount": raw.to_string(), "decimals": 6}}]}],
+        "transactionError": null, "instructions": [], "events": {}
+    }])
+}
+
+async fn post_webhook(t: &Trading, auth: Option<&str>, body: &Value) -> (u16, Value) {
+    let mut request = t.app.http.post(format!("{}/v1/webhooks/deposits", t.app.base)).json(body);
+    if let Some(auth) = auth {
+        request = request.header("Authorization", auth);
+    }
+    let response = request.send().await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn webhook_deliveries_are_authenticated_and_credited_once(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let s = services(&t).await;
+    let alice = trader(&t, "1").await;
+    let wallet = alice.wallet.parse().unwrap();
+    let address = client::deposit_pda(&wallet).to_string();
+    let usdc = t.chain.mint().to_string();
+
+    // 3 USDC arrive from outside; the webhook reports them.
+    let signature = t.chain.mint_usdc(&client::deposit_pda(&wallet), 3_000_000).await.unwrap();
+    let slot = t.chain.status(&signature).await.unwrap().unwrap().0;
+    let body = delivery(&signature, slot, &address, &alice.wallet, &usdc, 3_000_000);
+    for auth in [None, Some("Bearer wrong"), Some("bearer test-webhook-secret")] {
+        let (status, refused) = post_webhook(&t, auth, &body).await;
+        assert_eq!((status, refused["error"]["code"].as_str()), (401, Some("UNAUTHORIZED")), "{auth:?}");
+    }
+    assert!(deposits_of(&t, &alice).await.len() == 1, "nothing recorded without the secret");
+    let (status, receipt) = post_webhook(&t, Some(WEBHOOK_AUTH), &body).await;
+    assert_eq!((status, &receipt["data"]), (200, &json!({"recorded": 1, "repeated": 0, "ignored": 0})));
+    // Delivered again (providers repeat): credited once.
+    let (_, receipt) = post_webhook(&t, Some(WEBHOOK_AUTH), &body).await;
+    assert_eq!(receipt["data"], json!({"recorded": 0, "repeated": 1, "ignored": 0}));
+    // Another mint, and a failed transaction, are ignored.
+    let mut other = delivery(&signature, slot, &address, &alice.wallet, "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", 9_000_000);
+    assert_eq!(post_webhook(&t, Some(WEBHOOK_AUTH), &other).await.1["data"], json!({"recorded": 0, "repeated": 0, "ignored": 1}));
+    other = delivery(&fresh_address(), slot, &address, &alice.wallet, &usdc, 9_000_000);
+    other[0]["transactionError"] = json!({"InstructionError": [0, {"Custom": 1}]});
+    assert_eq!(post_webhook(&t, Some(WEBHOOK_AUTH), &other).await.1["data"], json!({"recorded": 0, "repeated": 0, "ignored": 1}));
+    let (status, _) = post_webhook(&t, Some(WEBHOOK_AUTH), &json!({"not": "an array"})).await;
+    assert_eq!(status, 400);
+
+    // The webhook set off the sweep.
+    for _ in 0..100 {
+        if t.vault(&alice.wallet).await == 4_000_000 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(t.vault(&alice.wallet).await, 4_000_000);
+    let listed = deposits_of(&t, &alice).await;
+    assert_eq!(listed.len(), 2);
+    assert_eq!((listed[0]["signature"].as_str(), listed[0]["detected_by"].as_str(), listed[0]["amount"].as_str()), (Some(signature.as_str()), Some("webhook"), Some("3.000000")));
+
+    // A deposit whose webhook never came: reconciliation finds it and sweeps it.
+    let missed = t.chain.mint_usdc(&client::deposit_pda(&wallet), 2_500_000).await.unwrap();
+    deposits::reconcile(&s).await.unwrap();
+    assert_eq!(t.vault(&alice.wallet).await, 6_500_000);
+    assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 6_500_000);
+    let listed = deposits_of(&t, &alice).await;
+    assert_eq!((listed[0]["signature"].as_str(), listed[0]["detected_by"].as_str(), listed[0]["status"].as_str()), (Some(missed.as_str()), Some("reconciliation"), Some("credited")));
+    // Its webhook arriving late changes nothing.
+    let late = delivery(&missed, t.chain.status(&missed).await.unwrap().unwrap().0, &address, &alice.wallet, &usdc, 2_500_000);
+    assert_eq!(post_webhook(&t, Some(WEBHOOK_AUTH), &late).await.1["data"]["repeated"], 1);
+    assert_eq!(outbox(&t, "deposit_confirmed", &alice.wallet).await, 3);
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn withdrawal_refusals_say_why(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let alice = trader(&t, "5").await;
+    let wallet = alice.wallet.parse().unwrap();
+    let refused = [
+        ("1", "not-an-address", "INVALID_INPUT", "not a Solana address"),
+        ("0.5", &fresh_address(), "INVALID_INPUT", "at least 1.00"),
+        ("-1", &fresh_address(), "INVALID_INPUT", "amount"),
+        ("1", &client::vault_pda(&wallet).to_string(), "INVALID_INPUT", "your own vault"),
+        ("1", &client::deposit_pda(&wallet).to_string(), "INVALID_INPUT", "your own vault or deposit"),
+        ("1", &t.chain.mint().to_string(), "INVALID_INPUT", "neither a wallet nor a USDC token account"),
+        ("1", &client::config_pda().to_string(), "INVALID_INPUT", "neither a wallet nor a USDC token account"),
+        ("5.000001", &fresh_address(), "INSUFFICIENT_BALANCE", "available balance of 5.000000"),
+    ];
+    for (amount, destination, code, why) in refused {
+        let (status, body) = withdraw(&t, &alice, amount, destination).await;
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert_eq!(body["error"]["code"].as_str(), Some(code), "{amount} {destination}: {body}");
+        assert!(message.contains(why), "{amount} {destination}: {message}");
+        assert!(status == 400 || status == 402 || status == 422, "{status}");
+    }
+    let (status, body) = t.post("/v1/withdraw", &alice.token, json!({"amount": "1"})).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")));
+
+    // The same Idempotency-Key makes one withdrawal, whatever the retries.
+    let destination = fresh_address();
+    let body = json!({"amount": "2", "destination": destination});
+    let (first, again) = (
+        t.call(reqwest::Method::POST, "/v1/withdraw", &alice.token, Some(body.clone()), Some("w-1")).await,
+        t.call(reqwest::Method::POST, "/v1/withdraw", &alice.token, Some(body), Some("w-1")).await,
+    );
+    assert_eq!((first.0, again.0), (200, 200));
+    assert_eq!(first.1["data"]["id"], again.1["data"]["id"]);
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM withdrawals").fetch_one(&db).await.unwrap();
+    assert_eq!(rows, 1);
+    assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 3_000_000);
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn simultaneous_withdrawals_never_overdraw(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(30)).await;
+    let s = services(&t).await;
+    let alice = trader(&t, "10.5").await;
+    let destination = fresh_address();
+    let requests = (0..500).map(|_| withdraw(&t, &alice, "1", &destination));
+    let answers = futures_util::future::join_all(requests).await;
+    let accepted = answers.iter().filter(|(status, _)| *status == 200).count();
+    let refused = answers.iter().filter(|(_, body)| body["error"]["code"] == "INSUFFICIENT_BALANCE").count();
+    assert_eq!((accepted, refused), (10, 490));
+    assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 500_000);
+
+    while withdrawals::process(&s).await.unwrap() > 0 {}
+    let confirmed: i64 = sqlx::query_scalar("SELECT count(*) FROM withdrawals WHERE status = 'confirmed'").fetch_one(&db).await.unwrap();
+    assert_eq!(confirmed, 10);
+    assert_eq!(token_balance(&t, &ata(&destination, &t)).await, 10_000_000);
+    assert_eq!(t.vault(&alice.wallet).await, 500_000);
+    assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 500_000, "the vault equals Postgres");
+}

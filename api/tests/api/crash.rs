@@ -1,4 +1,5 @@
-//! SIGKILL in the middle of settlement. The real binary runs the oracle, the settlement crank and
+//! SIGKILL in the middle of settlement and of the withdrawal queue (the second test, below).
+//! Settlement: the real binary runs the oracle, the settlement crank and
 //! the indexer over 50 traded rounds past their settlement time on the embedded chain (which
 //! lives in Postgres, so it survives the process), and is killed with SIGKILL at a random moment
 //! 20 times, restarted after each; then it runs to the end. No position is paid twice or missed,
@@ -223,6 +224,138 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
             assert_eq!(status, "voided");
         } else {
             assert_eq!((status.as_str(), actual), ("settled", Some(sim.rate_at(&btc, settlement.timestamp_millis()))));
+        }
+    }
+}
+
+const WITHDRAWALS: usize = 200;
+const WITHDRAWAL_KILLS: usize = 50;
+
+/// How far the queue has come: withdrawals sent (processing) and ended (confirmed or failed).
+async fn queue_progress(db: &PgPool) -> (i64, i64) {
+    sqlx::query_as("SELECT count(*) FILTER (WHERE status = 'processing'), count(*) FILTER (WHERE status IN ('confirmed', 'failed')) FROM withdrawals")
+        .fetch_one(db)
+        .await
+        .unwrap()
+}
+
+/// SIGKILL in the middle of the withdrawal queue: 200 withdrawals from four wallets — one of
+/// which empties most of its vault on chain behind the queue's back, so some of its requests
+/// must fail — worked by the real binary, killed at random 50 times. Every withdrawal ends
+/// confirmed or failed; each confirmed one left the vault exactly once (the vaults on chain
+/// are what the confirmed amounts say), each failed one not at all; every destination holds
+/// exactly what was confirmed to it; and Postgres's balances are the chain's.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn sigkill_fifty_times_while_sending_two_hundred_withdrawals_sends_each_at_most_once(db: PgPool) {
+    use api::store::withdrawals::{NewWithdrawal, Queued, queue};
+
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let onchain = OnChain::embedded(&chain, db.clone()).await.unwrap();
+    let wallets: Vec<Pubkey> = (0..WALLETS).map(|_| Keypair::new().pubkey()).collect();
+    let destinations: Vec<Pubkey> = (0..5).map(|_| Keypair::new().pubkey()).collect();
+    let mut users = Vec::new();
+    for w in &wallets {
+        onchain.mint_test_usdc(w, 150_000_000).await.unwrap();
+        onchain.sweep(w).await.unwrap();
+        let id = Uuid::new_v4();
+        sqlx::query("INSERT INTO users (id, wallet_address) VALUES ($1, $2)").bind(id).bind(w.to_string()).execute(&db).await.unwrap();
+        users.push(id);
+    }
+    // 50 a wallet, 1 to 4 USDC each, to five wallets (their token accounts created on the way).
+    for i in 0..WITHDRAWALS {
+        let (w, user) = (i % WALLETS, users[i % WALLETS]);
+        let destination = destinations[i % destinations.len()];
+        let payee = onchain.payee(&destination).await.unwrap();
+        let new = NewWithdrawal {
+            user_id: user,
+            wallet: &wallets[w].to_string(),
+            amount: 1_000_000 * (1 + ((i / WALLETS) % 4) as u64),
+            destination: &destination.to_string(),
+            token_account: &payee.token_account.to_string(),
+            create_account: payee.create_for.is_some(),
+            idempotency_key: None,
+        };
+        assert!(matches!(queue(&db, new).await.unwrap(), Queued::Created(_)));
+    }
+    // The last wallet spends 100 of its 150 USDC with a withdrawal the queue does not know.
+    let spender = wallets[WALLETS - 1];
+    let outside = Keypair::new().pubkey();
+    let signed = onchain.sign_withdrawal(&spender, &onchain.payee(&outside).await.unwrap(), 100_000_000).await.unwrap();
+    onchain.send_signed(&signed.wire).await.unwrap();
+    let mut before = HashMap::new();
+    for w in &wallets {
+        before.insert(*w, vault(&chain, w).await);
+    }
+    drop(onchain);
+    drop(chain);
+
+    let name: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&db).await.unwrap();
+    let url = database_url(&name);
+    let start_queue = |url: &str| {
+        let mut child = start(url);
+        drain(&mut child);
+        child
+    };
+    let mut at_kill = Vec::new();
+    for _ in 0..WITHDRAWAL_KILLS {
+        let mut child = start_queue(&url);
+        // Killed once 1 to 4 more withdrawals have ended, plus up to 10 ms: mid-claim, mid-send or
+        // mid-record.
+        let kill_at = queue_progress(&db).await.1 + 1 + (rand::random::<u64>() % 4) as i64;
+        let started = Instant::now();
+        loop {
+            let (_, ended) = queue_progress(&db).await;
+            if ended >= kill_at.min(WITHDRAWALS as i64) {
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(120), "no progress within 2 min ({ended} of {WITHDRAWALS} ended)");
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(rand::random::<u64>() % 10)).await;
+        child.start_kill().unwrap();
+        child.wait().await.unwrap();
+        at_kill.push(queue_progress(&db).await);
+    }
+    eprintln!("(processing, ended) at each SIGKILL: {at_kill:?}");
+    let mid_work = at_kill.iter().filter(|(_, ended)| *ended < WITHDRAWALS as i64).count();
+    assert!(mid_work >= WITHDRAWAL_KILLS * 3 / 4, "most kills must land while work is left: {at_kill:?}");
+
+    let mut child = start_queue(&url);
+    let started = Instant::now();
+    while queue_progress(&db).await.1 < WITHDRAWALS as i64 {
+        assert!(started.elapsed() < Duration::from_secs(180), "not every withdrawal ended within 3 min: {:?}", queue_progress(&db).await);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Let the indexer catch up before the Postgres view is compared.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let ended: Vec<(String, String, i64, String, Option<String>)> =
+        sqlx::query_as("SELECT wallet, destination, amount, status, signature FROM withdrawals").fetch_all(&db).await.unwrap();
+    assert!(ended.iter().all(|w| w.3 == "confirmed" || w.3 == "failed"), "every withdrawal ended");
+    let failed = ended.iter().filter(|w| w.3 == "failed").count();
+    assert!(failed > 0, "the spender's withdrawals beyond its vault failed");
+    for w in &wallets {
+        let confirmed: u64 = ended.iter().filter(|r| r.0 == w.to_string() && r.3 == "confirmed").map(|r| r.2 as u64).sum();
+        assert_eq!(vault(&chain, w).await, before[w] - confirmed, "wallet {w}: the vault lost exactly the confirmed withdrawals");
+        let projected: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(w.to_string()).fetch_one(&db).await.unwrap();
+        assert_eq!(projected as u64, before[w] - confirmed, "wallet {w}: Postgres's vault balance is the chain's");
+    }
+    let mint = chain.mint();
+    for d in &destinations {
+        let confirmed: u64 = ended.iter().filter(|r| r.1 == d.to_string() && r.3 == "confirmed").map(|r| r.2 as u64).sum();
+        let account = api::chain::money::associated_token_account(d, &mint).to_string();
+        let held = chain.account(&account).await.unwrap().map_or(0, |a| token_amount(&a.data));
+        assert_eq!(held, confirmed, "destination {d} holds exactly what was confirmed to it");
+    }
+    // One Withdrawn event per confirmed withdrawal, with its signature; none for a failed one.
+    for (_, _, amount, status, signature) in &ended {
+        let events: Vec<i64> = sqlx::query_scalar("SELECT amount FROM chain_withdrawals WHERE signature = $1").bind(signature).fetch_all(&db).await.unwrap();
+        match status.as_str() {
+            "confirmed" => assert_eq!(events, vec![*amount]),
+            _ => assert!(events.is_empty()),
         }
     }
 }

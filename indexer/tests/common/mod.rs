@@ -21,10 +21,10 @@ pub fn tx(signature: &str, slot: u64, events: Vec<Vec<u8>>) -> ConfirmedTransact
     let program = funding_market::ID.to_string();
     let mut inner: Vec<InnerInstruction> = vec![
         // A token transfer and a non-event call of our program sit beside the events.
-        InnerInstruction { outer_index: 0, instruction: Instruction { program_id: anchor_spl_token(), data: vec![3, 1, 0, 0, 0, 0, 0, 0, 0] } },
-        InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), data: vec![9; 12] } },
+        InnerInstruction { outer_index: 0, instruction: Instruction { program_id: anchor_spl_token(), accounts: vec![], data: vec![3, 1, 0, 0, 0, 0, 0, 0, 0] } },
+        InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), accounts: vec![], data: vec![9; 12] } },
     ];
-    inner.extend(events.into_iter().map(|data| InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), data } }));
+    inner.extend(events.into_iter().map(|data| InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), accounts: vec![], data } }));
     ConfirmedTransaction { signature: signature.into(), slot, block_time: Some(T), err: None, signers: vec![], instructions: vec![], inner_instructions: inner }
 }
 

@@ -26,14 +26,14 @@ pub async fn watch(db: &PgPool, address: &str, wallet: &str) -> Result<(), sqlx:
     Ok(())
 }
 
+const WATCHED: &str = "SELECT a.address, a.wallet, a.cursor,
+        (COALESCE((SELECT sum(amount) FROM deposit_transfers t WHERE t.wallet = a.wallet), 0)
+       - COALESCE((SELECT sum(amount) FROM deposits d WHERE d.wallet = a.wallet), 0))::BIGINT AS unswept
+     FROM deposit_addresses a";
+
 /// Deposit addresses after `after` (by address), `limit` of them.
 pub async fn watched(db: &PgPool, after: Option<&str>, limit: i64) -> Result<Vec<WatchedAddress>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT a.address, a.wallet, a.cursor,
-                (COALESCE((SELECT sum(amount) FROM deposit_transfers t WHERE t.wallet = a.wallet), 0)
-               - COALESCE((SELECT sum(amount) FROM deposits d WHERE d.wallet = a.wallet), 0))::BIGINT AS unswept
-         FROM deposit_addresses a WHERE $1::TEXT IS NULL OR a.address > $1 ORDER BY a.address LIMIT $2",
-    )
+    sqlx::query_as(&format!("{WATCHED} WHERE $1::TEXT IS NULL OR a.address > $1 ORDER BY a.address LIMIT $2"))
     .bind(after)
     .bind(limit)
     .fetch_all(db)
@@ -42,12 +42,7 @@ pub async fn watched(db: &PgPool, after: Option<&str>, limit: i64) -> Result<Vec
 
 /// One wallet's deposit address, if it has one.
 pub async fn watched_wallet(db: &PgPool, wallet: &str) -> Result<Option<WatchedAddress>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT a.address, a.wallet, a.cursor,
-                (COALESCE((SELECT sum(amount) FROM deposit_transfers t WHERE t.wallet = a.wallet), 0)
-               - COALESCE((SELECT sum(amount) FROM deposits d WHERE d.wallet = a.wallet), 0))::BIGINT AS unswept
-         FROM deposit_addresses a WHERE a.wallet = $1",
-    )
+    sqlx::query_as(&format!("{WATCHED} WHERE a.wallet = $1"))
     .bind(wallet)
     .fetch_optional(db)
     .await

@@ -50,6 +50,22 @@ pub async fn match_sweeps(db: &mut PgConnection, wallet: &str) -> Result<u64, sq
     Ok(credited)
 }
 
+/// Where a deposit was learnt of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Webhook,
+    Reconciliation,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Webhook => "webhook",
+            Source::Reconciliation => "reconciliation",
+        }
+    }
+}
+
 /// Records that `tx` put `amount` into `wallet`'s deposit `address` (idempotent per transaction
 /// and address) and credits it at once if a sweep already took it. Whether it was new.
 pub async fn record_transfer(
@@ -59,9 +75,10 @@ pub async fn record_transfer(
     wallet: &str,
     amount: u64,
     slot: u64,
-    source: &str,
+    source: Source,
 ) -> Result<bool, sqlx::Error> {
-    lock_wallet(db, wallet).await?;
+    // `match_sweeps` takes the wallet's lock: whichever of this and a sweep's projection commits
+    // last sees the other.
     let new = sqlx::query(
         "INSERT INTO deposit_transfers (signature, address, wallet, amount, slot, source) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT DO NOTHING",
@@ -71,7 +88,7 @@ pub async fn record_transfer(
     .bind(wallet)
     .bind(amount as i64)
     .bind(slot as i64)
-    .bind(source)
+    .bind(source.as_str())
     .execute(&mut *db)
     .await?
     .rows_affected()

@@ -233,8 +233,18 @@ impl OnChain {
     /// every transaction distinct: two identical trades in one blockhash's lifetime would
     /// otherwise be one transaction, and the second refused as already processed.
     pub async fn sign(&self, instructions: &[Instruction], extra: &[&Keypair]) -> Result<Signed, OnChainError> {
+        let blockhash = self.recent_blockhash().await?;
+        self.sign_with(instructions, extra, blockhash)
+    }
+
+    /// The cluster's latest blockhash, for signing several transactions on one.
+    async fn recent_blockhash(&self) -> Result<solana_hash::Hash, OnChainError> {
         let (blockhash, _) = self.0.chain.latest_blockhash().await?;
-        let blockhash = blockhash.parse().map_err(|_| OnChainError::Unexpected(format!("blockhash {blockhash}")))?;
+        blockhash.parse().map_err(|_| OnChainError::Unexpected(format!("blockhash {blockhash}")))
+    }
+
+    /// `sign` on a blockhash already in hand.
+    fn sign_with(&self, instructions: &[Instruction], extra: &[&Keypair], blockhash: solana_hash::Hash) -> Result<Signed, OnChainError> {
         let mut signers = vec![&self.0.keys.operator];
         signers.extend_from_slice(extra);
         let instructions = with_memo(instructions, Uuid::new_v4());

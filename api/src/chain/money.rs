@@ -125,22 +125,17 @@ impl OnChain {
         Ok(Payee { token_account: *destination, create_for: None })
     }
 
-    /// A withdrawal from `wallet`'s vault to `payee`, signed by the operator, not yet sent.
-    pub async fn sign_withdrawal(&self, wallet: &Pubkey, payee: &Payee, amount: u64) -> Result<Signed, OnChainError> {
+    /// Withdrawals from vaults to payees (`(wallet, payee, amount)`), each signed by the
+    /// operator on one blockhash, not yet sent.
+    pub async fn sign_withdrawals(&self, withdrawals: &[(Pubkey, Payee, u64)]) -> Result<Vec<Signed>, OnChainError> {
+        let blockhash = self.recent_blockhash().await?;
         let operator = self.0.keys.operator.pubkey();
-        let mut instructions = Vec::with_capacity(2);
-        if let Some(owner) = payee.create_for {
-            instructions.push(create_associated_token_account(&operator, &owner, &self.0.keys.usdc_mint));
-        }
-        instructions.push(client::withdraw(operator, *wallet, payee.token_account, amount));
-        self.sign(&instructions, &[]).await
-    }
-
-    /// Sends a transaction signed earlier (its wire bytes) and waits for it: its signature once
-    /// confirmed. Sending the same transaction again is harmless — the chain runs a signature
-    /// once — which is what makes a resend after a crash safe.
-    pub async fn send_signed(&self, wire: &[u8]) -> Result<String, OnChainError> {
-        self.0.chain.send_and_confirm(wire).await.map_err(super::refused)
+        let sign = |(wallet, payee, amount): &(Pubkey, Payee, u64)| {
+            let create = payee.create_for.map(|owner| create_associated_token_account(&operator, &owner, &self.0.keys.usdc_mint));
+            let withdraw = client::withdraw(operator, *wallet, payee.token_account, *amount);
+            self.sign_with(&create.into_iter().chain([withdraw]).collect::<Vec<_>>(), &[], blockhash)
+        };
+        withdrawals.iter().map(sign).collect()
     }
 
     /// Whether a transaction is known to have landed (`Some(Ok)`), failed on chain
@@ -164,15 +159,20 @@ impl OnChain {
     }
 }
 
-/// A failed transaction's reason in words (a program refusal by name).
+/// Why the program refused, in words.
+fn refusal_reason(refusal: &Refusal) -> String {
+    match refusal {
+        Refusal::InsufficientBalance => "the vault held less than the amount".into(),
+        other => format!("refused by the program: {other:?}"),
+    }
+}
+
+/// A failed transaction's reason in words.
 pub fn describe(err: &solana_transaction_error::TransactionError) -> String {
-    match super::errors::refusal(err) {
-        Some(Refusal::InsufficientBalance) => "the vault held less than the amount".into(),
-        Some(other) => format!("refused by the program: {other:?}"),
-        None => match super::errors::program_error(err) {
-            Some(e) => format!("refused by the program: {e:?}"),
-            None => err.to_string(),
-        },
+    match (super::errors::refusal(err), super::errors::program_error(err)) {
+        (Some(refusal), _) => refusal_reason(&refusal),
+        (None, Some(e)) => format!("refused by the program: {e:?}"),
+        (None, None) => err.to_string(),
     }
 }
 
@@ -180,8 +180,7 @@ pub fn describe(err: &solana_transaction_error::TransactionError) -> String {
 /// itself — transport, rate limit — so the outcome is unknown).
 pub fn failure_of(e: &OnChainError) -> Option<String> {
     match e {
-        OnChainError::Refused(Refusal::InsufficientBalance) => Some("the vault held less than the amount".into()),
-        OnChainError::Refused(other) => Some(format!("refused by the program: {other:?}")),
+        OnChainError::Refused(refusal) => Some(refusal_reason(refusal)),
         OnChainError::Chain(ChainError::TransactionFailed { err, .. }) => Some(describe(err)),
         _ => None,
     }

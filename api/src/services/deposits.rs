@@ -7,7 +7,7 @@
 
 use anchor_lang::prelude::Pubkey;
 use indexer::chain::{ChainSource, token};
-use indexer::deposits as ledger;
+use indexer::deposits::{self as ledger, Source};
 
 use super::{ServiceError, Services};
 use crate::chain::{OnChainError, Refusal};
@@ -15,22 +15,6 @@ use crate::domain::caller::Caller;
 use crate::services::Page;
 use crate::store::deposits::{self, DepositRow, WatchedAddress};
 use crate::store::positions;
-
-/// Where a deposit was learnt of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
-    Webhook,
-    Reconciliation,
-}
-
-impl Source {
-    fn as_str(self) -> &'static str {
-        match self {
-            Source::Webhook => "webhook",
-            Source::Reconciliation => "reconciliation",
-        }
-    }
-}
 
 /// USDC a transaction put into a token account, as a webhook reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,7 +48,7 @@ pub async fn record_reported(s: &Services, reported: &[ReportedTransfer]) -> Res
             continue;
         };
         let mut db = s.db.begin().await?;
-        let new = ledger::record_transfer(&mut db, &r.signature, &r.token_account, wallet, r.amount, r.slot, Source::Webhook.as_str()).await?;
+        let new = ledger::record_transfer(&mut db, &r.signature, &r.token_account, wallet, r.amount, r.slot, Source::Webhook).await?;
         db.commit().await?;
         if new { recorded.new += 1 } else { recorded.repeated += 1 }
         if !recorded.wallets.contains(wallet) {
@@ -74,42 +58,29 @@ pub async fn record_reported(s: &Services, reported: &[ReportedTransfer]) -> Res
     Ok(recorded)
 }
 
-/// What reconciling one address did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Reconciled {
-    /// Transfers found on chain that no webhook had reported.
-    pub found: usize,
-    /// The vault balance after a sweep, if one was sent.
-    pub swept: Option<u64>,
-}
-
 /// Brings one deposit address up to date against its on-chain `balance`: reads the
 /// transactions it has not read yet when the balance holds more than the recorded transfers
 /// explain (a webhook missed), then sweeps it once it holds the minimum deposit.
-async fn reconcile_address(s: &Services, watched: &WatchedAddress, balance: u64) -> Result<Reconciled, ServiceError> {
+async fn reconcile_address(s: &Services, watched: &WatchedAddress, balance: u64) -> Result<(), ServiceError> {
     let onchain = s.onchain()?;
-    let mut reconciled = Reconciled::default();
     if balance as i64 > watched.unswept {
-        reconciled.found = read_history(s, watched).await?;
+        read_history(s, watched).await?;
     }
     if balance >= onchain.terms().min_deposit {
         let wallet: Pubkey = watched.wallet.parse().map_err(ServiceError::internal)?;
         match onchain.sweep(&wallet).await {
-            Ok(vault) => reconciled.swept = Some(vault),
-            // Swept meanwhile by someone else (the sweep is permissionless).
-            Err(OnChainError::Refused(Refusal::BelowMinimumDeposit)) => {}
+            // `BelowMinimumDeposit`: swept meanwhile by someone else (the sweep is permissionless).
+            Ok(_) | Err(OnChainError::Refused(Refusal::BelowMinimumDeposit)) => {}
             Err(e) => return Err(e.into()),
         }
     }
-    Ok(reconciled)
+    Ok(())
 }
 
-/// Records every transfer into the address since its cursor, then moves the cursor. How many
-/// were new.
-async fn read_history(s: &Services, watched: &WatchedAddress) -> Result<usize, ServiceError> {
+/// Records every transfer into the address since its cursor, then moves the cursor.
+async fn read_history(s: &Services, watched: &WatchedAddress) -> Result<(), ServiceError> {
     let chain = s.onchain()?.chain();
     let signatures = chain.signatures_after(&watched.address, watched.cursor.as_deref()).await?;
-    let mut found = 0;
     for info in signatures.iter().filter(|i| !i.failed) {
         let Some(tx) = chain.transaction(&info.signature).await? else { continue };
         let change = token::balance_change(&tx, &watched.address);
@@ -117,17 +88,16 @@ async fn read_history(s: &Services, watched: &WatchedAddress) -> Result<usize, S
             continue;
         }
         let mut db = s.db.begin().await?;
-        let new = ledger::record_transfer(&mut db, &tx.signature, &watched.address, &watched.wallet, change as u64, tx.slot, Source::Reconciliation.as_str()).await?;
+        let new = ledger::record_transfer(&mut db, &tx.signature, &watched.address, &watched.wallet, change as u64, tx.slot, Source::Reconciliation).await?;
         db.commit().await?;
         if new {
             tracing::info!(wallet = %watched.wallet, signature = %tx.signature, amount = change as u64, "deposit found by reconciliation");
-            found += 1;
         }
     }
     if let Some(last) = signatures.last() {
         deposits::advance_cursor(&s.db, &watched.address, watched.cursor.as_deref(), &last.signature).await?;
     }
-    Ok(found)
+    Ok(())
 }
 
 /// Addresses read per pass step (one `getMultipleAccounts` call each 100).

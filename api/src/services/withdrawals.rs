@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::{Page, ServiceError, Services};
 use crate::chain::money::{self, Payee};
-use crate::chain::OnChain;
+use crate::chain::{OnChain, Signed};
 use crate::domain::caller::Caller;
 use crate::domain::money::places;
 use crate::store::withdrawals::{self, NewWithdrawal, Queued, WithdrawalRow};
@@ -111,13 +111,13 @@ pub async fn process(s: &Services) -> Result<usize, ServiceError> {
     Ok(ended)
 }
 
-/// Pending withdrawals signed and recorded as processing, in one database transaction that
-/// holds their rows (`SKIP LOCKED`: another worker takes others).
+/// Pending withdrawals signed (on one blockhash) and recorded as processing, in one database
+/// transaction that holds their rows (`SKIP LOCKED`: another worker takes others).
 async fn claim(s: &Services, onchain: &OnChain) -> Result<Vec<WithdrawalRow>, ServiceError> {
     let mut tx = s.db.begin().await?;
     let mut claimed = withdrawals::claim_pending(&mut tx, PER_PASS).await?;
-    for row in claimed.iter_mut() {
-        let signed = sign(onchain, row).await?;
+    let signed = sign(onchain, &claimed).await?;
+    for (row, signed) in claimed.iter_mut().zip(signed) {
         withdrawals::mark_processing(&mut tx, row.id, &signed.signature, &signed.wire).await?;
         row.status = "processing".into();
         row.signature = Some(signed.signature);
@@ -127,50 +127,51 @@ async fn claim(s: &Services, onchain: &OnChain) -> Result<Vec<WithdrawalRow>, Se
     Ok(claimed)
 }
 
-async fn sign(onchain: &OnChain, row: &WithdrawalRow) -> Result<crate::chain::Signed, ServiceError> {
-    let wallet: Pubkey = row.wallet.parse().map_err(ServiceError::internal)?;
-    let token_account: Pubkey = row.token_account.parse().map_err(ServiceError::internal)?;
-    let create_for = match row.create_account {
-        true => Some(row.destination.parse().map_err(ServiceError::internal)?),
-        false => None,
-    };
-    Ok(onchain.sign_withdrawal(&wallet, &Payee { token_account, create_for }, row.amount as u64).await?)
+/// Each row's `withdraw` transaction, signed.
+async fn sign(onchain: &OnChain, rows: &[WithdrawalRow]) -> Result<Vec<Signed>, ServiceError> {
+    let parse = |key: &str| key.parse::<Pubkey>().map_err(ServiceError::internal);
+    let mut requests = Vec::with_capacity(rows.len());
+    for row in rows {
+        let create_for = if row.create_account { Some(parse(&row.destination)?) } else { None };
+        requests.push((parse(&row.wallet)?, Payee { token_account: parse(&row.token_account)?, create_for }, row.amount as u64));
+    }
+    Ok(onchain.sign_withdrawals(&requests).await?)
 }
 
 /// Brings a processing withdrawal to its end if it can: whether it ended.
-async fn deliver(s: &Services, onchain: &OnChain, mut row: WithdrawalRow) -> Result<bool, ServiceError> {
-    let (Some(mut signature), Some(mut wire)) = (row.signature.clone(), row.wire.clone()) else {
+async fn deliver(s: &Services, onchain: &OnChain, row: WithdrawalRow) -> Result<bool, ServiceError> {
+    let (Some(signature), Some(wire)) = (row.signature.clone(), row.wire.clone()) else {
         return Err(ServiceError::internal(format!("processing withdrawal {} has no transaction", row.id)));
     };
+    let mut signed = Signed { wire, signature };
     // Landed already (sent before a crash, or by another worker)?
-    if let Some(outcome) = onchain.outcome(&signature).await? {
-        return settle(s, onchain, &row, &signature, outcome).await;
+    if let Some(outcome) = onchain.outcome(&signed.signature).await? {
+        return settle(s, onchain, &row, &signed.signature, outcome).await;
     }
-    if !onchain.still_valid(&wire).await? {
-        // Its blockhash expired and it has not landed: it never can now. Sign it anew.
-        let signed = sign(onchain, &row).await?;
-        if !withdrawals::replace_transaction(&s.db, row.id, &signature, &signed.signature, &signed.wire).await? {
+    if !onchain.still_valid(&signed.wire).await? {
+        // Expired. Asked again now that it can no longer land: it may have landed just before.
+        if let Some(outcome) = onchain.outcome(&signed.signature).await? {
+            return settle(s, onchain, &row, &signed.signature, outcome).await;
+        }
+        // It never will: sign it anew.
+        let fresh = sign(onchain, std::slice::from_ref(&row)).await?.pop().expect("one per row");
+        if !withdrawals::replace_transaction(&s.db, row.id, &signed.signature, &fresh.signature, &fresh.wire).await? {
             return Ok(false);
         }
-        (signature, wire) = (signed.signature, signed.wire);
-        row.signature = Some(signature.clone());
+        signed = fresh;
     }
-    match onchain.send_signed(&wire).await {
-        // Read back from the chain, which projects it: the vault balance falls in Postgres
-        // before the reservation ends.
-        Ok(_) => match onchain.outcome(&signature).await? {
-            Some(outcome) => settle(s, onchain, &row, &signature, outcome).await,
-            None => Ok(false),
-        },
+    // Sent, confirmed and projected (the vault falls in Postgres before the reservation ends).
+    match onchain.submit(&signed).await {
+        Ok(_) => settle(s, onchain, &row, &signed.signature, Ok(())).await,
         Err(e) => {
             // Whatever the send said, the chain decides: it may have landed (a resend of a
             // transaction that already ran is refused as a duplicate).
-            if let Some(outcome) = onchain.outcome(&signature).await? {
-                return settle(s, onchain, &row, &signature, outcome).await;
+            if let Some(outcome) = onchain.outcome(&signed.signature).await? {
+                return settle(s, onchain, &row, &signed.signature, outcome).await;
             }
             match money::failure_of(&e) {
                 // Refused before it could land (preflight): it will never run.
-                Some(reason) => Ok(withdrawals::fail(&s.db, row.id, &signature, &reason).await?),
+                Some(reason) => Ok(withdrawals::fail(&s.db, row.id, &signed.signature, &reason).await?),
                 None => Err(e.into()),
             }
         }

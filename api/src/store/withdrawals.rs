@@ -141,11 +141,11 @@ pub async fn processing(db: &PgPool, limit: i64) -> Result<Vec<WithdrawalRow>, s
 }
 
 /// Marks a processing withdrawal confirmed (its transaction is final) and appends its
-/// `withdrawal_confirmed` notification, together.
+/// `withdrawal_confirmed` notification, together. The signed transaction is no longer needed.
 pub async fn confirm(db: &PgPool, id: Uuid, signature: &str) -> Result<bool, sqlx::Error> {
     let mut tx = db.begin().await?;
     let row: Option<(String, i64, String)> = sqlx::query_as(
-        "UPDATE withdrawals SET status = 'confirmed', confirmed_at = now() WHERE id = $1 AND status = 'processing' AND signature = $2
+        "UPDATE withdrawals SET status = 'confirmed', confirmed_at = now(), wire = NULL WHERE id = $1 AND status = 'processing' AND signature = $2
          RETURNING wallet, amount, destination",
     )
     .bind(id)
@@ -169,9 +169,10 @@ pub async fn confirm(db: &PgPool, id: Uuid, signature: &str) -> Result<bool, sql
     Ok(true)
 }
 
-/// Marks a processing withdrawal failed with its reason: its reservation is released.
+/// Marks a processing withdrawal failed with its reason: its reservation is released (and its
+/// signed transaction dropped).
 pub async fn fail(db: &PgPool, id: Uuid, signature: &str, reason: &str) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query("UPDATE withdrawals SET status = 'failed', failure = $3, failed_at = now() WHERE id = $1 AND status = 'processing' AND signature = $2")
+    let done = sqlx::query("UPDATE withdrawals SET status = 'failed', failure = $3, failed_at = now(), wire = NULL WHERE id = $1 AND status = 'processing' AND signature = $2")
         .bind(id)
         .bind(signature)
         .bind(reason)

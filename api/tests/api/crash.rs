@@ -280,8 +280,8 @@ async fn sigkill_fifty_times_while_sending_two_hundred_withdrawals_sends_each_at
     // The last wallet spends 100 of its 150 USDC with a withdrawal the queue does not know.
     let spender = wallets[WALLETS - 1];
     let outside = Keypair::new().pubkey();
-    let signed = onchain.sign_withdrawal(&spender, &onchain.payee(&outside).await.unwrap(), 100_000_000).await.unwrap();
-    onchain.send_signed(&signed.wire).await.unwrap();
+    let signed = onchain.sign_withdrawals(&[(spender, onchain.payee(&outside).await.unwrap(), 100_000_000)]).await.unwrap();
+    onchain.submit(&signed[0]).await.unwrap();
     let mut before = HashMap::new();
     for w in &wallets {
         before.insert(*w, vault(&chain, w).await);

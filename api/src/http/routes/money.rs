@@ -88,16 +88,17 @@ fn usdc_received(delivery: Vec<EnhancedTransaction>, usdc_mint: &str) -> (Vec<Re
                 continue;
             }
             match change.raw_token_amount.token_amount.parse::<i128>() {
-                Ok(amount) if amount > 0 && amount <= u64::MAX as i128 => received.push(ReportedTransfer {
+                // At most i64::MAX: what a BIGINT column holds (far beyond USDC's supply).
+                Ok(amount) if amount > 0 && amount <= i64::MAX as i128 => received.push(ReportedTransfer {
                     signature: tx.signature.clone(),
                     slot: tx.slot,
                     token_account: change.token_account,
                     amount: amount as u64,
                 }),
                 // Money leaving an account (a sweep) is no deposit.
-                Ok(_) => {}
-                Err(_) => {
-                    tracing::warn!(signature = %tx.signature, amount = %change.raw_token_amount.token_amount, "deposit webhook: raw amount is not an integer; ignored");
+                Ok(amount) if amount <= 0 => {}
+                _ => {
+                    tracing::warn!(signature = %tx.signature, amount = %change.raw_token_amount.token_amount, "deposit webhook: raw amount is not an integer in range; ignored");
                     ignored += 1;
                 }
             }
@@ -250,7 +251,9 @@ mod tests {
                 {"account": "x", "tokenBalanceChanges": [
                     {"userAccount": "u", "tokenAccount": "dep", "mint": "USDC", "rawTokenAmount": {"tokenAmount": "1500000", "decimals": 6}},
                     {"userAccount": "v", "tokenAccount": "src", "mint": "USDC", "rawTokenAmount": {"tokenAmount": "-1500000", "decimals": 6}},
-                    {"userAccount": "u", "tokenAccount": "dep", "mint": "BONK", "rawTokenAmount": {"tokenAmount": "5", "decimals": 5}}
+                    {"userAccount": "u", "tokenAccount": "dep", "mint": "BONK", "rawTokenAmount": {"tokenAmount": "5", "decimals": 5}},
+                    {"userAccount": "u", "tokenAccount": "dep", "mint": "USDC", "rawTokenAmount": {"tokenAmount": "9223372036854775808", "decimals": 6}},
+                    {"userAccount": "u", "tokenAccount": "dep", "mint": "USDC", "rawTokenAmount": {"tokenAmount": "1.5", "decimals": 6}}
                 ]}]},
             {"signature": "b", "slot": 8, "transactionError": {"InstructionError": [0, "Custom"]}, "accountData": [
                 {"account": "x", "tokenBalanceChanges": [
@@ -260,7 +263,7 @@ mod tests {
         .unwrap();
         let (received, ignored) = usdc_received(delivery, "USDC");
         assert_eq!(received, vec![ReportedTransfer { signature: "a".into(), slot: 7, token_account: "dep".into(), amount: 1_500_000 }]);
-        assert_eq!(ignored, 2);
+        assert_eq!(ignored, 4);
     }
 
     #[test]

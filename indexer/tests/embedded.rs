@@ -284,3 +284,175 @@ async fn what_a_cluster_refuses_is_refused(db: PgPool) {
     assert_eq!(chain.transaction("1111111111111111111111111111111111111111111111111111111111111111").await.unwrap(), None);
     assert!(chain.signatures_after(&funding_market::ID.to_string(), Some("nope")).await.is_err());
 }
+
+/// The backend pid of the connection holding the chain's single-writer lock.
+async fn writer_pid(db: &PgPool) -> i32 {
+    sqlx::query_scalar(
+        "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+           AND ((classid::BIGINT << 32) | objid::BIGINT) = x'656d626564646564'::BIGINT
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+    )
+    .fetch_one(db)
+    .await
+    .unwrap()
+}
+
+/// A caller that goes away while its transaction is being persisted (a request past its
+/// deadline) does not leave the bank ahead of Postgres: the transaction is persisted all the
+/// same and followers are woken for it.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_send_whose_caller_goes_away_is_still_persisted(db: PgPool) {
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let alice = trader(&chain, 10 * USDC).await;
+    let mut confirmations = chain.subscribe();
+    confirmations.borrow_and_update();
+    // Writes to the ledger wait behind this lock, so the send is cut off mid-persist.
+    let mut lock = db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE embedded_ledger IN EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    let withdrawal = wire(&chain, &[client::withdraw(alice.pubkey(), alice.pubkey(), client::deposit_pda(&alice.pubkey()), USDC)], &alice, &[]).await;
+    let cut = tokio::time::timeout(std::time::Duration::from_millis(500), chain.send_and_confirm(&withdrawal)).await;
+    assert!(cut.is_err(), "the send was still waiting for the ledger");
+    lock.rollback().await.unwrap();
+
+    tokio::time::timeout(std::time::Duration::from_secs(20), confirmations.changed()).await.expect("followers are woken").unwrap();
+    let persisted: i64 = sqlx::query_scalar("SELECT count(*) FROM embedded_ledger WHERE seq = $1").bind(*confirmations.borrow()).fetch_one(&db).await.unwrap();
+    assert_eq!(persisted, 1);
+    // Postgres holds what the bank holds: a chain rebuilt from it agrees.
+    let vault = token_balance(&chain, &client::vault_pda(&alice.pubkey())).await;
+    assert_eq!(vault, 9 * USDC);
+    drop(chain);
+    let reopened = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    assert_eq!(token_balance(&reopened, &client::vault_pda(&alice.pubkey())).await, vault);
+    assert!(reopened.is_persisting());
+}
+
+/// A write that fails (here: the writer's connection is killed) is retried on a new connection
+/// until it is durable; the chain keeps working without a restart.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_failed_write_is_retried_and_the_chain_carries_on(db: PgPool) {
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let alice = trader(&chain, 10 * USDC).await;
+    // The writer's connection dies, and the ledger stays locked for a while after: the retry
+    // waits, and the chain reports it is not persisting meanwhile.
+    let mut lock = db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE embedded_ledger IN EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    let killed: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)").bind(writer_pid(&db).await).fetch_one(&db).await.unwrap();
+    assert!(killed);
+    let withdraw = |amount| client::withdraw(alice.pubkey(), alice.pubkey(), client::deposit_pda(&alice.pubkey()), amount);
+    let first = tokio::spawn({
+        let (chain, wire) = (chain.clone(), wire(&chain, &[withdraw(USDC)], &alice, &[]).await);
+        async move { chain.send_and_confirm(&wire).await }
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while chain.is_persisting() {
+        assert!(std::time::Instant::now() < deadline, "the failed write was reported");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    lock.rollback().await.unwrap();
+    let first = first.await.unwrap().expect("persisted on a new connection");
+    let second = send(&chain, &[withdraw(2 * USDC)], &alice, &[]).await.expect("later writes are accepted");
+    assert!(chain.is_persisting());
+    for signature in [&first, &second] {
+        assert!(chain.status(signature).await.unwrap().is_some(), "{signature} is in the ledger");
+    }
+    // The lock is held again, by the new connection.
+    writer_pid(&db).await;
+    drop(chain);
+    let reopened = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    assert_eq!(token_balance(&reopened, &client::vault_pda(&alice.pubkey())).await, 7 * USDC);
+}
+
+/// The embedded chain persists static account keys only, so it refuses transactions that load
+/// accounts through address lookup tables (whatever the table holds) instead of losing what
+/// they write.
+#[sqlx::test(migrations = "../migrations")]
+async fn lookup_tables_are_refused(db: PgPool) {
+    use solana_message::v0::{Message as V0Message, MessageAddressTableLookup};
+    use solana_message::{MessageHeader, VersionedMessage, compiled_instruction::CompiledInstruction};
+    use solana_transaction::versioned::VersionedTransaction;
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let payer = Keypair::new();
+    chain.airdrop(&payer.pubkey(), 1_000_000_000).await.unwrap();
+    let (blockhash, _) = chain.latest_blockhash().await.unwrap();
+    let message = V0Message {
+        header: MessageHeader { num_required_signatures: 1, num_readonly_signed_accounts: 0, num_readonly_unsigned_accounts: 1 },
+        account_keys: vec![payer.pubkey(), anchor_lang::solana_program::system_program::ID],
+        recent_blockhash: blockhash.parse().unwrap(),
+        // A transfer to the first address of the table.
+        instructions: vec![CompiledInstruction { program_id_index: 1, accounts: vec![0, 2], data: bincode::serialize(&system_instruction::SystemInstruction::Transfer { lamports: 1 }).unwrap() }],
+        address_table_lookups: vec![MessageAddressTableLookup { account_key: Pubkey::new_unique(), writable_indexes: vec![0], readonly_indexes: vec![] }],
+    };
+    let tx = VersionedTransaction::try_new(VersionedMessage::V0(message), &[&payer]).unwrap();
+    let refused = chain.send_and_confirm(&bincode::serialize(&tx).unwrap()).await;
+    match refused {
+        Err(ChainError::Rpc { code: -32602, message, .. }) => assert!(message.contains("address lookup tables are not supported"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `/rpc` answers with a mainnet node's limits, checked before any work.
+#[sqlx::test(migrations = "../migrations")]
+async fn json_rpc_has_a_nodes_limits(db: PgPool) {
+    use indexer::chain::embedded::{MAX_MULTIPLE_ACCOUNTS, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE};
+    use serde_json::json;
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let config = client::config_pda().to_string();
+    let call = |method: &str, params: serde_json::Value| {
+        let chain = chain.clone();
+        let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        async move { chain.json_rpc(&request).await }
+    };
+    let keys = |n: usize| json!(vec![config.clone(); n]);
+    let answer = call("getMultipleAccounts", json!([keys(MAX_MULTIPLE_ACCOUNTS), {"encoding": "base64"}])).await;
+    assert_eq!(answer["result"]["value"].as_array().map(Vec::len), Some(MAX_MULTIPLE_ACCOUNTS), "{answer}");
+    let answer = call("getMultipleAccounts", json!([keys(MAX_MULTIPLE_ACCOUNTS + 1), {"encoding": "base64"}])).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("Too many inputs provided; max 100"));
+    assert!(answer.get("result").is_none());
+
+    let signature = bs58::encode([1u8; 64]).into_string();
+    let answer = call("getSignatureStatuses", json!([vec![signature; MAX_SIGNATURE_STATUSES + 1]])).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+
+    use base64::Engine;
+    let oversized = base64::engine::general_purpose::STANDARD.encode(vec![1u8; PACKET_DATA_SIZE + 1]);
+    let answer = call("sendTransaction", json!([oversized, {"encoding": "base64"}])).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("too large: 1233 bytes (max: 1232 bytes)"), "{answer}");
+    let huge = "A".repeat(100_000);
+    let answer = call("sendTransaction", json!([huge, {"encoding": "base64"}])).await;
+    assert!(answer["error"]["message"].as_str().unwrap().contains("too large: 100000 bytes"), "{answer}");
+    let answer = call("sendTransaction", json!(["1".repeat(2_000)])).await;
+    assert!(answer["error"]["message"].as_str().unwrap().contains("base58 encoded"), "{answer}");
+}
+
+/// `getSignaturesForAddress` is a range scan of an index, never a scan of the ledger.
+#[sqlx::test(migrations = "../migrations")]
+async fn signatures_for_an_address_are_read_through_an_index(db: PgPool) {
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let alice = trader(&chain, 10 * USDC).await;
+    let program = funding_market::ID.to_string();
+    let all = chain.signatures_for_address(&program, None, None, 1000).await.unwrap();
+    assert!(all.len() >= 3);
+    // Newest first; cursors are exclusive.
+    let page = chain.signatures_for_address(&program, Some(&all[0].signature), None, 1).await.unwrap();
+    assert_eq!(page[0].signature, all[1].signature);
+    let page = chain.signatures_for_address(&program, None, Some(&all[2].signature), 1000).await.unwrap();
+    assert_eq!(page.len(), 2);
+    let user = chain.signatures_after(&client::user_pda(&alice.pubkey()).to_string(), None).await.unwrap();
+    assert_eq!(user.len(), 2, "created, then its deposit swept");
+
+    let mut connection = db.acquire().await.unwrap();
+    sqlx::query("SET enable_seqscan = off").execute(&mut *connection).await.unwrap();
+    let plan: Vec<String> = sqlx::query_scalar(&format!("EXPLAIN {}", indexer::chain::embedded::SIGNATURES_FOR_ADDRESS))
+        .bind(&program)
+        .bind(Some(&all[0].signature))
+        .bind(None::<String>)
+        .bind(10_i64)
+        .fetch_all(&mut *connection)
+        .await
+        .unwrap();
+    let plan = plan.join("\n");
+    assert!(!plan.contains("Seq Scan"), "{plan}");
+    assert!(plan.contains("embedded_ledger_accounts_pkey"), "{plan}");
+}

@@ -88,3 +88,12 @@ async fn migrations_create_the_users_table(db: PgPool) {
         .await;
     assert!(duplicate.is_err(), "one user per wallet");
 }
+
+/// With a chain, `/health` reports it too: the embedded chain is ok while it persists what lands.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn the_chain_is_a_component(db: PgPool) {
+    let t = crate::trading::trading(&db, Duration::from_secs(10)).await;
+    let (status, body) = health(&t.app).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"]["components"], json!({"postgres": "ok", "redis": "ok", "chain": "ok"}));
+}

@@ -5,6 +5,12 @@
 //! built from, the same typed structs `solana-rpc-client` sends and expects
 //! (`solana-rpc-client-api`, `solana-transaction-status-client-types`), so the two sides
 //! cannot drift apart. The service mounts this at `/rpc` for local use.
+//!
+//! Limits are a mainnet node's, so what works here works there and a caller cannot make one
+//! request cost more than a node would let it: at most [`MAX_MULTIPLE_ACCOUNTS`] keys per
+//! `getMultipleAccounts`, [`MAX_SIGNATURE_STATUSES`] signatures per `getSignatureStatuses`,
+//! 1,000 signatures per `getSignaturesForAddress` page, and transactions of at most
+//! [`PACKET_DATA_SIZE`] bytes (refused by their encoded length before anything is decoded).
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -18,6 +24,24 @@ use solana_transaction_status_client_types::{TransactionConfirmationStatus, Tran
 
 use super::EmbeddedChain;
 use crate::chain::{Account, ChainError};
+
+/// Keys per `getMultipleAccounts` (Agave's `MAX_MULTIPLE_ACCOUNTS`).
+pub const MAX_MULTIPLE_ACCOUNTS: usize = 100;
+
+/// Signatures per `getSignatureStatuses` (Agave's `MAX_GET_SIGNATURE_STATUSES_QUERY_ITEMS`).
+pub const MAX_SIGNATURE_STATUSES: usize = 256;
+
+/// The largest transaction, bytes: one network packet (1,280-byte IPv6 MTU less headers).
+pub const PACKET_DATA_SIZE: usize = 1232;
+
+/// The longest encodings of a `PACKET_DATA_SIZE` transaction (Agave's `MAX_BASE58_SIZE` and
+/// `MAX_BASE64_SIZE`).
+const MAX_BASE58_SIZE: usize = 1683;
+const MAX_BASE64_SIZE: usize = 1644;
+
+fn too_many(max: usize) -> RpcFailure {
+    invalid_params(format!("Invalid params: Too many inputs provided; max {max}"))
+}
 
 /// A JSON-RPC error object: code, message, and (for a preflight failure) the simulation.
 struct RpcFailure {
@@ -112,7 +136,15 @@ impl EmbeddedChain {
                 let transaction: String = param(params, 0)?;
                 let config: Option<RpcSendTransactionConfig> = param(params, 1)?;
                 let config = config.unwrap_or_default();
-                let wire = match config.encoding.unwrap_or(UiTransactionEncoding::Base58) {
+                let encoding = config.encoding.unwrap_or(UiTransactionEncoding::Base58);
+                let max_encoded = if encoding == UiTransactionEncoding::Base64 { MAX_BASE64_SIZE } else { MAX_BASE58_SIZE };
+                if transaction.len() > max_encoded {
+                    return Err(invalid_params(format!(
+                        "{encoding} encoded solana_transaction::versioned::VersionedTransaction too large: {} bytes (max: encoded/raw {max_encoded}/{PACKET_DATA_SIZE})",
+                        transaction.len()
+                    )));
+                }
+                let wire = match encoding {
                     UiTransactionEncoding::Base64 => BASE64.decode(&transaction).map_err(|_| invalid_params("Invalid params: not base64"))?,
                     UiTransactionEncoding::Base58 => bs58::decode(&transaction).into_vec().map_err(|_| invalid_params("Invalid params: not base58"))?,
                     other => return Err(invalid_params(format!("Invalid params: unsupported encoding {other}"))),
@@ -127,6 +159,9 @@ impl EmbeddedChain {
             }
             "getSignatureStatuses" => {
                 let signatures: Vec<String> = param(params, 0)?;
+                if signatures.len() > MAX_SIGNATURE_STATUSES {
+                    return Err(too_many(MAX_SIGNATURE_STATUSES));
+                }
                 let mut value = Vec::with_capacity(signatures.len());
                 for signature in &signatures {
                     // No forks here: what landed is rooted.
@@ -158,6 +193,9 @@ impl EmbeddedChain {
             }
             "getMultipleAccounts" => {
                 let addresses: Vec<String> = param(params, 0)?;
+                if addresses.len() > MAX_MULTIPLE_ACCOUNTS {
+                    return Err(too_many(MAX_MULTIPLE_ACCOUNTS));
+                }
                 let addresses: Vec<&str> = addresses.iter().map(String::as_str).collect();
                 let accounts = self.accounts(&addresses).await?;
                 self.with_context(accounts.into_iter().map(|a| a.map(ui_account)).collect::<Vec<_>>()).await

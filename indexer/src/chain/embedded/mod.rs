@@ -9,7 +9,11 @@
 //! - a landed transaction is confirmed only once it is durable: its ledger row (what
 //!   `getTransaction` returns, inner instructions included) and every account it touched are
 //!   committed to Postgres in one database transaction. A restart rebuilds the bank from those
-//!   accounts, so the chain resumes exactly at its last confirmed transaction;
+//!   accounts, so the chain resumes exactly at its last confirmed transaction. Applying and
+//!   persisting run in a task of their own, so a caller that goes away (a request deadline, a
+//!   disconnect) cannot leave the bank ahead of Postgres, and a failed write is retried (on a
+//!   new connection if it broke) until it is durable, with `/health` reporting the chain down
+//!   meanwhile;
 //! - the clock follows wall time (plus an offset that tests move) and is set before each
 //!   transaction; each landed transaction gets a slot of its own, one above the last, across
 //!   restarts too, so "later slot" always means "later transaction" (the projection's balance
@@ -21,8 +25,10 @@
 
 mod bank;
 mod json_rpc;
+pub use json_rpc::{MAX_MULTIPLE_ACCOUNTS, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE};
 
 use std::sync::Arc;
+use std::time::Duration;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 use anchor_lang::prelude::Pubkey;
@@ -123,9 +129,8 @@ struct Inner {
     last_slot: AtomicU64,
     /// The ledger sequence of the last confirmed transaction (wakes followers).
     confirmed: watch::Sender<i64>,
-    /// Set when a landed transaction could not be made durable: the bank is then ahead of
-    /// Postgres, and only a restart (which rebuilds from Postgres) makes them agree again.
-    diverged: AtomicBool,
+    /// Set while a landed transaction is being retried into Postgres (see `persist`).
+    persist_failing: AtomicBool,
 }
 
 fn db_error(e: sqlx::Error) -> ChainError {
@@ -176,7 +181,7 @@ impl EmbeddedChain {
             clock_offset: AtomicI64::new(0),
             confirmed,
             last_slot: AtomicU64::new(last_slot.unwrap_or(0) as u64),
-            diverged: AtomicBool::new(false),
+            persist_failing: AtomicBool::new(false),
         }));
         // The slot clock of a cluster, while the chain is alive: every slot the bank is rooted
         // and continued in the next, with a new blockhash.
@@ -301,17 +306,42 @@ impl EmbeddedChain {
     }
 
     async fn send(&self, wire: &[u8], preflight: bool) -> Result<String, ChainError> {
+        if wire.len() > json_rpc::PACKET_DATA_SIZE {
+            return Err(ChainError::invalid_params(format!(
+                "decoded solana_transaction::versioned::VersionedTransaction too large: {} bytes (max: {} bytes)",
+                wire.len(),
+                json_rpc::PACKET_DATA_SIZE
+            )));
+        }
         let tx: VersionedTransaction = bincode::deserialize(wire)
             .map_err(|e| ChainError::invalid_params(format!("failed to deserialize transaction: {e}")))?;
         tx.sanitize().map_err(|e| ChainError::invalid_params(format!("invalid transaction: {e}")))?;
         if !tx.verify_with_results().iter().all(|ok| *ok) {
             return Err(ChainError::Rpc { code: -32003, message: "Transaction signature verification failure".into(), err: None });
         }
+        if tx.message.address_table_lookups().is_some_and(|lookups| !lookups.is_empty()) {
+            // The ledger and the persisted state are keyed by static account keys; accounts
+            // loaded through a table would be written in the bank and lost on restart.
+            return Err(ChainError::invalid_params(
+                "invalid transaction: address lookup tables are not supported by the embedded chain; send it without lookups",
+            ));
+        }
+        if !tx.verify_with_results().iter().all(|ok| *ok) {
+            return Err(ChainError::Rpc { code: -32003, message: "Transaction signature verification failure".into(), err: None });
+        }
+        // Applied and made durable in a task of its own: once the bank has applied a
+        // transaction, it must reach Postgres whatever becomes of the caller (a request past
+        // its deadline or a client that went away drops the caller's future at any await).
+        let chain = self.clone();
+        tokio::spawn(async move { chain.land(tx, preflight).await })
+            .await
+            .map_err(|e| ChainError::Transport(format!("embedded chain: the sending task failed: {e}")))?
+    }
+
+    /// Runs a verified transaction in the bank and persists it; one at a time.
+    async fn land(&self, tx: VersionedTransaction, preflight: bool) -> Result<String, ChainError> {
         let signature = tx.signatures[0].to_string();
         let mut writer = self.0.writer.lock().await;
-        if self.0.diverged.load(Ordering::Relaxed) {
-            return Err(ChainError::Transport("the embedded chain could not persist a transaction; restart the service".into()));
-        }
         let bank = self.0.runtime.bank();
         let mut clock: anchor_lang::prelude::Clock = bank.clock();
         clock.unix_timestamp = self.now();
@@ -342,11 +372,8 @@ impl EmbeddedChain {
         let inner = committed.inner_instructions.unwrap_or_default();
         let err = committed.status.err();
         self.0.last_slot.store(clock.slot, Ordering::Relaxed);
-        if let Err(e) = self.record(&mut writer, &tx, &signature, clock.slot, clock.unix_timestamp, err.as_ref(), inner).await {
-            self.0.diverged.store(true, Ordering::Relaxed);
-            tracing::error!(error = %e, signature, "embedded chain: a landed transaction could not be persisted; refusing further writes until restart");
-            return Err(e);
-        }
+        let landed = Landing { tx: &tx, signature: &signature, slot: clock.slot, block_time: clock.unix_timestamp, err: err.as_ref(), inner };
+        self.persist(&mut writer, &landed).await?;
         drop(writer);
         match err {
             Some(err) => Err(ChainError::TransactionFailed { signature, err }),
@@ -354,19 +381,66 @@ impl EmbeddedChain {
         }
     }
 
+    /// Persists a landed transaction, retrying until it is durable: the bank has applied it,
+    /// so giving up would leave the bank ahead of Postgres. While it fails, `/health` reports
+    /// the chain down (`is_persisting`) and later sends wait their turn. A failure that broke
+    /// the writer connection lost the single-writer lock with it, so the retry first takes a
+    /// new connection holding the lock again (never writing without it); a write that committed
+    /// before its answer was lost is recognised by its signature and not written twice.
+    async fn persist(&self, writer: &mut sqlx::PgConnection, landed: &Landing<'_>) -> Result<(), ChainError> {
+        let mut backoff = Duration::from_millis(50);
+        let mut failures = 0u32;
+        loop {
+            let error = match self.record(writer, landed).await {
+                Ok(()) => break,
+                Err(e) => e,
+            };
+            self.0.persist_failing.store(true, Ordering::Relaxed);
+            failures += 1;
+            if failures == 1 {
+                tracing::error!(error = %error, signature = landed.signature, "embedded chain: a landed transaction could not be persisted; retrying");
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(2));
+            if sqlx::query("SELECT 1").execute(&mut *writer).await.is_err() {
+                match single_writer(&self.0.db).await {
+                    Ok(connection) => *writer = connection,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "embedded chain: no writer connection holding the chain's lock yet");
+                        continue;
+                    }
+                }
+            }
+            match self.ledger_seq(writer, landed.signature).await {
+                Ok(Some(seq)) => {
+                    self.0.confirmed.send_replace(seq);
+                    break;
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "embedded chain: could not read the ledger"),
+            }
+        }
+        if failures > 0 {
+            tracing::info!(signature = landed.signature, failures, "embedded chain: persisted after retrying");
+        }
+        self.0.persist_failing.store(false, Ordering::Relaxed);
+        Ok(())
+    }
+
+    async fn ledger_seq(&self, writer: &mut sqlx::PgConnection, signature: &str) -> Result<Option<i64>, sqlx::Error> {
+        sqlx::query_scalar("SELECT seq FROM embedded_ledger WHERE signature = $1").bind(signature).fetch_optional(writer).await
+    }
+
+    /// False while a landed transaction is being retried into Postgres after a failure (the
+    /// chain accepts no other write meanwhile).
+    pub fn is_persisting(&self) -> bool {
+        !self.0.persist_failing.load(Ordering::Relaxed)
+    }
+
     /// Makes a landed transaction durable: its ledger row and the accounts it touched, in one
     /// database transaction; then wakes followers.
-    #[allow(clippy::too_many_arguments)]
-    async fn record(
-        &self,
-        writer: &mut sqlx::PgConnection,
-        tx: &VersionedTransaction,
-        signature: &str,
-        slot: u64,
-        block_time: i64,
-        err: Option<&TransactionError>,
-        inner: Vec<Vec<solana_message::inner_instruction::InnerInstruction>>,
-    ) -> Result<(), ChainError> {
+    async fn record(&self, writer: &mut sqlx::PgConnection, landed: &Landing<'_>) -> Result<(), ChainError> {
+        let Landing { tx, signature, slot, block_time, err, ref inner } = *landed;
         let keys = tx.message.static_account_keys();
         let instruction_json = |ix: &solana_message::compiled_instruction::CompiledInstruction| -> Value {
             let program_id = keys.get(ix.program_id_index as usize).map(|k| k.to_string()).unwrap_or_default();
@@ -416,6 +490,8 @@ impl EmbeddedChain {
                      executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch
              ), closed AS (
                  DELETE FROM embedded_accounts WHERE address = ANY($16)
+             ), by_account AS (
+                 INSERT INTO embedded_ledger_accounts (address, seq) SELECT DISTINCT key, (SELECT seq FROM ledger) FROM unnest($5::TEXT[]) AS key
              )
              SELECT seq FROM ledger",
         )
@@ -502,7 +578,9 @@ impl EmbeddedChain {
         let mut after = after;
         loop {
             let rows: Vec<(i64, String, i64, bool, i64)> = sqlx::query_as(
-                "SELECT seq, signature, slot, err IS NOT NULL, block_time FROM embedded_ledger WHERE seq > $2 AND $1 = ANY(account_keys) ORDER BY seq LIMIT $3",
+                "SELECT l.seq, l.signature, l.slot, l.err IS NOT NULL, l.block_time
+                 FROM embedded_ledger_accounts a JOIN embedded_ledger l USING (seq)
+                 WHERE a.address = $1 AND a.seq > $2 ORDER BY a.seq LIMIT $3",
             )
             .bind(address)
             .bind(after)
@@ -529,11 +607,7 @@ impl EmbeddedChain {
         limit: usize,
     ) -> Result<Vec<RpcConfirmedTransactionStatusWithSignature>, ChainError> {
         let rows: Vec<(String, i64, Option<Value>, i64)> = sqlx::query_as(
-            "SELECT signature, slot, err, block_time FROM embedded_ledger
-             WHERE $1 = ANY(account_keys)
-               AND ($2::TEXT IS NULL OR seq < COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $2), 0))
-               AND ($3::TEXT IS NULL OR seq > COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $3), 0))
-             ORDER BY seq DESC LIMIT $4",
+            SIGNATURES_FOR_ADDRESS,
         )
         .bind(address)
         .bind(before)
@@ -552,7 +626,7 @@ impl EmbeddedChain {
                     memo: None,
                     block_time: Some(block_time),
                     confirmation_status: Some(TransactionConfirmationStatus::Finalized),
-                    transaction_index: None,
+                    transaction_index: Some(0),
                 })
             })
             .collect()
@@ -638,7 +712,7 @@ impl EmbeddedChain {
                 meta: Some(meta.into()),
                 version: Some(TransactionVersion::Legacy(Legacy::Legacy)),
             },
-            transaction_index: None,
+            transaction_index: Some(0),
         }))
     }
 
@@ -651,6 +725,8 @@ impl EmbeddedChain {
         let compiled = Compiled {
             signature,
             slot: landed.slot,
+            // One transaction per slot here.
+            transaction_index: Some(0),
             block_time: Some(landed.block_time),
             err: landed.err,
             keys: landed.account_keys,
@@ -679,6 +755,15 @@ impl EmbeddedChain {
 
 }
 
+/// `getSignaturesForAddress`'s page: a backward range scan of `embedded_ledger_accounts`
+/// between the two cursors (each found by the signature's unique index).
+pub const SIGNATURES_FOR_ADDRESS: &str = "SELECT l.signature, l.slot, l.err, l.block_time
+     FROM embedded_ledger_accounts a JOIN embedded_ledger l USING (seq)
+     WHERE a.address = $1
+       AND a.seq < COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $2), CASE WHEN $2::TEXT IS NULL THEN 9223372036854775807 ELSE 0 END)
+       AND a.seq > COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $3), 0)
+     ORDER BY a.seq DESC LIMIT $4";
+
 /// A stored transaction error (its JSON-RPC form), typed.
 fn stored_error(signature: &str, err: Option<Value>) -> Result<Option<TransactionError>, ChainError> {
     err.map(|e| serde_json::from_value(e).map_err(|_| ChainError::Format(format!("ledger row of {signature}: transaction error")))).transpose()
@@ -696,6 +781,16 @@ async fn single_writer(db: &PgPool) -> Result<sqlx::PgConnection, EmbeddedError>
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     Err(EmbeddedError::InUse)
+}
+
+/// A transaction the bank has applied, to be persisted.
+struct Landing<'a> {
+    tx: &'a VersionedTransaction,
+    signature: &'a str,
+    slot: u64,
+    block_time: i64,
+    err: Option<&'a TransactionError>,
+    inner: Vec<Vec<solana_message::inner_instruction::InnerInstruction>>,
 }
 
 /// A landed transaction, typed from its ledger row.

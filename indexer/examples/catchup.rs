@@ -45,7 +45,7 @@ impl ChainSource for Source {
 fn event_tx(index: usize, events: Vec<Vec<u8>>) -> ConfirmedTransaction {
     let program = funding_market::ID.to_string();
     let inner = events.into_iter().map(|data| InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), accounts: vec![], data } }).collect();
-    ConfirmedTransaction { signature: format!("tx-{index}"), slot: 1 + index as u64, block_time: Some(T), err: None, signers: vec![], instructions: vec![], inner_instructions: inner }
+    ConfirmedTransaction { signature: format!("tx-{index}"), slot: 1 + index as u64, transaction_index: None, block_time: Some(T), err: None, signers: vec![], instructions: vec![], inner_instructions: inner }
 }
 
 fn event_data(event: &impl Event) -> Vec<u8> {

@@ -30,6 +30,9 @@ struct At<'a> {
     signature: &'a str,
     ix_index: i32,
     slot: i64,
+    /// The transaction's position in its block (0 where the node did not report it): with the
+    /// slot, the order transactions landed in.
+    tx_index: i32,
 }
 
 fn time(ts: i64) -> DateTime<Utc> {
@@ -105,7 +108,12 @@ impl Projector {
         for inner in tx.inner_instructions.iter().filter(|i| i.instruction.program_id == self.program_id) {
             let Some(event) = events::decode(&inner.instruction.data) else { continue };
             let index = per_instruction.entry(inner.outer_index).or_insert(0);
-            let at = At { signature: &tx.signature, ix_index: inner.outer_index as i32, slot: tx.slot as i64 };
+            let at = At {
+                signature: &tx.signature,
+                ix_index: inner.outer_index as i32,
+                slot: tx.slot as i64,
+                tx_index: tx.transaction_index.unwrap_or(0) as i32,
+            };
             let event_index = *index;
             *index += 1;
             // Trades are most of the events: recorded and projected in one statement.
@@ -138,7 +146,7 @@ impl Projector {
 /// Records a trade event and, if it is new and its market known, projects it: the market (q,
 /// prices, volume, trade count — only if later than what is there), the trade, the position
 /// (only if later), the second's price point (only if not older than the market), the
-/// trader's vault balance (only if from a later slot) and day statistics. One round trip: data-
+/// trader's vault balance (only if from a later transaction: slot, then position in the block) and day statistics. One round trip: data-
 /// modifying CTEs, each reading the table snapshot from before the statement.
 async fn record_trade(db: &mut PgConnection, e: &TradeExecuted, at: &At<'_>, event_index: i32, data: &[u8]) -> Result<usize, sqlx::Error> {
     let (recorded, known): (i64, i64) = sqlx::query_as(
@@ -166,9 +174,10 @@ async fn record_trade(db: &mut PgConnection, e: &TradeExecuted, at: &At<'_>, eve
              ON CONFLICT (market_id, at) DO UPDATE SET yes_price_ppm = EXCLUDED.yes_price_ppm
              WHERE $19::INT >= (SELECT trade_count FROM markets WHERE id = EXCLUDED.market_id)
          ), balance AS (
-             INSERT INTO vault_balances (wallet, balance, slot, updated_at) SELECT $8, $22, $4, $15 FROM mk
-             ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot, updated_at = EXCLUDED.updated_at
-             WHERE vault_balances.slot <= EXCLUDED.slot
+             INSERT INTO vault_balances (wallet, balance, slot, tx_index, updated_at) SELECT $8, $22, $4, $24, $15 FROM mk
+             ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot, tx_index = EXCLUDED.tx_index,
+                 updated_at = EXCLUDED.updated_at
+             WHERE (vault_balances.slot, vault_balances.tx_index) <= (EXCLUDED.slot, EXCLUDED.tx_index)
          ), stats AS (
              INSERT INTO trader_stats (wallet, day, volume, trades) SELECT $8, $23, $12, 1 FROM mk
              ON CONFLICT (wallet, day) DO UPDATE SET volume = trader_stats.volume + EXCLUDED.volume, trades = trader_stats.trades + 1
@@ -198,6 +207,7 @@ async fn record_trade(db: &mut PgConnection, e: &TradeExecuted, at: &At<'_>, eve
     .bind(e.position_no as i64)
     .bind(e.user_vault_balance as i64)
     .bind(time(e.ts).date_naive())
+    .bind(at.tx_index)
     .fetch_one(db)
     .await?;
     if recorded == 1 && known == 0 {
@@ -280,14 +290,16 @@ async fn market_of(db: &mut PgConnection, address: &Pubkey) -> Result<Option<(Uu
 
 async fn set_balance(db: &mut PgConnection, wallet: &Pubkey, balance: u64, at: &At<'_>, ts: i64) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO vault_balances (wallet, balance, slot, updated_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot, updated_at = EXCLUDED.updated_at
-         WHERE vault_balances.slot <= EXCLUDED.slot",
+        "INSERT INTO vault_balances (wallet, balance, slot, tx_index, updated_at) VALUES ($1, $2, $3, $5, $4)
+         ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot, tx_index = EXCLUDED.tx_index,
+             updated_at = EXCLUDED.updated_at
+         WHERE (vault_balances.slot, vault_balances.tx_index) <= (EXCLUDED.slot, EXCLUDED.tx_index)",
     )
     .bind(wallet.to_string())
     .bind(balance as i64)
     .bind(at.slot)
     .bind(time(ts))
+    .bind(at.tx_index)
     .execute(db)
     .await?;
     Ok(())

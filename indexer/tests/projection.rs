@@ -190,3 +190,31 @@ async fn batches_and_ahead_projections_run_side_by_side(db: PgPool) {
             .unwrap();
     assert_eq!((events, trades, count), (240, 240, 240));
 }
+
+/// Two trades of one wallet in one slot (a cluster packs many transactions in a slot), projected
+/// in reverse order: the vault balance is the one after the transaction that came later in the
+/// block, not the one projected last.
+#[sqlx::test(migrations = "../migrations")]
+async fn same_slot_balances_follow_the_block_order(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let (market, wallet) = (Pubkey::new_unique(), Pubkey::new_unique());
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let created = MarketCreated {
+        market, market_id: *market_id.as_bytes(), series: [0; 32], open_ts: T, close_ts: T + 3300, settlement_ts: T + 3600,
+        b: 200_000_000, q_yes: 0, q_no: 0, subsidy: 138_629_437, yes_price: 500_000, no_price: 500_000, ts: T,
+    };
+    projector.apply(&tx("sig-create", 12, vec![event_data(&created)])).await.unwrap();
+    let mut first = tx("sig-first", 40, vec![event_data(&trade(market, wallet, 1, 10_000_000, 10_000_000, 44_950_000))]);
+    first.transaction_index = Some(3);
+    let mut second = tx("sig-second", 40, vec![event_data(&trade(market, wallet, 2, 20_000_000, 20_000_000, 39_900_000))]);
+    second.transaction_index = Some(7);
+    projector.apply(&second).await.unwrap();
+    projector.apply(&first).await.unwrap();
+    let balance: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet.to_string()).fetch_one(&db).await.unwrap();
+    assert_eq!(balance, 39_900_000, "the balance after the later transaction of the slot");
+    // A deposit in a later slot still moves it.
+    let deposit = DepositSwept { wallet, amount: 5_000_000, vault_balance: 44_900_000, ts: T };
+    projector.apply(&tx("sig-deposit", 41, vec![event_data(&deposit)])).await.unwrap();
+    let balance: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet.to_string()).fetch_one(&db).await.unwrap();
+    assert_eq!(balance, 44_900_000);
+}

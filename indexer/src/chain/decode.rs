@@ -23,6 +23,7 @@ fn format_error(signature: &str, what: impl std::fmt::Display) -> ChainError {
 pub struct Compiled<'a> {
     pub signature: &'a str,
     pub slot: u64,
+    pub transaction_index: Option<u32>,
     pub block_time: Option<i64>,
     pub err: Option<TransactionError>,
     /// The static keys, then the addresses loaded from lookup tables.
@@ -35,7 +36,7 @@ pub struct Compiled<'a> {
 
 impl Compiled<'_> {
     pub fn resolve(self) -> Result<ConfirmedTransaction, ChainError> {
-        let Compiled { signature, slot, block_time, err, keys, signers, instructions, inner } = self;
+        let Compiled { signature, slot, transaction_index, block_time, err, keys, signers, instructions, inner } = self;
         let instruction = |compiled: CompiledInstruction| -> Result<Instruction, ChainError> {
             let index = compiled.program_id_index as usize;
             let key = |index: usize| keys.get(index).cloned().ok_or_else(|| format_error(signature, format!("account index {index} out of range")));
@@ -52,6 +53,7 @@ impl Compiled<'_> {
         Ok(ConfirmedTransaction {
             signature: signature.to_owned(),
             slot,
+            transaction_index,
             block_time,
             err,
             signers: keys.iter().take(signers).cloned().collect(),
@@ -64,7 +66,7 @@ impl Compiled<'_> {
 impl ConfirmedTransaction {
     /// A `getTransaction` answer (encoding `json`), its instruction data decoded from base 58.
     pub fn from_encoded(signature: &str, encoded: EncodedConfirmedTransactionWithStatusMeta) -> Result<ConfirmedTransaction, ChainError> {
-        let EncodedConfirmedTransactionWithStatusMeta { slot, block_time, transaction, .. } = encoded;
+        let EncodedConfirmedTransactionWithStatusMeta { slot, block_time, transaction, transaction_index } = encoded;
         let meta = transaction.meta.ok_or_else(|| format_error(signature, "no meta"))?;
         let EncodedTransaction::Json(ui) = transaction.transaction else {
             return Err(format_error(signature, "not in the json encoding"));
@@ -97,6 +99,7 @@ impl ConfirmedTransaction {
         Compiled {
             signature,
             slot,
+            transaction_index,
             block_time,
             err: meta.err.map(Into::into),
             signers: message.header.num_required_signatures as usize,

@@ -162,6 +162,8 @@ pub struct InnerInstruction {
 pub struct ConfirmedTransaction {
     pub signature: String,
     pub slot: u64,
+    /// Its position in the block, where the node reports it (`transactionIndex`).
+    pub transaction_index: Option<u32>,
     pub block_time: Option<i64>,
     /// The transaction error, if it failed.
     pub err: Option<TransactionError>,

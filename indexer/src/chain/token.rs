@@ -53,7 +53,7 @@ mod tests {
     }
 
     fn tx(instructions: Vec<Instruction>, inner: Vec<InnerInstruction>) -> ConfirmedTransaction {
-        ConfirmedTransaction { signature: "s".into(), slot: 1, block_time: None, err: None, signers: vec![], instructions, inner_instructions: inner }
+        ConfirmedTransaction { signature: "s".into(), slot: 1, transaction_index: None, block_time: None, err: None, signers: vec![], instructions, inner_instructions: inner }
     }
 
     #[test]

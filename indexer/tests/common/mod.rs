@@ -25,7 +25,7 @@ pub fn tx(signature: &str, slot: u64, events: Vec<Vec<u8>>) -> ConfirmedTransact
         InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), accounts: vec![], data: vec![9; 12] } },
     ];
     inner.extend(events.into_iter().map(|data| InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), accounts: vec![], data } }));
-    ConfirmedTransaction { signature: signature.into(), slot, block_time: Some(T), err: None, signers: vec![], instructions: vec![], inner_instructions: inner }
+    ConfirmedTransaction { signature: signature.into(), slot, transaction_index: None, block_time: Some(T), err: None, signers: vec![], instructions: vec![], inner_instructions: inner }
 }
 
 fn anchor_spl_token() -> String {

@@ -5,6 +5,7 @@
 
 pub mod api_key;
 pub mod caller;
+pub mod display_name;
 pub mod exchange;
 pub mod market;
 pub mod oracle;

@@ -5,13 +5,11 @@ use uuid::Uuid;
 
 use super::{Page, ServiceError, Services};
 use crate::domain::caller::Caller;
+use crate::domain::display_name;
 use crate::domain::portfolio::{OpenPosition, Period, SortBy, Totals};
 use crate::store::markets::{self, TradeRow, TradesOf};
 use crate::store::positions::{self, LeaderRow};
 use crate::store::users::{self, User};
-
-/// Display names: 1 to 32 characters once trimmed, no control characters.
-pub const MAX_DISPLAY_NAME: usize = 32;
 
 pub struct Profile {
     pub user: User,
@@ -27,12 +25,9 @@ pub async fn profile(s: &Services, user_id: Uuid) -> Result<Profile, ServiceErro
 
 /// Sets (or, with `None`, clears) the caller's display name.
 pub async fn set_display_name(s: &Services, user_id: Uuid, name: Option<&str>) -> Result<Profile, ServiceError> {
-    let name = match name.map(str::trim) {
+    let name = match name {
         None => None,
-        Some(n) if n.is_empty() || n.chars().count() > MAX_DISPLAY_NAME || n.chars().any(char::is_control) => {
-            return Err(ServiceError::InvalidInput(format!("display_name must be 1 to {MAX_DISPLAY_NAME} characters without control characters")));
-        }
-        Some(n) => Some(n),
+        Some(name) => Some(display_name::parse(name).ok_or_else(|| ServiceError::InvalidInput(display_name::RULE.into()))?),
     };
     users::set_display_name(&s.db, user_id, name).await?;
     profile(s, user_id).await

@@ -138,8 +138,12 @@ async fn from_sign_in_to_the_leaderboard_through_both_paths(db: PgPool) {
         let response = t.app.get(&format!("/v1/leaderboard{bad}")).await;
         assert_eq!(code_of(response).await, (400, "INVALID_INPUT".to_owned()), "{bad}");
     }
-    let (status, _) = t.call(reqwest::Method::PATCH, "/v1/users/me", &token, Some(json!({"display_name": ""})), None).await;
-    assert_eq!(status, 400);
+    // Empty, and names that would spoof another on the leaderboard (a right-to-left override,
+    // a zero-width space).
+    for bad in ["", "Alice\u{202E}ecilA", "Al\u{200B}ice"] {
+        let (status, _) = t.call(reqwest::Method::PATCH, "/v1/users/me", &token, Some(json!({"display_name": bad})), None).await;
+        assert_eq!(status, 400, "{bad:?}");
+    }
     let (_, me_now) = t.get("/v1/users/me", &token).await;
     assert_eq!((me_now["data"]["display_name"].as_str(), me_now["data"]["usdc_balance"].clone()), (Some("Alice"), balance["data"]["usdc_balance"].clone()));
 }

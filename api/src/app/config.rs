@@ -4,6 +4,8 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
+use ipnet::IpNet;
+
 use crate::domain::exchange::Exchange;
 use crate::domain::series::{self, SeriesSpec};
 use crate::http::HttpSettings;
@@ -50,9 +52,13 @@ pub struct Config {
     pub rate_auth_per_min: u32,
     /// `FM_RATE_TRADE_PER_SEC`: trading requests per second per user. Default 10.
     pub rate_trade_per_sec: u32,
-    /// `FM_TRUSTED_PROXIES`: comma-separated proxy IPs whose `X-Forwarded-For` is believed.
-    /// Default none: the client IP is the socket's peer.
-    pub trusted_proxies: Vec<IpAddr>,
+    /// `FM_RATE_RPC_PER_SEC`: requests per second per client IP to the embedded chain's `/rpc`.
+    /// Default 50.
+    pub rate_rpc_per_sec: u32,
+    /// `FM_TRUSTED_PROXIES`: comma-separated proxy addresses or CIDR ranges (`10.0.0.0/8`,
+    /// `fd00::/8`) whose `X-Forwarded-For` is believed. Default none: the client IP is the
+    /// socket's peer.
+    pub trusted_proxies: Vec<IpNet>,
     /// `FM_SERIES`: the series to run, `exchange:SYMBOL[:interval]` comma-separated (`8`, `8h`,
     /// or minutes such as `5m` for short rounds on the simulated exchange). Default: the
     /// built-in twenty across the four venues.
@@ -225,11 +231,12 @@ impl Config {
             rate_public_per_min: positive("FM_RATE_PUBLIC_PER_MIN", get("FM_RATE_PUBLIC_PER_MIN", "60"))?,
             rate_auth_per_min: positive("FM_RATE_AUTH_PER_MIN", get("FM_RATE_AUTH_PER_MIN", "300"))?,
             rate_trade_per_sec: positive("FM_RATE_TRADE_PER_SEC", get("FM_RATE_TRADE_PER_SEC", "10"))?,
+            rate_rpc_per_sec: positive("FM_RATE_RPC_PER_SEC", get("FM_RATE_RPC_PER_SEC", "50"))?,
             trusted_proxies: get("FM_TRUSTED_PROXIES", "")
                 .split(',')
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
-                .map(|ip| parse("FM_TRUSTED_PROXIES", ip.to_owned()))
+                .map(|entry| proxy_range(entry).ok_or_else(|| invalid("FM_TRUSTED_PROXIES", entry, "expected an IP address or a CIDR range")))
                 .collect::<Result<_, _>>()?,
             series: match lookup("FM_SERIES") {
                 Some(list) => series::parse_list(&list).map_err(|reason| invalid("FM_SERIES", &list, &reason))?,
@@ -290,6 +297,7 @@ impl Config {
             rate_public_per_min: self.rate_public_per_min,
             rate_auth_per_min: self.rate_auth_per_min,
             rate_trade_per_sec: self.rate_trade_per_sec,
+            rate_rpc_per_sec: self.rate_rpc_per_sec,
             trusted_proxies: self.trusted_proxies.clone(),
             deposit_webhook_auth: self.deposit_webhook_auth.clone(),
         }
@@ -299,6 +307,11 @@ impl Config {
     pub fn sign_in_settings(&self) -> SignInSettings {
         SignInSettings { domain: self.siws_domain.clone(), uri: self.siws_uri.clone(), chain_id: self.siws_chain_id.clone(), challenge_ttl: self.challenge_ttl }
     }
+}
+
+/// A trusted proxy entry: a CIDR range, or one address (its /32 or /128).
+fn proxy_range(entry: &str) -> Option<IpNet> {
+    entry.parse::<IpNet>().ok().or_else(|| entry.parse::<IpAddr>().ok().map(IpNet::from))
 }
 
 fn parse<T: std::str::FromStr>(name: &'static str, value: String) -> Result<T, ConfigError>
@@ -394,8 +407,10 @@ mod tests {
         assert_eq!(with(&[("FM_SERIES", "okx:BTCUSDT:5m")]).unwrap().series[0].round_minutes(), Some(5));
         assert_eq!(with(&[("FM_SERIES", "okx:BTCUSDT:5m"), ("FM_OKX_URL", "https://www.okx.com")]).unwrap_err().name, "FM_SERIES");
         assert_eq!(with(&[]).unwrap().series.len(), 20);
-        let c = with(&[("FM_TRUSTED_PROXIES", "10.0.0.1, ::1")]).unwrap();
-        assert_eq!(c.trusted_proxies.len(), 2);
+        let c = with(&[("FM_TRUSTED_PROXIES", "10.0.0.1, ::1, 172.16.0.0/12, fd00::/8")]).unwrap();
+        assert_eq!(c.trusted_proxies.len(), 4);
+        assert!(c.trusted_proxies[2].contains(&"172.31.255.1".parse::<IpAddr>().unwrap()));
+        assert!(with(&[("FM_TRUSTED_PROXIES", "10.0.0.0/33")]).is_err());
     }
 
     #[test]

@@ -105,17 +105,23 @@ impl<S: Send + Sync> FromRequestParts<S> for KeyCaller {
     }
 }
 
-/// Proof that the request carried a fresh, never-seen nonce (`X-Request-Nonce`, used once) and
-/// a timestamp within ±300 s (`X-Request-Timestamp`). Missing or malformed headers are 400
+/// Proof that the request carried a fresh nonce (`X-Request-Nonce`, used once by its caller)
+/// and a timestamp within ±300 s (`X-Request-Timestamp`). Missing or malformed headers are 400
 /// `INVALID_INPUT`; a reused nonce or a timestamp outside the window 422 `REPLAY_DETECTED`.
+/// Only for endpoints that need a caller (the nonce is bound to it).
 pub struct ReplayChecked;
 
 impl FromRequestParts<AppState> for ReplayChecked {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let caller = match identity(parts) {
+            Identity::Authenticated(caller) => caller,
+            Identity::Invalid(e) => return Err(e),
+            Identity::Anonymous => return Err(ApiError::Unauthorized("missing credentials".into())),
+        };
         let nonce = check_headers(&parts.headers, chrono::Utc::now().timestamp())?;
-        replay::use_nonce(&state.services, nonce).await?;
+        replay::use_nonce(&state.services, caller.user_id, nonce).await?;
         Ok(ReplayChecked)
     }
 }

@@ -13,7 +13,6 @@ pub mod page;
 pub mod ratelimit;
 pub mod routes;
 
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,8 +33,10 @@ pub struct HttpSettings {
     pub rate_auth_per_min: u32,
     /// Trading requests per second per user.
     pub rate_trade_per_sec: u32,
-    /// Proxies whose `X-Forwarded-For` is believed.
-    pub trusted_proxies: Vec<IpAddr>,
+    /// `/rpc` requests per second per client IP.
+    pub rate_rpc_per_sec: u32,
+    /// Proxies (address ranges) whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// The `Authorization` value deposit webhooks must carry (`None`: every delivery refused).
     pub deposit_webhook_auth: Option<String>,
 }

@@ -6,17 +6,29 @@
 //! balancers poll it). Every other response, errors included, carries `X-RateLimit-Limit`,
 //! `-Remaining` and `-Reset` (Unix seconds); over the limit: 429 `RATE_LIMITED` + `Retry-After`.
 //!
+//! Client IPs are bucketed as IPv4 addresses and IPv6 /64 networks (one subscriber's
+//! allocation: counting per IPv6 address would give every client 2^64 buckets).
+//!
+//! An API key costs a Postgres look-up to resolve, so a client sending random keys could make
+//! every request a query. Failed API-key look-ups are therefore counted per client IP, and once
+//! an IP has had as many in a minute as the public limit, its requests carrying an API key are
+//! refused (429) before the look-up. A client with a valid key never fails one.
+//!
+//! The embedded chain's `/rpc` (not part of `/v1`, and without credentials) has a bucket of
+//! its own: `FM_RATE_RPC_PER_SEC` per client IP.
+//!
 //! If Redis does not answer within 250 ms the request is served unlimited (fail open: an outage
 //! of the limiter must not become an outage of the API) without the three headers, and a
 //! warning is logged.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use ipnet::IpNet;
 
 use super::AppState;
 use super::auth::{self, Identity};
@@ -47,16 +59,31 @@ pub async fn authenticate_and_limit(State(state): State<AppState>, mut req: Requ
     if matches!(req.uri().path(), "/health" | "/v1/webhooks/deposits") {
         return next.run(req).await;
     }
-    let identity = auth::identify(&state, req.headers()).await;
-    let ip = client_ip(&req, &state.http.trusted_proxies);
-    let bucket = bucket_for(&state, &identity, req.method(), req.uri().path(), ip);
-    req.extensions_mut().insert(identity);
-
     let now = chrono::Utc::now().timestamp() as u64;
-    let window = now / bucket.window_secs;
-    let reset = (window + 1) * bucket.window_secs;
-    let key = state.services.redis.key("rl", &format!("{}:{window}", bucket.key));
-    let counted = tokio::time::timeout(REDIS_BUDGET, count(&state, &key, bucket.window_secs)).await;
+    let ip = ip_bucket(client_ip(&req, &state.http.trusted_proxies));
+    if req.uri().path() == "/rpc" {
+        let bucket = Bucket { key: format!("rpc:{ip}"), limit: state.http.rate_rpc_per_sec, window_secs: 1 };
+        return limited(&state, &bucket, now, req, next).await;
+    }
+    let sends_key = req.headers().contains_key(auth::API_KEY_HEADER);
+    let failures = Bucket { key: format!("keyfail:{ip}"), limit: state.http.rate_public_per_min, window_secs: 60 };
+    if sends_key && let Some(refusal) = refuse_when_over(&state, &failures, now).await {
+        return refusal;
+    }
+    let identity = auth::identify(&state, req.headers()).await;
+    if sends_key && matches!(identity, Identity::Invalid(_)) {
+        // Counted for the next request; this one is answered (and counted) as usual.
+        let _ = tokio::time::timeout(REDIS_BUDGET, count(&state, &window_key(&state, &failures, now), failures.window_secs)).await;
+    }
+    let bucket = bucket_for(&state, &identity, req.method(), req.uri().path(), &ip);
+    req.extensions_mut().insert(identity);
+    limited(&state, &bucket, now, req, next).await
+}
+
+/// Counts the request in `bucket` and serves it, or refuses it when over the limit.
+async fn limited(state: &AppState, bucket: &Bucket, now: u64, req: Request, next: Next) -> Response {
+    let reset = bucket.reset(now);
+    let counted = tokio::time::timeout(REDIS_BUDGET, count(state, &window_key(state, bucket, now), bucket.window_secs)).await;
     let count = match counted {
         Ok(Ok(n)) => n,
         Ok(Err(e)) => {
@@ -78,13 +105,42 @@ pub async fn authenticate_and_limit(State(state): State<AppState>, mut req: Requ
     response
 }
 
+impl Bucket {
+    /// When the current window ends (Unix seconds).
+    fn reset(&self, now: u64) -> u64 {
+        (now / self.window_secs + 1) * self.window_secs
+    }
+}
+
+/// The Redis key counting `bucket`'s current window.
+fn window_key(state: &AppState, bucket: &Bucket, now: u64) -> String {
+    state.services.redis.key("rl", &format!("{}:{}", bucket.key, now / bucket.window_secs))
+}
+
+/// A 429 if `bucket` is already at its limit in this window (it is read, not counted). Fails
+/// open like the limiter.
+async fn refuse_when_over(state: &AppState, bucket: &Bucket, now: u64) -> Option<Response> {
+    let read = async {
+        let mut conn = state.services.redis.connection().await?;
+        redis::cmd("GET").arg(window_key(state, bucket, now)).query_async::<Option<u64>>(&mut conn).await
+    };
+    let used = tokio::time::timeout(REDIS_BUDGET, read).await.ok()?.ok()??;
+    if used < bucket.limit as u64 {
+        return None;
+    }
+    let reset = bucket.reset(now);
+    let mut response = ApiError::RateLimited { retry_after_secs: reset.saturating_sub(now).max(1) }.into_response();
+    set_headers(response.headers_mut(), bucket.limit as u64, 0, reset);
+    Some(response)
+}
+
 async fn count(state: &AppState, key: &str, window_secs: u64) -> Result<u64, redis::RedisError> {
     let mut conn = state.services.redis.connection().await?;
     // Twice the window, so a key outlives clock skew between replicas.
     COUNT_SCRIPT.key(key).arg(2 * window_secs).invoke_async(&mut conn).await
 }
 
-fn bucket_for(state: &AppState, identity: &Identity, method: &Method, path: &str, ip: IpAddr) -> Bucket {
+fn bucket_for(state: &AppState, identity: &Identity, method: &Method, path: &str, ip: &str) -> Bucket {
     let config = &state.http;
     match identity {
         Identity::Authenticated(caller) if is_trading(method, path) => {
@@ -110,32 +166,41 @@ fn is_trading(method: &Method, path: &str) -> bool {
         && matches!(segments.as_slice(), ["", "v1", "markets", id, "trade" | "sell"] if !id.is_empty())
 }
 
-/// The socket's peer, unless it is a trusted proxy: then the right-most address in
-/// `X-Forwarded-For` that is not itself a trusted proxy.
-fn client_ip(req: &Request, trusted: &[IpAddr]) -> IpAddr {
+/// The socket's peer, unless it is a trusted proxy: then `X-Forwarded-For` is walked from the
+/// right (each proxy appends the address it saw) to the first address that is not a trusted
+/// proxy. An entry that is not an address ends the walk at the last trusted hop: a proxy never
+/// writes one, so it and everything left of it are the client's own word.
+fn client_ip(req: &Request, trusted: &[IpNet]) -> IpAddr {
     let peer = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| addr.ip())
+        .map(|ConnectInfo(addr)| addr.ip().to_canonical())
         .unwrap_or(IpAddr::from([0, 0, 0, 0]));
-    if !trusted.contains(&peer) {
-        return peer;
+    let is_trusted = |ip: &IpAddr| trusted.iter().any(|range| range.contains(ip));
+    let mut hop = peer;
+    for entry in forwarded_for(req.headers()).into_iter().rev() {
+        if !is_trusted(&hop) {
+            break;
+        }
+        match entry.parse::<IpAddr>() {
+            Ok(ip) => hop = ip.to_canonical(),
+            Err(_) => break,
+        }
     }
-    forwarded_for(req.headers())
-        .into_iter()
-        .rev()
-        .find(|ip| !trusted.contains(ip))
-        .unwrap_or(peer)
+    hop
 }
 
-fn forwarded_for(headers: &HeaderMap) -> Vec<IpAddr> {
-    headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .filter_map(|s| s.trim().parse().ok())
-        .collect()
+/// The `X-Forwarded-For` entries, left to right, across every such header.
+fn forwarded_for(headers: &HeaderMap) -> Vec<&str> {
+    headers.get_all("x-forwarded-for").iter().flat_map(|v| v.to_str().unwrap_or("?").split(',')).map(str::trim).collect()
+}
+
+/// What a client IP is counted as: an IPv4 address, or an IPv6 address's /64.
+fn ip_bucket(ip: IpAddr) -> String {
+    match ip.to_canonical() {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => format!("{}/64", Ipv6Addr::from(v6.to_bits() & (u128::MAX << 64))),
+    }
 }
 
 fn set_headers(headers: &mut HeaderMap, limit: u64, remaining: u64, reset: u64) {
@@ -169,7 +234,7 @@ mod tests {
 
     #[test]
     fn forwarded_for_is_believed_only_from_trusted_proxies() {
-        let proxies: Vec<IpAddr> = vec!["10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap()];
+        let proxies: Vec<IpNet> = vec!["10.0.0.1/32".parse().unwrap(), "10.0.0.2/32".parse().unwrap()];
         let ip = |peer, fwd| client_ip(&request_from(peer, fwd), &proxies).to_string();
         // A direct client cannot spoof its address.
         assert_eq!(ip("203.0.113.9", Some("1.1.1.1")), "203.0.113.9");
@@ -177,5 +242,37 @@ mod tests {
         assert_eq!(ip("10.0.0.1", Some("1.1.1.1, 198.51.100.7, 10.0.0.2")), "198.51.100.7");
         assert_eq!(ip("10.0.0.1", None), "10.0.0.1");
         assert_eq!(ip("10.0.0.1", Some("garbage")), "10.0.0.1");
+    }
+
+    #[test]
+    fn trusted_proxies_are_ranges() {
+        let proxies: Vec<IpNet> = vec!["10.0.0.0/8".parse().unwrap(), "fd00::/8".parse().unwrap()];
+        let ip = |peer, fwd| client_ip(&request_from(peer, fwd), &proxies).to_string();
+        assert_eq!(ip("10.9.8.7", Some("198.51.100.7, 10.1.1.1")), "198.51.100.7");
+        assert_eq!(ip("fd12::1", Some("2001:db8::5, fd00::9")), "2001:db8::5");
+        // An IPv4 peer seen through an IPv6 socket is the same peer.
+        assert_eq!(ip("::ffff:10.0.0.3", Some("198.51.100.8")), "198.51.100.8");
+        assert_eq!(ip("11.0.0.1", Some("198.51.100.7")), "11.0.0.1");
+    }
+
+    #[test]
+    fn an_unparsable_forwarded_entry_ends_the_walk() {
+        let proxies: Vec<IpNet> = vec!["10.0.0.0/8".parse().unwrap()];
+        let ip = |peer, fwd| client_ip(&request_from(peer, fwd), &proxies).to_string();
+        // Left of the garbage is the client's word: not believed.
+        assert_eq!(ip("10.0.0.1", Some("1.1.1.1, garbage")), "10.0.0.1");
+        assert_eq!(ip("10.0.0.1", Some("1.1.1.1, garbage, 10.0.0.2")), "10.0.0.2");
+        assert_eq!(ip("10.0.0.1", Some("1.1.1.1, , 10.0.0.2")), "10.0.0.2");
+        assert_eq!(ip("10.0.0.1", Some("garbage, 198.51.100.7")), "198.51.100.7");
+    }
+
+    #[test]
+    fn ipv6_clients_are_counted_by_their_64() {
+        let bucket = |ip: &str| ip_bucket(ip.parse().unwrap());
+        assert_eq!(bucket("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
+        assert_eq!(bucket("2001:db8:1:2:ffff:ffff:ffff:ffff"), bucket("2001:db8:1:2::"));
+        assert_ne!(bucket("2001:db8:1:3::1"), bucket("2001:db8:1:2::1"));
+        assert_eq!(bucket("203.0.113.9"), "203.0.113.9");
+        assert_eq!(bucket("::ffff:203.0.113.9"), "203.0.113.9");
     }
 }

@@ -53,6 +53,7 @@ pub fn config() -> Config {
     config.rate_public_per_min = 10_000;
     config.rate_auth_per_min = 10_000;
     config.rate_trade_per_sec = 10_000;
+    config.rate_rpc_per_sec = 10_000;
     config.redis_namespace = format!("fmtest-{}", uuid::Uuid::new_v4().simple());
     config.deposit_webhook_auth = Some(WEBHOOK_AUTH.into());
     config

@@ -193,3 +193,93 @@ async fn extractors_admit_exactly_their_credentials(db: PgPool) {
         assert_eq!(code_of(app.get(path).await).await, (401, "UNAUTHORIZED".into()));
     }
 }
+
+/// Resolving an API key is a Postgres query: once an IP has failed as many look-ups in a minute
+/// as the public limit, its keyed requests are refused before the query. Shown with the key
+/// table locked, so a look-up could not answer at all.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn random_api_keys_stop_costing_queries_at_the_ip_limit(db: PgPool) {
+    let mut config = config();
+    config.rate_public_per_min = 5;
+    config.request_timeout = Duration::from_secs(30);
+    let app = spawn(state_with(config, db.clone(), &redis_url())).await;
+    let with_random_key = || {
+        let key = api::domain::api_key::generate();
+        let request = app.http.get(format!("{}/v1/users/me", app.base)).header("x-api-key", key);
+        async move { request.send().await.unwrap() }
+    };
+    // Inside one window, so the five failures and the refusal are counted together.
+    let window_left = 60 - chrono::Utc::now().timestamp() % 60;
+    if window_left < 10 {
+        tokio::time::sleep(Duration::from_secs(window_left as u64)).await;
+    }
+    for _ in 0..5 {
+        assert_eq!(code_of(with_random_key().await).await, (401, "UNAUTHORIZED".to_owned()));
+    }
+    let mut lock = db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    let refused = tokio::time::timeout(Duration::from_secs(20), with_random_key()).await.expect("answered without the key table");
+    assert_eq!(code_of(refused).await.0, 429);
+    lock.rollback().await.unwrap();
+}
+
+/// A nonce is remembered for as long as a request carrying it could pass the timestamp check
+/// (one stamped 300 s ahead passes until 600 s after first use), and it is the caller's own:
+/// another caller's use does not spend it.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn nonces_outlive_their_timestamps_and_belong_to_their_caller(db: PgPool) {
+    let state = state(db, &redis_url());
+    let routes = Router::new()
+        .route("/v1/replayed", post(|TokenCaller(_): TokenCaller, _: ReplayChecked| async { Data::new(true) }))
+        .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
+        .with_state(state.clone());
+    let app = serve(api::http::middleware::apply(routes, Duration::from_secs(5))).await;
+    let (alice, bob) = (token_for_new_user(&state).await, token_for_new_user(&state).await);
+    let send = |token: &str, nonce: &str, ahead: i64| {
+        app.http
+            .post(format!("{}/v1/replayed", app.base))
+            .bearer_auth(token)
+            .header("x-request-nonce", nonce)
+            .header("x-request-timestamp", (chrono::Utc::now().timestamp() + ahead).to_string())
+            .send()
+    };
+    let shared = nonce();
+    assert_eq!(send(&alice, &shared, 298).await.unwrap().status(), 200);
+    assert_eq!(send(&bob, &shared, 0).await.unwrap().status(), 200, "Bob's nonce is not Alice's");
+    assert_eq!(code_of(send(&alice, &shared, 0).await.unwrap()).await.0, 422);
+    assert_eq!(code_of(send(&bob, &shared, 0).await.unwrap()).await.0, 422);
+
+    let mut redis = state.services.redis.connection().await.unwrap();
+    let pattern = state.services.redis.key("replay", "*");
+    let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut redis).await.unwrap();
+    assert_eq!(keys.len(), 2);
+    for key in keys {
+        let ttl: i64 = redis::cmd("TTL").arg(&key).query_async(&mut redis).await.unwrap();
+        // Alice's request passes until 600 s from now; its nonce must still be there then.
+        assert!(ttl > 600, "{key} is forgotten after {ttl} s");
+    }
+}
+
+/// The embedded chain's `/rpc` has a bucket of its own per client IP, and refuses oversized
+/// bodies unread.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn the_local_rpc_is_rate_limited_and_bounded(db: PgPool) {
+    use indexer::chain::EmbeddedChain;
+    use indexer::chain::embedded::GenesisParams;
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let onchain = api::chain::OnChain::embedded(&chain, db.clone()).await.unwrap();
+    let mut config = config();
+    config.rate_rpc_per_sec = 3;
+    let app = spawn(state_with(config, db, &redis_url()).with_onchain(onchain)).await;
+    let base = app.base.clone();
+    let results = burst(8, move |http| http.post(format!("{base}/rpc")).json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "getHealth"})).send()).await;
+    assert_eq!(results.iter().filter(|(s, _)| *s == 200).count(), 3, "3 per second");
+    assert_eq!(results.iter().filter(|(s, _)| *s == 429).count(), 5);
+    assert!(results.iter().all(|(_, h)| h["x-ratelimit-limit"] == "3"));
+
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let huge = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "getMultipleAccounts", "params": [vec!["x".repeat(100); 1000]]});
+    let refused = app.http.post(format!("{}/rpc", app.base)).json(&huge).send().await.unwrap();
+    let (status, body): (u16, serde_json::Value) = (refused.status().as_u16(), refused.json().await.unwrap());
+    assert_eq!((status, body["error"]["message"].as_str()), (400, Some("request body too large")));
+}

@@ -1,7 +1,9 @@
 //! `POST /rpc` (embedded chain only): the chain answering Solana JSON-RPC, so a wallet can build,
 //! sign and send its own transactions against the local service exactly as against a cluster
-//! (`indexer::chain::embedded` speaks the formats). Not rate limited and not under `/v1`: it
-//! is the local chain's node, not part of the API.
+//! (`indexer::chain::embedded` speaks the formats). Not under `/v1`: it
+//! is the local chain's node, not part of the API. Rate limited per client IP
+//! (`FM_RATE_RPC_PER_SEC`); bodies over [`MAX_BODY_BYTES`] are refused unread (400 `INVALID_INPUT`, "request body too large", as everywhere), and each
+//! method has a mainnet node's limits (`indexer::chain::embedded::json_rpc`).
 
 use axum::Json;
 use axum::body::Bytes;
@@ -12,6 +14,10 @@ use serde_json::{Value, json};
 
 use crate::http::AppState;
 use crate::http::error::ApiError;
+
+/// The largest request body: a `getMultipleAccounts` of 100 keys is about 5 KB, a
+/// `sendTransaction` under 2 KB.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 pub async fn rpc(State(state): State<AppState>, body: Bytes) -> Response {
     let Some(AnyChain::Embedded(chain)) = state.services.onchain.as_ref().map(|o| o.chain()) else {

@@ -1,5 +1,6 @@
 //! The route table: `/health` at the root, everything else under `/v1`, all behind the
-//! authentication and rate-limit middleware (which exempts `/health`).
+//! authentication and rate-limit middleware (which exempts `/health`), and the embedded
+//! chain's `/rpc` behind a rate limit of its own.
 
 mod api_keys;
 mod auth;
@@ -14,6 +15,7 @@ mod users;
 mod wallet_flow;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{delete, get, post};
 
@@ -57,7 +59,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/health", get(health::health))
         .nest("/v1", v1)
+        .route("/rpc", post(dev_rpc::rpc).layer(DefaultBodyLimit::max(dev_rpc::MAX_BODY_BYTES)))
         .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
-        .route("/rpc", post(dev_rpc::rpc))
         .with_state(state)
 }

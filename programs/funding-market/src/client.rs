@@ -47,13 +47,34 @@ fn ix(accounts: impl ToAccountMetas, data: impl InstructionData) -> Instruction 
     Instruction { program_id: ID, accounts: accounts.to_account_metas(None), data: data.data() }
 }
 
-pub fn initialize(payer: Pubkey, usdc_mint: Pubkey, params: InitializeParams) -> Instruction {
+/// The program's ProgramData account: where the upgradeable loader keeps its upgrade authority.
+pub fn program_data_address() -> Pubkey {
+    Pubkey::find_program_address(&[ID.as_ref()], &anchor_lang::solana_program::bpf_loader_upgradeable::ID).0
+}
+
+/// The ProgramData account's header as the upgradeable loader writes it on deployment
+/// (`UpgradeableLoaderState::ProgramData`, bincode: variant 3 as u32, the slot, then the
+/// optional authority), without the program bytes that follow it. For runtimes that run the
+/// program natively (tests, the embedded chain) and so have no deployment to read it from.
+pub fn program_data_header(upgrade_authority: Pubkey) -> Vec<u8> {
+    let mut data = Vec::with_capacity(45);
+    data.extend_from_slice(&3u32.to_le_bytes());
+    data.extend_from_slice(&0u64.to_le_bytes());
+    data.push(1);
+    data.extend_from_slice(upgrade_authority.as_ref());
+    data
+}
+
+/// `initialize`, signed by the payer and the program's upgrade authority.
+pub fn initialize(payer: Pubkey, upgrade_authority: Pubkey, usdc_mint: Pubkey, params: InitializeParams) -> Instruction {
     ix(
         accounts::Initialize {
             config: config_pda(),
             treasury: treasury_pda(),
             usdc_mint,
             payer,
+            upgrade_authority,
+            program_data: program_data_address(),
             system_program: anchor_lang::system_program::ID,
             token_program: anchor_spl::token::ID,
         },

@@ -56,6 +56,8 @@ pub enum FundingMarketError {
     PriorOutOfRange,
     #[msg("arithmetic overflow")]
     Overflow,
+    #[msg("initialize must be signed by the program's upgrade authority")]
+    NotUpgradeAuthority,
 }
 
 /// The program error for a math-domain error.

@@ -24,7 +24,8 @@ declare_id!("98ey5bZy5fsSRR6XLhB8Yy3kUPpviZSDL9pq9oL14g7J");
 pub mod funding_market {
     use super::*;
 
-    /// Creates the singleton `Config` and the treasury token account. Once.
+    /// Creates the singleton `Config` and the treasury token account. Once, signed by the
+    /// program's upgrade authority.
     pub fn initialize(ctx: Context<Initialize>, params: InitializeParams) -> Result<()> {
         instructions::initialize::handler(ctx, params)
     }

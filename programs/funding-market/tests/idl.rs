@@ -76,5 +76,5 @@ fn the_committed_idl_matches_the_program() {
     let errors: Vec<(u64, String)> =
         idl["errors"].as_array().unwrap().iter().map(|e| (e["code"].as_u64().unwrap(), e["name"].as_str().unwrap().to_owned())).collect();
     assert_eq!(errors.first(), Some(&(6000, "FeeTooHigh".to_owned())));
-    assert_eq!(errors.last().map(|e| e.0), Some(u32::from(funding_market::error::FundingMarketError::Overflow) as u64));
+    assert_eq!(errors.last().map(|e| e.0), Some(u32::from(funding_market::error::FundingMarketError::NotUpgradeAuthority) as u64));
 }

@@ -191,6 +191,55 @@ async fn substituted_accounts_are_refused() {
     assert_eq!(h.send(&[ix], &[]).await, Err(anchor_error(A::ConstraintAddress)));
 }
 
+/// A fresh deployment cannot be front-run: only the program's upgrade authority (from its
+/// ProgramData account) can initialize it, and only once.
+#[tokio::test]
+async fn only_the_upgrade_authority_initializes() {
+    let mut h = Harness::deployed().await;
+    let (mint, params) = (h.mint.pubkey(), h.params());
+    let stranger = Keypair::new();
+    h.airdrop(stranger.pubkey()).await;
+    let ix = client::initialize(stranger.pubkey(), stranger.pubkey(), mint, params.clone());
+    assert_eq!(h.send(&[ix], &[&stranger]).await, Err(program_error(E::NotUpgradeAuthority)));
+    // The authority's key named without its signature.
+    let mut ix = client::initialize(h.payer(), h.deployer.pubkey(), mint, params.clone());
+    ix.accounts.iter_mut().filter(|a| a.pubkey == h.deployer.pubkey()).for_each(|a| a.is_signer = false);
+    assert_eq!(h.send(&[ix], &[]).await, Err(anchor_error(A::AccountNotSigner)));
+    // Another account claiming to be the ProgramData (same layout, naming the stranger).
+    let forged = anchor_lang::prelude::Pubkey::new_unique();
+    let account = solana_account::Account {
+        lamports: 1_000_000_000,
+        data: client::program_data_header(stranger.pubkey()),
+        owner: anchor_lang::solana_program::bpf_loader_upgradeable::ID,
+        executable: false,
+        rent_epoch: 0,
+    };
+    h.ctx.set_account(&forged, &account.into());
+    let mut ix = client::initialize(stranger.pubkey(), stranger.pubkey(), mint, params.clone());
+    ix.accounts.iter_mut().filter(|a| a.pubkey == client::program_data_address()).for_each(|a| a.pubkey = forged);
+    assert_eq!(h.send(&[ix], &[&stranger]).await, Err(anchor_error(A::ConstraintSeeds)));
+    assert!(h.ctx.banks_client.get_account(client::config_pda()).await.unwrap().is_none());
+
+    h.initialize().await;
+    let data = h.ctx.banks_client.get_account(client::config_pda()).await.unwrap().unwrap().data;
+    let config: funding_market::state::Config = client::decode(&data).unwrap();
+    assert_eq!((config.authority, config.operator), (h.authority.pubkey(), h.operator.pubkey()));
+    let deployer = h.deployer.insecure_clone();
+    let again = client::initialize(h.payer(), deployer.pubkey(), mint, params);
+    assert!(h.send(&[again], &[&deployer]).await.is_err(), "initialized once");
+}
+
+/// The ProgramData header the native runtimes are given reads back as the loader's own state.
+#[test]
+fn the_program_data_header_is_the_loaders_layout() {
+    use anchor_lang::AccountDeserialize;
+    let authority = anchor_lang::prelude::Pubkey::new_unique();
+    let header = client::program_data_header(authority);
+    let state = anchor_lang::prelude::ProgramData::try_deserialize(&mut header.as_slice()).unwrap();
+    assert_eq!((state.slot, state.upgrade_authority_address), (0, Some(authority)));
+    assert_eq!(header.len(), anchor_lang::solana_program::bpf_loader_upgradeable::UpgradeableLoaderState::size_of_programdata_metadata());
+}
+
 #[tokio::test]
 async fn markets_need_the_authority_and_a_sane_schedule() {
     let mut h = Harness::new().await;

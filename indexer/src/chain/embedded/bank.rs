@@ -67,8 +67,9 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// A bank with `accounts` stored on top of genesis (the chain's persisted state).
-    pub async fn new(accounts: Vec<(Pubkey, AccountSharedData)>) -> Runtime {
+    /// A bank with `accounts` stored on top of genesis (the chain's persisted state), the
+    /// program deployed with `upgrade_authority` as its upgrade authority.
+    pub async fn new(accounts: Vec<(Pubkey, AccountSharedData)>, upgrade_authority: &Pubkey) -> Runtime {
         install_syscall_stubs().await;
         let genesis_payer = Keypair::new();
         let rent = solana_rent::Rent::default();
@@ -110,6 +111,16 @@ impl Runtime {
         let name = "funding_market";
         let builtin: Option<BuiltinFunctionWithContext> = processor!(process_instruction);
         bank.add_builtin(funding_market::ID, name, ProgramCacheEntry::new_builtin(0, name.len(), builtin.expect("processor! gives a function")));
+        // What a deployment through the upgradeable loader leaves: the ProgramData account
+        // naming the upgrade authority, which `initialize` requires as a signer.
+        let program_data = solana_account::Account {
+            lamports: rent.minimum_balance(45),
+            data: funding_market::client::program_data_header(*upgrade_authority),
+            owner: anchor_lang::solana_program::bpf_loader_upgradeable::ID,
+            executable: false,
+            rent_epoch: 0,
+        };
+        bank.store_account(&funding_market::client::program_data_address(), &AccountSharedData::from(program_data));
         for (address, account) in &accounts {
             bank.store_account(address, account);
         }

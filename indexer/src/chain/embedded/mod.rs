@@ -168,9 +168,9 @@ impl EmbeddedChain {
             let account = SolanaAccount { lamports: lamports as u64, data, owner, executable, rent_epoch: rent_epoch as u64 };
             accounts.push((address, AccountSharedData::from(account)));
         }
-        let runtime = bank::Runtime::new(accounts).await;
-        let last_slot: Option<i64> = sqlx::query_scalar("SELECT max(slot) FROM embedded_ledger").fetch_one(&db).await?;
         let keys = load_or_create_keys(&db).await?;
+        let runtime = bank::Runtime::new(accounts, &keys.authority.pubkey()).await;
+        let last_slot: Option<i64> = sqlx::query_scalar("SELECT max(slot) FROM embedded_ledger").fetch_one(&db).await?;
         let last_seq: Option<i64> = sqlx::query_scalar("SELECT max(seq) FROM embedded_ledger").fetch_one(&db).await?;
         let (confirmed, _) = watch::channel(last_seq.unwrap_or(0));
         let chain = EmbeddedChain(Arc::new(Inner {
@@ -252,11 +252,12 @@ impl EmbeddedChain {
                 min_deposit: genesis.min_deposit,
                 min_trade: genesis.min_trade,
             };
-            let mut ixs = vec![client::initialize(payer, keys.mint.pubkey(), params), self.mint_to_instruction(&client::treasury_pda(), genesis.treasury_funds)];
+            let initialize = client::initialize(payer, keys.authority.pubkey(), keys.mint.pubkey(), params);
+            let mut ixs = vec![initialize, self.mint_to_instruction(&client::treasury_pda(), genesis.treasury_funds)];
             for role in [&keys.authority, &keys.operator, &keys.oracle] {
                 ixs.push(system_instruction::transfer(&payer, &role.pubkey(), ROLE_LAMPORTS));
             }
-            self.send_as_payer(&ixs, &[&keys.mint_authority]).await?;
+            self.send_as_payer(&ixs, &[&keys.mint_authority, &keys.authority]).await?;
         }
         Ok(())
     }

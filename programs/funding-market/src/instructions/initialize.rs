@@ -1,4 +1,5 @@
 use anchor_lang::prelude::*;
+use anchor_lang::solana_program::bpf_loader_upgradeable;
 use anchor_spl::token::{Mint, Token, TokenAccount};
 
 use crate::error::FundingMarketError;
@@ -17,6 +18,11 @@ pub struct InitializeParams {
     pub min_trade: u64,
 }
 
+/// Creates the config once. Only the program's upgrade authority (whoever deployed it) can: on a
+/// fresh deployment anyone could otherwise call it first and choose the authority, operator,
+/// oracle and mint (Anchor's guidance for initialisers). The upgrade authority is read from the
+/// program's ProgramData account, whose address the upgradeable loader derives from the
+/// program id.
 #[derive(Accounts)]
 pub struct Initialize<'info> {
     #[account(init, payer = payer, space = 8 + Config::INIT_SPACE, seeds = [Config::SEED], bump)]
@@ -33,6 +39,14 @@ pub struct Initialize<'info> {
     pub usdc_mint: Box<Account<'info, Mint>>,
     #[account(mut)]
     pub payer: Signer<'info>,
+    pub upgrade_authority: Signer<'info>,
+    #[account(
+        seeds = [crate::ID.as_ref()],
+        bump,
+        seeds::program = bpf_loader_upgradeable::ID,
+        constraint = program_data.upgrade_authority_address == Some(upgrade_authority.key()) @ FundingMarketError::NotUpgradeAuthority,
+    )]
+    pub program_data: Box<Account<'info, ProgramData>>,
     pub system_program: Program<'info, System>,
     pub token_program: Program<'info, Token>,
 }

@@ -31,6 +31,9 @@ fn process(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]) -> Progra
 
 pub struct Harness {
     pub ctx: ProgramTestContext,
+    /// The program's upgrade authority (recorded in its ProgramData account), which alone can
+    /// initialize it.
+    pub deployer: Keypair,
     pub mint: Keypair,
     pub mint_authority: Keypair,
     pub authority: Keypair,
@@ -59,11 +62,20 @@ pub fn anchor_error(e: anchor_lang::error::ErrorCode) -> Failure {
 
 impl Harness {
     pub async fn new() -> Harness {
+        let mut h = Harness::deployed().await;
+        h.initialize().await;
+        h
+    }
+
+    /// The program deployed (its ProgramData account naming `deployer` as upgrade authority),
+    /// a test USDC mint, and nothing initialized.
+    pub async fn deployed() -> Harness {
         let mut pt = ProgramTest::new("funding_market", funding_market::ID, processor!(process));
         pt.prefer_bpf(false);
         let ctx = pt.start_with_context().await;
         let mut h = Harness {
             ctx,
+            deployer: Keypair::new(),
             mint: Keypair::new(),
             mint_authority: Keypair::new(),
             authority: Keypair::new(),
@@ -72,21 +84,39 @@ impl Harness {
         };
         h.set_time(T0);
         h.create_mint().await;
-        let payer = h.payer();
-        let params = InitializeParams {
-            authority: h.authority.pubkey(),
-            operator: h.operator.pubkey(),
-            oracle: h.oracle.pubkey(),
+        let program_data = client::program_data_header(h.deployer.pubkey());
+        let account = solana_account::Account {
+            lamports: 1_000_000_000,
+            data: program_data,
+            owner: anchor_lang::solana_program::bpf_loader_upgradeable::ID,
+            executable: false,
+            rent_epoch: 0,
+        };
+        h.ctx.set_account(&client::program_data_address(), &account.into());
+        h
+    }
+
+    /// The config parameters every test runs with.
+    pub fn params(&self) -> InitializeParams {
+        InitializeParams {
+            authority: self.authority.pubkey(),
+            operator: self.operator.pubkey(),
+            oracle: self.oracle.pubkey(),
             fee_bps: 100,
             min_deposit: USDC,
             min_trade: USDC,
-        };
-        h.send(&[client::initialize(payer, h.mint.pubkey(), params)], &[]).await.unwrap();
-        h.mint_to(client::treasury_pda(), TREASURY_FUNDS).await;
-        for k in [h.authority.pubkey(), h.operator.pubkey(), h.oracle.pubkey()] {
-            h.airdrop(k).await;
         }
-        h
+    }
+
+    /// Initializes the config (signed by the deployer), funds the treasury and the roles.
+    pub async fn initialize(&mut self) {
+        let ix = client::initialize(self.payer(), self.deployer.pubkey(), self.mint.pubkey(), self.params());
+        let deployer = self.deployer.insecure_clone();
+        self.send(&[ix], &[&deployer]).await.unwrap();
+        self.mint_to(client::treasury_pda(), TREASURY_FUNDS).await;
+        for k in [self.authority.pubkey(), self.operator.pubkey(), self.oracle.pubkey()] {
+            self.airdrop(k).await;
+        }
     }
 
     pub fn payer(&self) -> Pubkey {

@@ -22,6 +22,13 @@ use axum::routing::{delete, get, post};
 use super::AppState;
 use super::ratelimit::authenticate_and_limit;
 
+/// The largest `/v1` request body: every contract body is a few hundred bytes (a co-sign's
+/// transaction under 2 KB).
+pub const BODY_BYTES: usize = 64 * 1024;
+
+/// The largest deposit-webhook delivery: a provider batches up to 100 enhanced transactions.
+pub const WEBHOOK_BODY_BYTES: usize = 4 * 1024 * 1024;
+
 pub fn router(state: AppState) -> Router {
     let v1 = Router::new()
         .route("/auth/challenge", post(auth::challenge))
@@ -49,13 +56,14 @@ pub fn router(state: AppState) -> Router {
         .route("/users/me/balance", get(trading::balance))
         .route("/dev/faucet", post(trading::faucet))
         .route("/deposits", get(money::deposits))
-        .route("/webhooks/deposits", post(money::deposit_webhook))
+        .route("/webhooks/deposits", post(money::deposit_webhook).layer(DefaultBodyLimit::max(WEBHOOK_BODY_BYTES)))
         .route("/withdraw", post(money::withdraw))
         .route("/withdrawals", get(money::withdrawals))
         .route("/withdrawals/{id}", get(money::withdrawal))
         .route("/markets/{id}/ensure-onchain", get(wallet_flow::ensure_onchain))
         .route("/markets/{id}/co-sign", post(wallet_flow::co_sign))
-        .route("/trade/confirm", post(wallet_flow::confirm));
+        .route("/trade/confirm", post(wallet_flow::confirm))
+        .layer(DefaultBodyLimit::max(BODY_BYTES));
     Router::new()
         .route("/health", get(health::health))
         .nest("/v1", v1)

@@ -19,6 +19,7 @@ impl AppState {
             tokens: Arc::new(TokenIssuer::new(&config.jwt_secret, config.token_ttl)),
             sign_in: Arc::new(config.sign_in_settings()),
             onchain: None,
+            answer_within: answer_within(config.request_timeout),
         };
         AppState { services, http: Arc::new(config.http_settings()) }
     }
@@ -27,4 +28,10 @@ impl AppState {
         self.services.onchain = Some(onchain);
         self
     }
+}
+
+/// What a use case may spend waiting on the chain: the request deadline less 2 s for the rest of
+/// the request (at least half a second).
+fn answer_within(request_timeout: std::time::Duration) -> std::time::Duration {
+    request_timeout.saturating_sub(std::time::Duration::from_secs(2)).max(std::time::Duration::from_millis(500))
 }

@@ -119,6 +119,9 @@ impl From<ServiceError> for ApiError {
             ServiceError::IdempotencyKeyInUse(m) => ApiError::IdempotencyKeyInUse(m),
             ServiceError::Refused { code, message } => ApiError::Refused { code, message },
             ServiceError::Internal(m) => ApiError::Internal(m),
+            // Answered 202 by `http::idempotency`, the one path that sends trades; anywhere
+            // else it would be a fault of ours.
+            e @ ServiceError::Pending { .. } => ApiError::internal(e),
         }
     }
 }

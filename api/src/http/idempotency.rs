@@ -23,6 +23,22 @@ pub fn key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     Ok(Some(key.to_owned()))
 }
 
+/// A transaction sent and not yet confirmed when the answer was due.
+#[derive(Serialize)]
+struct Pending {
+    /// Always `pending`.
+    status: &'static str,
+    tx_sig: String,
+    message: &'static str,
+}
+
+/// 202 Accepted: the request's transaction was sent; it may still execute. The same request
+/// with the same `Idempotency-Key` answers its outcome once the chain has it.
+fn pending(signature: String) -> Response {
+    let message = "sent, not confirmed yet: it may still execute; repeat the request with the same Idempotency-Key for its outcome, or look the signature up";
+    Data(StatusCode::ACCEPTED, Pending { status: "pending", tx_sig: signature, message }, envelope::Meta::default()).into_response()
+}
+
 /// Answers a money-moving request under its `Idempotency-Key` (see `services::idempotency`);
 /// what a key stores is the response as this layer renders it.
 pub async fn idempotent<'a, T, Run, RunFut, Recover, RecoverFut>(
@@ -52,6 +68,7 @@ where
     match idempotency::run(services, caller.user_id, key(headers)?, &fingerprint, run, recover, stored).await? {
         Answer::Replayed { status, body } => Ok(envelope::stored(StatusCode::from_u16(status).unwrap_or(StatusCode::OK), body)),
         Answer::Fresh(Ok(result)) => Ok(Data::new(result).into_response()),
+        Answer::Fresh(Err(ServiceError::Pending { signature })) => Ok(pending(signature)),
         Answer::Fresh(Err(e)) => Err(e.into()),
     }
 }

@@ -35,6 +35,11 @@ pub enum ServiceError {
     /// Understood and refused, with a code of its own (co-sign and confirm refusals).
     #[error("{message}")]
     Refused { code: &'static str, message: String },
+    /// A transaction was sent and not confirmed within the time the answer may take
+    /// (`Services::answer_within`): it may execute yet. Not a failure — the request's
+    /// `Idempotency-Key` answers the outcome once the chain has it.
+    #[error("transaction {signature} was sent and is not confirmed yet")]
+    Pending { signature: String },
     /// A fault of ours; the text is for the log only.
     #[error("internal error: {0}")]
     Internal(String),

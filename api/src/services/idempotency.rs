@@ -41,6 +41,10 @@ impl SignatureLog<'_> {
     }
 }
 
+fn in_use() -> ServiceError {
+    ServiceError::IdempotencyKeyInUse("a request with this Idempotency-Key is still running; retry later".into())
+}
+
 /// The answer to an idempotent request.
 pub enum Answer<T> {
     /// Run now (or recovered from the chain).
@@ -77,7 +81,13 @@ where
     let outcome = match key.claim(db, fingerprint).await? {
         Claim::Replay { status, body } => return Ok(Answer::Replayed { status, body }),
         Claim::Mismatch => return Err(ServiceError::IdempotencyKeyReused("this Idempotency-Key was used with a different request".into())),
-        Claim::InUse => return Err(ServiceError::IdempotencyKeyInUse("a request with this Idempotency-Key is still running; retry later".into())),
+        // The first attempt sent its transaction and has not answered (it may have been told
+        // "pending"): if the transaction landed, that is the answer, whoever gives it first.
+        Claim::InUse { signature: Some(signature) } => match recover(signature).await? {
+            Some(done) => Ok(done),
+            None => return Err(in_use()),
+        },
+        Claim::InUse { signature: None } => return Err(in_use()),
         Claim::Recover { signature } => match recover(signature).await {
             Ok(Some(done)) => Ok(done),
             Ok(None) => run(log()).await,
@@ -87,6 +97,8 @@ where
     };
     match &outcome {
         Err(ServiceError::Internal(_)) => key.release(db).await?,
+        // Sent, outcome unknown: the key keeps its signature for the retry to ask about.
+        Err(ServiceError::Pending { .. }) => {}
         _ => {
             let (status, body) = stored(&outcome);
             key.finish(db, status, &body).await?;

@@ -58,6 +58,10 @@ pub struct Services {
     /// The chain the service trades on, with its keys. `None` where a test serves routes that
     /// never reach it, or on a cluster whose operator keys were not configured.
     pub onchain: Option<OnChain>,
+    /// How long a use case waits for the chain to confirm what it sent before answering that
+    /// it is pending (`ServiceError::Pending`): a little less than the request deadline, so a
+    /// sent transaction is never answered with the deadline's 500.
+    pub answer_within: std::time::Duration,
 }
 
 impl Services {

@@ -13,7 +13,7 @@ use uuid::Uuid;
 use super::deposits;
 use super::idempotency::SignatureLog;
 use super::{ServiceError, Services};
-use crate::chain::OnChain;
+use crate::chain::{OnChain, Signed};
 use crate::domain::caller::Caller;
 use crate::domain::market::{MarketStatus, Side, per_share};
 use crate::domain::money::{self, micros};
@@ -102,8 +102,7 @@ pub async fn buy(s: &Services, caller: &Caller, id: Uuid, order: BuyOrder, log: 
     }
     let signed = onchain.sign_buy(id, &wallet, order.side, order.usdc_amount, order.min_shares).await?;
     log.sending(&signed.signature).await?;
-    let trade = onchain.submit_trade(&signed).await?;
-    traded(s, &signed.signature, &trade).await
+    submit(s, signed).await
 }
 
 /// Sells for the caller; the signature goes to `log` before the transaction is sent.
@@ -117,8 +116,24 @@ pub async fn sell(s: &Services, caller: &Caller, id: Uuid, order: SellOrder, log
     }
     let signed = onchain.sign_sell(id, &wallet, order.side, order.shares, order.min_usdc_out).await?;
     log.sending(&signed.signature).await?;
-    let trade = onchain.submit_trade(&signed).await?;
-    traded(s, &signed.signature, &trade).await
+    submit(s, signed).await
+}
+
+/// Sends a signed trade and waits for it to be confirmed and projected, at most
+/// `Services::answer_within` (then `Pending`: a confirmation can take up to a minute on a
+/// cluster, and the projection may wait behind an indexer batch). The sending runs in a task
+/// of its own, so it carries on to the end whether or not the answer still waits for it.
+async fn submit(s: &Services, signed: Signed) -> Result<Traded, ServiceError> {
+    let signature = signed.signature.clone();
+    let services = s.clone();
+    let sending = tokio::spawn(async move {
+        let trade = services.onchain()?.submit_trade(&signed).await?;
+        traded(&services, &signed.signature, &trade).await
+    });
+    match tokio::time::timeout(s.answer_within, sending).await {
+        Ok(finished) => finished.map_err(ServiceError::internal)?,
+        Err(_) => Err(ServiceError::Pending { signature }),
+    }
 }
 
 /// The trade of a transaction sent earlier, if it landed (crash recovery of an idempotent

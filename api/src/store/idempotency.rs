@@ -28,8 +28,9 @@ pub enum Claim {
     Recover { signature: String },
     /// The key was used with another request.
     Mismatch,
-    /// The first request with this key is still running (or recently stopped).
-    InUse,
+    /// The first request with this key is still running (or recently stopped); the signature
+    /// of the transaction it sent, if it got that far.
+    InUse { signature: Option<String> },
 }
 
 #[derive(sqlx::FromRow)]
@@ -71,7 +72,7 @@ impl IdempotencyKey {
             return Ok(Claim::Replay { status: status as u16, body });
         }
         if Utc::now() - updated_at < chrono::Duration::from_std(RECOVER_AFTER).expect("fits") {
-            return Ok(Claim::InUse);
+            return Ok(Claim::InUse { signature });
         }
         // Take the stale attempt over; of two retries racing here, one wins.
         let taken = sqlx::query("UPDATE idempotency_keys SET updated_at = now() WHERE user_id = $1 AND key = $2 AND updated_at = $3")
@@ -82,7 +83,7 @@ impl IdempotencyKey {
             .await?
             .rows_affected();
         match (taken, signature) {
-            (0, _) => Ok(Claim::InUse),
+            (0, _) => Ok(Claim::InUse { signature: None }),
             (_, Some(signature)) => Ok(Claim::Recover { signature }),
             (_, None) => Ok(Claim::Run),
         }

@@ -256,6 +256,56 @@ async fn simultaneous_trades_never_overdraw(db: PgPool) {
     assert_eq!(trades, 10);
 }
 
+/// A trade the chain has not confirmed when the answer is due (here: the embedded chain's
+/// ledger is locked, so the transaction cannot be persisted) is answered 202 "pending" with its
+/// signature, never the deadline's 500; the same request with the same Idempotency-Key then
+/// answers the trade, executed once.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_trade_slower_than_the_deadline_is_answered_pending_then_known(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(3)).await;
+    let key = wallet();
+    let wallet = address(&key);
+    let token = t.app.sign_in(&key).await;
+    assert_eq!(t.faucet(&wallet, "50").await.0, 200);
+    let market = open_market(&db, "open").await;
+    let path = format!("/v1/markets/{market}/trade");
+    let (status, _) = t.post(&path, &token, json!({"side": "yes", "usdc_amount": "1"})).await;
+    assert_eq!(status, 200, "the market is on chain before the ledger is locked");
+
+    let mut lock = db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE embedded_ledger IN EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    let body = json!({"side": "no", "usdc_amount": "10"});
+    let (status, pending) = t.call(reqwest::Method::POST, &path, &token, Some(body.clone()), Some("slow-1")).await;
+    assert_eq!(status, 202, "{pending}");
+    assert_eq!(pending["data"]["status"], "pending");
+    let signature = pending["data"]["tx_sig"].as_str().unwrap().to_owned();
+    assert_eq!(pending["error"], Value::Null);
+    // Still unconfirmed: the retry says so rather than trading again.
+    let (status, busy) = t.call(reqwest::Method::POST, &path, &token, Some(body.clone()), Some("slow-1")).await;
+    assert_eq!((status, busy["error"]["code"].as_str()), (409, Some("IDEMPOTENCY_KEY_IN_USE")));
+    lock.rollback().await.unwrap();
+
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let traded = loop {
+        let (status, answer) = t.call(reqwest::Method::POST, &path, &token, Some(body.clone()), Some("slow-1")).await;
+        match status {
+            200 => break answer,
+            409 if std::time::Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(100)).await,
+            _ => panic!("{status} {answer}"),
+        }
+    };
+    assert_eq!((traded["data"]["side"].as_str(), traded["data"]["cost_usdc"].as_str()), (Some("no"), Some("10.000000")));
+    let trade_signature: String = sqlx::query_scalar("SELECT signature FROM trades WHERE id = $1")
+        .bind(traded["data"]["trade_id"].as_str().unwrap().parse::<Uuid>().unwrap())
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!(trade_signature, signature);
+    let trades: i64 = sqlx::query_scalar("SELECT count(*) FROM trades WHERE wallet = $1").bind(&wallet).fetch_one(&db).await.unwrap();
+    assert_eq!(trades, 2, "executed once");
+    assert_eq!(t.vault(&wallet).await, 50_000_000 - 1_010_000 - 10_100_000);
+}
+
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn the_faucet_has_a_daily_cap(db: PgPool) {
     let t = trading(&db, Duration::from_secs(10)).await;
@@ -371,4 +421,13 @@ async fn traders_and_the_indexer_side_by_side(db: PgPool) {
         .await
         .unwrap();
     assert_eq!((count, trades), (48, 48));
+}
+
+/// A service without a trading chain (a cluster whose keys were not configured) has no faucet:
+/// 404, not a 500.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn the_faucet_is_not_found_without_a_chain(db: PgPool) {
+    let app = spawn(state(db, &redis_url())).await;
+    let refused = app.post_json("/v1/dev/faucet", json!({"wallet_address": address(&wallet()), "amount": "0.5"})).await;
+    assert_eq!(code_of(refused).await, (404, "NOT_FOUND".to_owned()));
 }

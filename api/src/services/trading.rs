@@ -53,11 +53,24 @@ fn wallet_key(caller: &Caller) -> Result<Pubkey, ServiceError> {
     caller.wallet.parse().map_err(|_| ServiceError::internal(format!("stored wallet {} is not an address", caller.wallet)))
 }
 
+/// The id of the trade row the projection made of event `e` of transaction `signature`: the
+/// trade of that wallet, market, side, direction and size (a transaction may hold several).
+pub(super) async fn projected_trade_id(s: &Services, signature: &str, e: &TradeExecuted) -> Result<Uuid, ServiceError> {
+    let (wallet, market_address) = (e.wallet.to_string(), e.market.to_string());
+    let trade = markets::TradeInTransaction {
+        signature,
+        wallet: &wallet,
+        market_address: &market_address,
+        side: e.side.into(),
+        is_buy: e.is_buy,
+        shares: e.shares,
+    };
+    markets::trade_id(&s.db, &trade).await?.ok_or_else(|| ServiceError::internal(format!("trade {signature} was not projected")))
+}
+
 /// The trade's row (projected when it landed) and the event's figures.
 async fn traded(s: &Services, signature: &str, e: &TradeExecuted) -> Result<Traded, ServiceError> {
-    let trade_id = markets::trade_id(&s.db, signature, &e.wallet.to_string(), None)
-        .await?
-        .ok_or_else(|| ServiceError::internal(format!("trade {signature} was not projected")))?;
+    let trade_id = projected_trade_id(s, signature, e).await?;
     Ok(Traded {
         trade_id,
         side: e.side.into(),

@@ -126,8 +126,6 @@ pub async fn confirm(s: &Services, caller: &Caller, market_id: Uuid, signature: 
     let trade = chain::trades_in(&tx)
         .find(|e| e.market == pda && e.wallet.to_string() == caller.wallet && Side::from(e.side) == side && e.shares == shares)
         .ok_or_else(|| ServiceError::refused("TRADE_MISMATCH", "the transaction holds no trade of the caller on this market with this side and shares"))?;
-    let trade_id = markets::trade_id(&s.db, &tx.signature, &caller.wallet, Some(trade.shares))
-        .await?
-        .ok_or_else(|| ServiceError::internal(format!("trade {} was not projected", tx.signature)))?;
+    let trade_id = super::trading::projected_trade_id(s, &tx.signature, &trade).await?;
     Ok(Confirmed { trade_id, side, shares: trade.shares, cost: trade.amount, fee: trade.fee, yes_price: trade.yes_price, no_price: trade.no_price })
 }

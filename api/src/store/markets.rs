@@ -150,15 +150,34 @@ pub async fn price_history(db: &PgPool, market_id: Uuid, limit: i64) -> Result<V
         .await
 }
 
-/// The id of `wallet`'s trade recorded from transaction `signature` (of `shares`, where one
-/// transaction holds several).
-pub async fn trade_id(db: &PgPool, signature: &str, wallet: &str, shares: Option<u64>) -> Result<Option<Uuid>, sqlx::Error> {
-    sqlx::query_scalar("SELECT id FROM trades WHERE signature = $1 AND wallet = $2 AND ($3::BIGINT IS NULL OR shares = $3) ORDER BY id LIMIT 1")
-        .bind(signature)
-        .bind(wallet)
-        .bind(shares.map(|s| s as i64))
-        .fetch_optional(db)
-        .await
+/// One trade of a transaction, as its event names it: a transaction can hold several (on
+/// several markets, buys and sells, of one wallet or more).
+pub struct TradeInTransaction<'a> {
+    pub signature: &'a str,
+    pub wallet: &'a str,
+    /// The market's program address.
+    pub market_address: &'a str,
+    pub side: Side,
+    pub is_buy: bool,
+    /// Micro-shares.
+    pub shares: u64,
+}
+
+/// The id the projection gave that trade.
+pub async fn trade_id(db: &PgPool, trade: &TradeInTransaction<'_>) -> Result<Option<Uuid>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT t.id FROM trades t JOIN markets m ON m.id = t.market_id
+         WHERE t.signature = $1 AND t.wallet = $2 AND m.onchain_address = $3 AND t.side = $4 AND t.is_buy = $5 AND t.shares = $6
+         ORDER BY t.id LIMIT 1",
+    )
+    .bind(trade.signature)
+    .bind(trade.wallet)
+    .bind(trade.market_address)
+    .bind(trade.side.as_str())
+    .bind(trade.is_buy)
+    .bind(trade.shares as i64)
+    .fetch_optional(db)
+    .await
 }
 
 /// What the service knows of a market, enough to trade it and to create it on chain.

@@ -344,3 +344,36 @@ async fn the_embedded_chain_speaks_json_rpc(db: PgPool) {
     assert_eq!(q.1, 1);
     let _ = ChainSource::transaction(&rpc, &signature).await.unwrap();
 }
+
+/// One wallet transaction with identical buys on two markets: each confirmation answers the
+/// trade of its own market (the trade row is found by market, side, direction and size, not by
+/// signature and size alone, which found the same row for both).
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn confirm_answers_the_trade_of_its_own_market(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let alice = trader(&t, "100").await;
+    let bob = trader(&t, "100").await;
+    let (first, second) = (open_market(&db, "open").await, open_market(&db, "open").await);
+    for market in [first, second] {
+        // Bob's custodial trade puts the market on chain (both at the same prices after it).
+        let (status, body) = t.post(&format!("/v1/markets/{market}/trade"), &bob.token, json!({"side": "yes", "usdc_amount": "1"})).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let alice_key = alice.keypair.pubkey();
+    let buys: Vec<_> = [first, second].iter().map(|m| client::buy_shares(alice_key, alice_key, m.as_bytes(), Side::No, 10_000_000, 0)).collect();
+    let signature = t.chain.send_and_confirm(&wallet_tx(&t, &buys, &alice.keypair, &[]).await).await.unwrap();
+    let held = position(&t, first, &alice_key).await.no_shares;
+    assert_eq!(position(&t, second, &alice_key).await.no_shares, held, "the same trade on both");
+
+    let mut ids = Vec::new();
+    for market in [first, second] {
+        let confirm = json!({"market_id": market, "tx_sig": signature, "side": "no", "shares": shares(held)});
+        let (status, confirmed) = post_replay(&t, "/v1/trade/confirm", &alice.token, confirm).await;
+        assert_eq!(status, 200, "{confirmed}");
+        let id: Uuid = confirmed["data"]["trade_id"].as_str().unwrap().parse().unwrap();
+        let (of_market, is_buy): (Uuid, bool) = sqlx::query_as("SELECT market_id, is_buy FROM trades WHERE id = $1").bind(id).fetch_one(&db).await.unwrap();
+        assert_eq!((of_market, is_buy), (market, true));
+        ids.push(id);
+    }
+    assert_ne!(ids[0], ids[1]);
+}

@@ -55,6 +55,10 @@ pub struct Config {
     /// `FM_RATE_RPC_PER_SEC`: requests per second per client IP to the embedded chain's `/rpc`.
     /// Default 50.
     pub rate_rpc_per_sec: u32,
+    /// `FM_OPERATOR_NEW_USERS_PER_DAY`: users whose on-chain accounts (0.0057 SOL of rent each)
+    /// the operator pays for per UTC day; past it, users create their own from their wallet.
+    /// Default 1000.
+    pub operator_new_users_per_day: u32,
     /// `FM_TRUSTED_PROXIES`: comma-separated proxy addresses or CIDR ranges (`10.0.0.0/8`,
     /// `fd00::/8`) whose `X-Forwarded-For` is believed. Default none: the client IP is the
     /// socket's peer.
@@ -232,6 +236,7 @@ impl Config {
             rate_auth_per_min: positive("FM_RATE_AUTH_PER_MIN", get("FM_RATE_AUTH_PER_MIN", "300"))?,
             rate_trade_per_sec: positive("FM_RATE_TRADE_PER_SEC", get("FM_RATE_TRADE_PER_SEC", "10"))?,
             rate_rpc_per_sec: positive("FM_RATE_RPC_PER_SEC", get("FM_RATE_RPC_PER_SEC", "50"))?,
+            operator_new_users_per_day: parse("FM_OPERATOR_NEW_USERS_PER_DAY", get("FM_OPERATOR_NEW_USERS_PER_DAY", "1000"))?,
             trusted_proxies: get("FM_TRUSTED_PROXIES", "")
                 .split(',')
                 .map(str::trim)

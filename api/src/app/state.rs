@@ -20,6 +20,7 @@ impl AppState {
             sign_in: Arc::new(config.sign_in_settings()),
             onchain: None,
             answer_within: answer_within(config.request_timeout),
+            new_users_per_day: config.operator_new_users_per_day,
         };
         AppState { services, http: Arc::new(config.http_settings()) }
     }

@@ -274,6 +274,11 @@ impl OnChain {
         self.submit(&signed).await
     }
 
+    /// Whether the wallet's user accounts exist on chain.
+    pub async fn user_exists(&self, wallet: &Pubkey) -> Result<bool, OnChainError> {
+        self.exists(&client::user_pda(wallet)).await
+    }
+
     /// Whether an account exists.
     async fn exists(&self, address: &Pubkey) -> Result<bool, OnChainError> {
         Ok(self.0.chain.account(&address.to_string()).await?.is_some())

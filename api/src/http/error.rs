@@ -52,6 +52,10 @@ pub enum ApiError {
     /// 429: over a rate limit; retry after this many seconds.
     #[error("rate limit exceeded, retry in {retry_after_secs} s")]
     RateLimited { retry_after_secs: u64 },
+    /// 429 `RATE_LIMITED` too: a daily budget of the service is spent (the message says which
+    /// and what the caller can do instead).
+    #[error("{message}")]
+    BudgetSpent { retry_after_secs: u64, message: String },
     /// 500: a fault of ours; the cause is logged, the client sees a generic message.
     #[error("internal error: {0}")]
     Internal(String),
@@ -71,7 +75,7 @@ impl ApiError {
             | ApiError::InsufficientBalance(_)
             | ApiError::ReplayDetected(_)
             | ApiError::PdaNotFound(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RateLimited { .. } | ApiError::BudgetSpent { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -91,7 +95,7 @@ impl ApiError {
             ApiError::SlippageExceeded(_) => "SLIPPAGE_EXCEEDED",
             ApiError::Refused { code, .. } => code,
             ApiError::InsufficientShares(_) => "INSUFFICIENT_SHARES",
-            ApiError::RateLimited { .. } => "RATE_LIMITED",
+            ApiError::RateLimited { .. } | ApiError::BudgetSpent { .. } => "RATE_LIMITED",
             ApiError::Internal(_) => "INTERNAL_ERROR",
         }
     }
@@ -118,6 +122,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::IdempotencyKeyReused(m) => ApiError::IdempotencyKeyReused(m),
             ServiceError::IdempotencyKeyInUse(m) => ApiError::IdempotencyKeyInUse(m),
             ServiceError::Refused { code, message } => ApiError::Refused { code, message },
+            ServiceError::BudgetSpent { retry_after_secs, message } => ApiError::BudgetSpent { retry_after_secs, message },
             ServiceError::Internal(m) => ApiError::Internal(m),
             // Answered 202 by `http::idempotency`, the one path that sends trades; anywhere
             // else it would be a fault of ours.
@@ -148,7 +153,7 @@ impl IntoResponse for ApiError {
             other => other.to_string(),
         };
         let mut response = error_response(self.status(), self.code(), message);
-        if let ApiError::RateLimited { retry_after_secs } = self {
+        if let ApiError::RateLimited { retry_after_secs } | ApiError::BudgetSpent { retry_after_secs, .. } = self {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
         }
         response

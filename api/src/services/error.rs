@@ -35,6 +35,9 @@ pub enum ServiceError {
     /// Understood and refused, with a code of its own (co-sign and confirm refusals).
     #[error("{message}")]
     Refused { code: &'static str, message: String },
+    /// A budget the service keeps (per day) is spent; retry after this many seconds.
+    #[error("{message}")]
+    BudgetSpent { retry_after_secs: u64, message: String },
     /// A transaction was sent and not confirmed within the time the answer may take
     /// (`Services::answer_within`): it may execute yet. Not a failure — the request's
     /// `Idempotency-Key` answers the outcome once the chain has it.

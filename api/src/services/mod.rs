@@ -62,6 +62,8 @@ pub struct Services {
     /// it is pending (`ServiceError::Pending`): a little less than the request deadline, so a
     /// sent transaction is never answered with the deadline's 500.
     pub answer_within: std::time::Duration,
+    /// How many users' on-chain accounts the operator pays for per UTC day.
+    pub new_users_per_day: u32,
 }
 
 impl Services {

@@ -18,7 +18,7 @@ use crate::domain::caller::Caller;
 use crate::domain::market::{MarketStatus, Side, per_share};
 use crate::domain::money::{self, micros};
 use crate::store::deposits as deposit_store;
-use crate::store::{faucet, markets, positions};
+use crate::store::{faucet, markets, operator_budget, positions};
 
 /// The faucet's cap per wallet and UTC day: 10,000 test USDC.
 pub const FAUCET_DAILY_CAP: u64 = 10_000 * 1_000_000;
@@ -163,11 +163,30 @@ pub struct DepositAddress {
     pub min_deposit: u64,
 }
 
-/// The caller's deposit account (their user accounts are created on chain first if needed).
+/// The caller's deposit account. Their user accounts are created on chain first if needed, the
+/// operator paying the rent within its daily budget (`Services::new_users_per_day`); once that is
+/// spent, 429 until the next UTC day, or the wallet creates them itself (`create_user` paid by
+/// the wallet) and this answers at once.
 pub async fn deposit_address(s: &Services, caller: &Caller) -> Result<DepositAddress, ServiceError> {
     let onchain = s.onchain()?;
     let wallet = wallet_key(caller)?;
-    onchain.ensure_user(&wallet).await?;
+    if !onchain.user_exists(&wallet).await? {
+        let now = Utc::now();
+        let day = now.date_naive();
+        if !operator_budget::reserve_user(&s.db, day, s.new_users_per_day).await? {
+            let tomorrow = day.succ_opt().and_then(|d| d.and_hms_opt(0, 0, 0)).map_or(now, |t| t.and_utc());
+            return Err(ServiceError::BudgetSpent {
+                retry_after_secs: (tomorrow - now).num_seconds().max(1) as u64,
+                message: "the service has paid for as many new users' accounts today as it does in a day; create yours from your wallet \
+                          (the program's create_user, about 0.0057 SOL of rent) or retry after 00:00 UTC"
+                    .into(),
+            });
+        }
+        if let Err(e) = onchain.ensure_user(&wallet).await {
+            operator_budget::release_user(&s.db, day).await?;
+            return Err(e.into());
+        }
+    }
     let address = client::deposit_pda(&wallet).to_string();
     deposit_store::watch(&s.db, &address, &caller.wallet).await?;
     Ok(DepositAddress { address, min_deposit: onchain.terms().min_deposit })

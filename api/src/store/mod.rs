@@ -10,6 +10,7 @@ pub mod deposits;
 pub mod faucet;
 pub mod idempotency;
 pub mod markets;
+pub mod operator_budget;
 pub mod oracle;
 pub mod positions;
 pub mod rounds;

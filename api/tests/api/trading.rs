@@ -24,11 +24,16 @@ pub struct Trading {
 }
 
 pub async fn trading(db: &PgPool, request_timeout: Duration) -> Trading {
+    let mut config = config();
+    config.request_timeout = request_timeout;
+    trading_with(db, config).await
+}
+
+/// `trading` with a configuration of the test's own.
+pub async fn trading_with(db: &PgPool, config: api::app::config::Config) -> Trading {
     series::ensure(db, &default_series()).await.unwrap();
     let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     let onchain = OnChain::embedded(&chain, db.clone()).await.unwrap();
-    let mut config = config();
-    config.request_timeout = request_timeout;
     let app = spawn(state_with(config, db.clone(), &redis_url()).with_onchain(onchain)).await;
     Trading { app, chain, db: db.clone() }
 }
@@ -430,4 +435,46 @@ async fn the_faucet_is_not_found_without_a_chain(db: PgPool) {
     let app = spawn(state(db, &redis_url())).await;
     let refused = app.post_json("/v1/dev/faucet", json!({"wallet_address": address(&wallet()), "amount": "0.5"})).await;
     assert_eq!(code_of(refused).await, (404, "NOT_FOUND".to_owned()));
+}
+
+/// The operator pays for at most its daily budget of new users' accounts; past it the deposit
+/// address answers 429 with a way out, which works: a wallet that creates its own accounts gets
+/// its address at once, and users that exist cost nothing.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn the_operator_pays_for_a_daily_budget_of_new_users(db: PgPool) {
+    let mut config = config();
+    config.operator_new_users_per_day = 2;
+    let t = trading_with(&db, config).await;
+    let mut tokens = Vec::new();
+    let mut keys = Vec::new();
+    for _ in 0..3 {
+        let key = wallet();
+        tokens.push(t.app.sign_in(&key).await);
+        keys.push(key);
+    }
+    for token in &tokens[..2] {
+        assert_eq!(t.get("/v1/deposit/address", token).await.0, 200);
+    }
+    let response = t.app.get_with("/v1/deposit/address", ("authorization", &format!("Bearer {}", tokens[2]))).await;
+    let retry_after: u64 = response.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=86_400).contains(&retry_after));
+    let (status, body): (u16, Value) = (response.status().as_u16(), response.json().await.unwrap());
+    assert_eq!((status, body["error"]["code"].as_str()), (429, Some("RATE_LIMITED")));
+    assert!(body["error"]["message"].as_str().unwrap().contains("create_user"), "{body}");
+    // Users that exist cost nothing.
+    assert_eq!(t.get("/v1/deposit/address", &tokens[0]).await.0, 200);
+
+    // The third wallet pays for its own accounts.
+    let payer = solana_keypair::Keypair::new_from_array(keys[2].to_bytes());
+    let wallet = solana_signer::Signer::pubkey(&payer);
+    t.chain.airdrop(&wallet, 1_000_000_000).await.unwrap();
+    let (blockhash, _) = t.chain.latest_blockhash().await.unwrap();
+    let create = client::create_user(wallet, wallet, t.chain.mint());
+    let tx = solana_transaction::Transaction::new_signed_with_payer(&[create], Some(&wallet), &[&payer], blockhash.parse().unwrap());
+    t.chain.send_and_confirm(&bincode::serialize(&tx).unwrap()).await.unwrap();
+    let (status, address) = t.get("/v1/deposit/address", &tokens[2]).await;
+    assert_eq!(status, 200, "{address}");
+    assert_eq!(address["data"]["address"], client::deposit_pda(&wallet).to_string());
+    let paid: i32 = sqlx::query_scalar("SELECT users FROM operator_paid_users").fetch_one(&db).await.unwrap();
+    assert_eq!(paid, 2);
 }

@@ -60,13 +60,18 @@ pub async fn record_reported(s: &Services, reported: &[ReportedTransfer]) -> Res
 
 /// Brings one deposit address up to date against its on-chain `balance`: reads the
 /// transactions it has not read yet when the balance holds more than the recorded transfers
-/// explain (a webhook missed), then sweeps it once it holds the minimum deposit.
+/// explain (a webhook missed), and always before a sweep; then sweeps it once it holds the
+/// minimum deposit. "Explained" counts sweeps as the projection has them, which can lag the
+/// chain by a moment: a transfer swept before it was recorded would never be recorded (the
+/// balance it left is gone), so a sweep is preceded by a read whatever the count says. Dust
+/// that waits below the minimum is not read again pass after pass.
 async fn reconcile_address(s: &Services, watched: &WatchedAddress, balance: u64) -> Result<(), ServiceError> {
     let onchain = s.onchain()?;
-    if balance as i64 > watched.unswept {
+    let sweeping = balance >= onchain.terms().min_deposit;
+    if sweeping || balance as i64 > watched.unswept {
         read_history(s, watched).await?;
     }
-    if balance >= onchain.terms().min_deposit {
+    if sweeping {
         let wallet: Pubkey = watched.wallet.parse().map_err(ServiceError::internal)?;
         match onchain.sweep(&wallet).await {
             // `BelowMinimumDeposit`: swept meanwhile by someone else (the sweep is permissionless).

@@ -18,10 +18,7 @@ async fn a_market_life_is_projected_once_whatever_the_delivery(db: PgPool) {
     let market_id = seed_market(&db).await;
     let (market, wallet) = (Pubkey::new_unique(), Pubkey::new_unique());
     let projector = Projector::new(db.clone(), &funding_market::ID);
-    let created = MarketCreated {
-        market, market_id: *market_id.as_bytes(), series: [0; 32], open_ts: T, close_ts: T + 3300, settlement_ts: T + 3600,
-        b: 200_000_000, q_yes: 0, q_no: 0, subsidy: 138_629_437, yes_price: 500_000, no_price: 500_000, ts: T,
-    };
+    let created = market_created(market, market_id);
     let txs = vec![
         tx("sig-user", 10, vec![event_data(&UserCreated { wallet, user: Pubkey::new_unique(), deposit: Pubkey::new_unique(), vault: Pubkey::new_unique(), ts: T })]),
         tx("sig-deposit", 11, vec![event_data(&DepositSwept { wallet, amount: 50_000_000, vault_balance: 50_000_000, ts: T })]),
@@ -122,10 +119,7 @@ async fn applied_ahead_leaves_the_cursor_and_is_not_applied_twice(db: PgPool) {
     let (market, wallet) = (Pubkey::new_unique(), Pubkey::new_unique());
     sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1").bind(market_id).bind(market.to_string()).execute(&db).await.unwrap();
     let projector = Projector::new(db.clone(), &funding_market::ID);
-    let created = MarketCreated {
-        market, market_id: *market_id.as_bytes(), series: [0; 32], open_ts: T, close_ts: T + 3300, settlement_ts: T + 3600,
-        b: 200_000_000, q_yes: 0, q_no: 0, subsidy: 1, yes_price: 500_000, no_price: 500_000, ts: T,
-    };
+    let created = MarketCreated { subsidy: 1, ..market_created(market, market_id) };
     let creation = tx("creation", 9, vec![event_data(&created)]);
     let first = tx("first", 10, vec![event_data(&trade(market, wallet, 1, 10, 10, 900))]);
     let second = tx("second", 11, vec![event_data(&trade(market, wallet, 2, 20, 20, 800))]);
@@ -199,10 +193,7 @@ async fn same_slot_balances_follow_the_block_order(db: PgPool) {
     let market_id = seed_market(&db).await;
     let (market, wallet) = (Pubkey::new_unique(), Pubkey::new_unique());
     let projector = Projector::new(db.clone(), &funding_market::ID);
-    let created = MarketCreated {
-        market, market_id: *market_id.as_bytes(), series: [0; 32], open_ts: T, close_ts: T + 3300, settlement_ts: T + 3600,
-        b: 200_000_000, q_yes: 0, q_no: 0, subsidy: 138_629_437, yes_price: 500_000, no_price: 500_000, ts: T,
-    };
+    let created = market_created(market, market_id);
     projector.apply(&tx("sig-create", 12, vec![event_data(&created)])).await.unwrap();
     let mut first = tx("sig-first", 40, vec![event_data(&trade(market, wallet, 1, 10_000_000, 10_000_000, 44_950_000))]);
     first.transaction_index = Some(3);

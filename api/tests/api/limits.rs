@@ -13,15 +13,15 @@ use sqlx::PgPool;
 
 use crate::helpers::*;
 
-/// A Replay-marked endpoint (the contract's co-sign, confirm and push use the same extractor).
-async fn replayed_app(db: PgPool) -> (TestApp, String) {
+/// A Replay-marked endpoint (the contract's co-sign, confirm and push use the same extractor),
+/// and its state.
+async fn replayed_app(db: PgPool) -> (TestApp, api::AppState) {
     let state = state(db, &redis_url());
     let routes = Router::new()
         .route("/v1/replayed", post(|TokenCaller(_): TokenCaller, _: ReplayChecked| async { Data::new(true) }))
         .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
         .with_state(state.clone());
-    let app = serve(api::http::middleware::apply(routes, Duration::from_secs(5))).await;
-    (app, token_for_new_user(&state).await)
+    (serve(api::http::middleware::apply(routes, Duration::from_secs(5))).await, state)
 }
 
 /// A user row and an access token from the state's own issuer (what `/v1/auth/verify` does).
@@ -36,7 +36,8 @@ fn nonce() -> String {
 
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn replay_headers_are_single_use_and_fresh(db: PgPool) {
-    let (app, token) = replayed_app(db).await;
+    let (app, state) = replayed_app(db).await;
+    let token = token_for_new_user(&state).await;
     let send = |nonce: Option<String>, ts: Option<String>| {
         let mut r = app.http.post(format!("{}/v1/replayed", app.base)).header("authorization", format!("Bearer {token}"));
         if let Some(n) = nonce {
@@ -228,12 +229,7 @@ async fn random_api_keys_stop_costing_queries_at_the_ip_limit(db: PgPool) {
 /// another caller's use does not spend it.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn nonces_outlive_their_timestamps_and_belong_to_their_caller(db: PgPool) {
-    let state = state(db, &redis_url());
-    let routes = Router::new()
-        .route("/v1/replayed", post(|TokenCaller(_): TokenCaller, _: ReplayChecked| async { Data::new(true) }))
-        .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
-        .with_state(state.clone());
-    let app = serve(api::http::middleware::apply(routes, Duration::from_secs(5))).await;
+    let (app, state) = replayed_app(db).await;
     let (alice, bob) = (token_for_new_user(&state).await, token_for_new_user(&state).await);
     let send = |token: &str, nonce: &str, ahead: i64| {
         app.http

@@ -3,7 +3,7 @@
 
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::{Event, event::EVENT_IX_TAG_LE};
-use funding_market::events::TradeExecuted;
+use funding_market::events::{MarketCreated, TradeExecuted};
 use funding_market::state::Side;
 use indexer::chain::{ConfirmedTransaction, InnerInstruction, Instruction};
 use sqlx::PgPool;
@@ -43,6 +43,14 @@ pub async fn seed_market(db: &PgPool) -> Uuid {
     )
     .bind(market).bind(series).execute(db).await.unwrap();
     market
+}
+
+/// The `MarketCreated` of `market_id` at `market` (b = 200 USDC, even prior, opening at `T`).
+pub fn market_created(market: Pubkey, market_id: Uuid) -> MarketCreated {
+    MarketCreated {
+        market, market_id: *market_id.as_bytes(), series: [0; 32], open_ts: T, close_ts: T + 3300, settlement_ts: T + 3600,
+        b: 200_000_000, q_yes: 0, q_no: 0, subsidy: 138_629_437, yes_price: 500_000, no_price: 500_000, ts: T,
+    }
 }
 
 pub fn trade(market: Pubkey, wallet: Pubkey, count: u64, yes_after: u64, q_yes: u64, user_vault: u64) -> TradeExecuted {

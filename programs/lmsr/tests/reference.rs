@@ -36,9 +36,25 @@ fn side() -> impl Strategy<Value = Side> {
 }
 
 /// How far below (above) the exact value a rounded-down (up) result may land: one unit for the
-/// rounding itself plus the safety margin b·ERROR_ULPS·2^-60 (at most 1e-4 micro-units).
+/// rounding itself, the safety margin b·ERROR_ULPS·2^-60 taken off (added) before rounding, and
+/// the computation's own error, which the margin covers and so may reach it again: in all
+/// 1 + 2·b·ERROR_ULPS·2^-60 (at most 2e-4 micro-units). One margin alone was too tight: a buy
+/// 1.0000024 micro-shares short (`a_deep_skew_buy_is_within_the_bound`) failed it.
 fn slack(b: u64) -> Real {
-    int(1) + q60(b as i128 * fixed::ERROR_ULPS as i128)
+    int(1) + q60(2 * b as i128 * fixed::ERROR_ULPS as i128)
+}
+
+/// The case proptest found against the one-margin bound: No bought at a skew of 34·b, 1.0000024
+/// micro-shares short of the exact value (rounded down, as it must be, and within the bound).
+#[test]
+fn a_deep_skew_buy_is_within_the_bound() {
+    let s = Lmsr::new(2_576_982_393, 0, 88_485_013_782).unwrap();
+    let amount = 3_202_955_392;
+    let exact = buy_shares(s.b(), s.q(Side::No), s.q(Side::Yes), amount);
+    let ours = int(s.buy(Side::No, amount).unwrap().amount_out as i128);
+    assert!(ours <= exact);
+    assert!(exact.clone() - ours.clone() > int(1), "the case is the one found: more than one micro-share short");
+    assert!(exact - ours < slack(s.b()));
 }
 
 /// |ours − exact| in ulps of 2^-60.

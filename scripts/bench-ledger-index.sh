@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# getSignaturesForAddress's query on a 300,000-transaction ledger, by ANY(account_keys) and by the
+# (address, seq) index (numbers in README.md), in a scratch database dropped afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+admin="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1:5432/postgres}"
+psql -q "$admin" -c "DROP DATABASE IF EXISTS fm_bench_ledger" -c "CREATE DATABASE fm_bench_ledger"
+psql -q "${admin%/*}/fm_bench_ledger" -f bench/sql/signatures_for_address.sql | grep -E "Scan|Execution Time"
+psql -q "$admin" -c "DROP DATABASE fm_bench_ledger"

@@ -267,7 +267,8 @@ async fn simultaneous_trades_never_overdraw(db: PgPool) {
 /// answers the trade, executed once.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn a_trade_slower_than_the_deadline_is_answered_pending_then_known(db: PgPool) {
-    let t = trading(&db, Duration::from_secs(3)).await;
+    // A 6 s deadline: the answer waits 4 s for the chain (room for a busy test machine).
+    let t = trading(&db, Duration::from_secs(6)).await;
     let key = wallet();
     let wallet = address(&key);
     let token = t.app.sign_in(&key).await;

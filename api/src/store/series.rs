@@ -99,9 +99,16 @@ pub async fn series_by_id(db: &PgPool, id: Uuid) -> Result<Option<SeriesRow>, sq
 }
 
 
+/// Serialises `ensure` across processes. Replicas starting together run it at once, and
+/// `ON CONFLICT` absorbs a race only on its arbiter index, (exchange, symbol): two concurrent
+/// inserts of a new series collided on the other unique index, `slug`, and one replica's
+/// start-up failed.
+const ENSURE_LOCK: i64 = 0x7365_7269_6573_0001; // "series", 1
+
 /// Inserts the series that do not exist yet, in one statement (start-up runs this with every
 /// configured series), and sets the round length of those that exist (a series can be switched
-/// to short rounds and back). Idempotent. Returns how many were new.
+/// to short rounds and back). Idempotent, and safe to run from several processes at once.
+/// Returns how many were new.
 pub async fn ensure(db: &PgPool, specs: &[SeriesSpec]) -> Result<u64, sqlx::Error> {
     let ids: Vec<Uuid> = specs.iter().map(|_| Uuid::new_v4()).collect();
     let exchanges: Vec<&str> = specs.iter().map(|s| s.exchange.id()).collect();
@@ -112,6 +119,8 @@ pub async fn ensure(db: &PgPool, specs: &[SeriesSpec]) -> Result<u64, sqlx::Erro
     let liquidity: Vec<i64> = specs.iter().map(|s| liquidity_for_tier(s.tier()) as i64).collect();
     let intervals: Vec<i16> = specs.iter().map(|s| s.interval_hours() as i16).collect();
     let round_minutes: Vec<Option<i16>> = specs.iter().map(|s| s.round_minutes().map(|m| m as i16)).collect();
+    let mut tx = db.begin().await?;
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(ENSURE_LOCK).execute(&mut *tx).await?;
     // `xmax = 0` tells a row this statement inserted from one it updated.
     let inserted: Vec<bool> = sqlx::query_scalar(
         "INSERT INTO series (id, exchange, symbol, slug, display_name, tier, liquidity_b, interval_hours, round_minutes)
@@ -129,7 +138,8 @@ pub async fn ensure(db: &PgPool, specs: &[SeriesSpec]) -> Result<u64, sqlx::Erro
     .bind(&liquidity)
     .bind(&intervals)
     .bind(&round_minutes)
-    .fetch_all(db)
+    .fetch_all(&mut *tx)
     .await?;
+    tx.commit().await?;
     Ok(inserted.into_iter().filter(|new| *new).count() as u64)
 }

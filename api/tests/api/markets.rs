@@ -266,3 +266,24 @@ async fn the_scheduler_makes_series_live(db: PgPool) {
 fn services(db: &PgPool) -> api::services::Services {
     crate::helpers::state(db.clone(), &crate::helpers::redis_url()).services
 }
+
+/// Replicas start together and each ensures the configured series: run at once, every call
+/// succeeds and each series exists once (concurrent inserts used to collide on the slug index within a few rounds,
+/// which `ON CONFLICT (exchange, symbol)` does not absorb, failing a replica's start-up).
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn series_are_ensured_by_concurrent_replicas(db: PgPool) {
+    for _ in 0..200 {
+        sqlx::query("DELETE FROM series").execute(&db).await.unwrap();
+        let calls: Vec<_> = (0..8).map(|_| tokio::spawn({
+            let db = db.clone();
+            async move { series::ensure(&db, &default_series()).await }
+        })).collect();
+        let mut created = 0;
+        for call in calls {
+            created += call.await.unwrap().expect("every replica starts");
+        }
+        assert_eq!(created, default_series().len() as u64, "each series created by exactly one replica");
+        let count: i64 = sqlx::query_scalar("SELECT count(*) FROM series").fetch_one(&db).await.unwrap();
+        assert_eq!(count, default_series().len() as i64);
+    }
+}

@@ -35,6 +35,10 @@ const MARKETS: usize = 50;
 /// Every fifth round is voided (its settlement time "no longer exists"): refunds, not payouts.
 const VOID_EVERY: usize = 5;
 const WALLETS: usize = 4;
+/// Traders in every settled round: 400 positions to pay, enough work that the kills, each
+/// landing a few transactions into a run, come while work is left (with 4, runs sometimes
+/// finished the 300 steps before the twentieth kill).
+const SETTLING_WALLETS: usize = 8;
 const KILLS: usize = 20;
 /// A run is killed once it has made between 1 and this many steps of progress (see `progress`),
 /// plus up to 4 ms (about two transactions on the embedded chain): a random point inside the
@@ -113,7 +117,7 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
     // Trading, in process, each round ten minutes before its settlement on the chain's clock.
     let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     let onchain = OnChain::embedded(&chain, db.clone()).await.unwrap();
-    let wallets: Vec<Pubkey> = (0..WALLETS).map(|_| Keypair::new().pubkey()).collect();
+    let wallets: Vec<Pubkey> = (0..SETTLING_WALLETS).map(|_| Keypair::new().pubkey()).collect();
     for w in &wallets {
         onchain.mint_test_usdc(w, 1_000_000_000).await.unwrap();
         onchain.sweep(w).await.unwrap();
@@ -158,7 +162,7 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
 
     let name: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&db).await.unwrap();
     let url = database_url(&name);
-    let done = (MARKETS + MARKETS + MARKETS * WALLETS) as i64;
+    let done = (MARKETS + MARKETS + MARKETS * SETTLING_WALLETS) as i64;
     let mut at_kill = Vec::new();
     for _ in 0..KILLS {
         let mut child = start(&url);
@@ -213,7 +217,7 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
     // Postgres: one settlement per position with the amount paid, no position left, every round
     // finished as decided.
     let rows: Vec<(Uuid, String, i64, bool)> = sqlx::query_as("SELECT market_id, wallet, payout, voided FROM settlements").fetch_all(&db).await.unwrap();
-    assert_eq!(rows.len(), MARKETS * WALLETS);
+    assert_eq!(rows.len(), MARKETS * SETTLING_WALLETS);
     for o in &owed {
         let row = rows.iter().find(|r| r.0 == o.market && r.1 == o.wallet.to_string()).expect("a settlement row per position");
         assert_eq!((row.2 as u64, row.3), (o.payout, voided.contains(&o.market)), "market {} wallet {}", o.market, o.wallet);

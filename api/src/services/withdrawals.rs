@@ -92,11 +92,12 @@ const CONCURRENT: usize = 16;
 /// reached an end (confirmed or failed).
 pub async fn process(s: &Services) -> Result<usize, ServiceError> {
     let onchain = s.onchain()?;
-    let mut rows = withdrawals::processing(&s.db, PER_PASS).await?;
-    rows.extend(claim(s, onchain).await?);
+    let resumed = withdrawals::processing(&s.db, PER_PASS).await?;
+    let fresh = claim(s, onchain).await?;
+    let rows = resumed.into_iter().map(|row| (row, false)).chain(fresh.into_iter().map(|row| (row, true)));
     let ended = futures_util::stream::iter(rows)
-        .map(|row| async move {
-            match deliver(s, onchain, row.clone()).await {
+        .map(|(row, just_signed)| async move {
+            match deliver(s, onchain, row.clone(), just_signed).await {
                 Ok(ended) => ended,
                 Err(e) => {
                     tracing::warn!(withdrawal = %row.id, error = %e, "withdrawal not delivered yet; retried next pass");
@@ -138,27 +139,31 @@ async fn sign(onchain: &OnChain, rows: &[WithdrawalRow]) -> Result<Vec<Signed>, 
     Ok(onchain.sign_withdrawals(&requests).await?)
 }
 
-/// Brings a processing withdrawal to its end if it can: whether it ended.
-async fn deliver(s: &Services, onchain: &OnChain, row: WithdrawalRow) -> Result<bool, ServiceError> {
+/// Brings a processing withdrawal to its end if it can: whether it ended. One `just_signed`
+/// this pass has never been sent, so it is sent at once; one resumed from an earlier pass (or
+/// a crash) is first asked about: it may have landed, or its blockhash expired.
+async fn deliver(s: &Services, onchain: &OnChain, row: WithdrawalRow, just_signed: bool) -> Result<bool, ServiceError> {
     let (Some(signature), Some(wire)) = (row.signature.clone(), row.wire.clone()) else {
         return Err(ServiceError::internal(format!("processing withdrawal {} has no transaction", row.id)));
     };
     let mut signed = Signed { wire, signature };
-    // Landed already (sent before a crash, or by another worker)?
-    if let Some(outcome) = onchain.outcome(&signed.signature).await? {
-        return settle(s, onchain, &row, &signed.signature, outcome).await;
-    }
-    if !onchain.still_valid(&signed.wire).await? {
-        // Expired. Asked again now that it can no longer land: it may have landed just before.
+    if !just_signed {
+        // Landed already (sent before a crash, or by another worker)?
         if let Some(outcome) = onchain.outcome(&signed.signature).await? {
             return settle(s, onchain, &row, &signed.signature, outcome).await;
         }
-        // It never will: sign it anew.
-        let fresh = sign(onchain, std::slice::from_ref(&row)).await?.pop().expect("one per row");
-        if !withdrawals::replace_transaction(&s.db, row.id, &signed.signature, &fresh.signature, &fresh.wire).await? {
-            return Ok(false);
+        if !onchain.still_valid(&signed.wire).await? {
+            // Expired. Asked again now that it can no longer land: it may have landed just before.
+            if let Some(outcome) = onchain.outcome(&signed.signature).await? {
+                return settle(s, onchain, &row, &signed.signature, outcome).await;
+            }
+            // It never will: sign it anew.
+            let fresh = sign(onchain, std::slice::from_ref(&row)).await?.pop().expect("one per row");
+            if !withdrawals::replace_transaction(&s.db, row.id, &signed.signature, &fresh.signature, &fresh.wire).await? {
+                return Ok(false);
+            }
+            signed = fresh;
         }
-        signed = fresh;
     }
     // Sent, confirmed and projected (the vault falls in Postgres before the reservation ends).
     match onchain.submit(&signed).await {

@@ -65,13 +65,18 @@ pub async fn authenticate_and_limit(State(state): State<AppState>, mut req: Requ
         let bucket = Bucket { key: format!("rpc:{ip}"), limit: state.http.rate_rpc_per_sec, window_secs: 1 };
         return limited(&state, &bucket, now, req, next).await;
     }
-    let sends_key = req.headers().contains_key(auth::API_KEY_HEADER);
-    let failures = Bucket { key: format!("keyfail:{ip}"), limit: state.http.rate_public_per_min, window_secs: 60 };
-    if sends_key && let Some(refusal) = refuse_when_over(&state, &failures, now).await {
+    // Only requests with an API key cost a look-up, so only they are counted for failures.
+    let failures = req
+        .headers()
+        .contains_key(auth::API_KEY_HEADER)
+        .then(|| Bucket { key: format!("keyfail:{ip}"), limit: state.http.rate_public_per_min, window_secs: 60 });
+    if let Some(failures) = &failures
+        && let Some(refusal) = refuse_when_over(&state, failures, now).await
+    {
         return refusal;
     }
     let identity = auth::identify(&state, req.headers()).await;
-    if sends_key && matches!(identity, Identity::Invalid(_)) {
+    if let Some(failures) = failures.filter(|_| matches!(identity, Identity::Invalid(_))) {
         // Counted for the next request; this one is answered (and counted) as usual.
         let _ = tokio::time::timeout(REDIS_BUDGET, count(&state, &window_key(&state, &failures, now), failures.window_secs)).await;
     }

@@ -285,13 +285,15 @@ async fn what_a_cluster_refuses_is_refused(db: PgPool) {
     assert!(chain.signatures_after(&funding_market::ID.to_string(), Some("nope")).await.is_err());
 }
 
-/// The backend pid of the connection holding the chain's single-writer lock.
+/// The backend pid of the connection holding the chain's single-writer lock (a bigint advisory
+/// lock shows its high half as `classid`, its low half as `objid`).
 async fn writer_pid(db: &PgPool) -> i32 {
     sqlx::query_scalar(
         "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
-           AND ((classid::BIGINT << 32) | objid::BIGINT) = x'656d626564646564'::BIGINT
+           AND ((classid::BIGINT << 32) | objid::BIGINT) = $1
            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
     )
+    .bind(indexer::chain::embedded::SINGLE_WRITER_LOCK)
     .fetch_one(db)
     .await
     .unwrap()

@@ -1,6 +1,6 @@
 //! `GET /health`: a real query to Postgres and a PING to Redis on every call, and the chain:
 //! the embedded chain is down while a landed transaction waits to be persisted; an RPC node
-//! is asked for its slot.
+//! is asked for its Clock sysvar.
 
 use std::time::Duration;
 

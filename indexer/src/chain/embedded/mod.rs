@@ -111,7 +111,7 @@ pub enum EmbeddedError {
 
 /// The advisory lock (per database) held by the one process running a database's embedded
 /// chain: two banks writing one ledger would diverge.
-const SINGLE_WRITER_LOCK: i64 = 0x656d_6265_6464_6564; // "embedded"
+pub const SINGLE_WRITER_LOCK: i64 = 0x656d_6265_6464_6564; // "embedded"
 
 #[derive(Clone)]
 pub struct EmbeddedChain(Arc<Inner>);

@@ -192,6 +192,8 @@ pub fn router_for(sim: Arc<Sim>, host: usize) -> Router {
         .route("/api/v5/rubik/stat/contracts/long-short-account-ratio-contract", get(okx_long_short))
         .route("/api/v5/public/open-interest", get(okx_open_interest))
         .route("/v5/market/tickers", get(bybit_tickers))
+        .route("/v5/market/instruments-info", get(bybit_instruments))
+        .route("/api/v5/public/instruments", get(okx_instruments))
         .route("/api/v5/public/funding-rate", get(okx_current))
         .route("/api/v5/public/funding-rate-history", get(okx_history))
         .route("/info", post(hyperliquid_info))
@@ -284,24 +286,34 @@ async fn binance_history(State(sim): State<Arc<Sim>>, Extension(host): Extension
     Json(rows).into_response()
 }
 
+/// One symbol's premium index, or (without `symbol`) every perp's, as an array.
 async fn binance_premium_index(State(sim): State<Arc<Sim>>, Extension(host): Extension<Host>, Query(q): Params) -> Response {
-    let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("binance", sym)) else { return binance_invalid_symbol() };
-    let Some((rate, next)) = sim.current(s, host) else { return source_missing() };
-    Json(json!({
-        "symbol": s.symbol, "markPrice": "11793.63104562", "indexPrice": "11781.80495970",
-        "estimatedSettlePrice": "11781.16138815", "lastFundingRate": decimal(rate, 8),
-        "nextFundingTime": next, "interestRate": "0.00010000", "time": sim.now(),
-    }))
-    .into_response()
+    let now = sim.now();
+    let index = |s: &SimSymbol| {
+        let (rate, next) = sim.current(s, host)?;
+        let mark = sim.model.mark_price_e8(s, now);
+        Some(json!({
+            "symbol": s.symbol, "markPrice": decimal(mark * 10_000, 8), "indexPrice": decimal(mark * 10_000, 8),
+            "estimatedSettlePrice": decimal(mark * 10_000, 8), "lastFundingRate": decimal(rate, 8),
+            "nextFundingTime": next, "interestRate": "0.00010000", "time": now,
+        }))
+    };
+    match q.get("symbol") {
+        Some(symbol) => {
+            let Some(s) = sim.model.find("binance", symbol) else { return binance_invalid_symbol() };
+            let Some(row) = index(s) else { return source_missing() };
+            Json(row).into_response()
+        }
+        None => Json(sim.model.listed("binance").filter_map(index).collect::<Vec<_>>()).into_response(),
+    }
 }
 
 async fn binance_funding_info(State(sim): State<Arc<Sim>>) -> Response {
     let now = sim.now();
     let adjusted: Vec<Value> = sim
         .model
-        .symbols
-        .iter()
-        .filter(|s| s.venue == "binance" && sim.model.interval_at(s, now) != 8)
+        .listed("binance")
+        .filter(|s| sim.model.interval_at(s, now) != 8)
         .map(|s| json!({"symbol": s.symbol, "adjustedFundingRateCap": "0.02500000", "adjustedFundingRateFloor": "-0.02500000",
                         "fundingIntervalHours": sim.model.interval_at(s, now), "disclaimer": false}))
         .collect();
@@ -387,19 +399,69 @@ async fn bybit_history(State(sim): State<Arc<Sim>>, Extension(host): Extension<H
     bybit(0, "OK", json!({"category": "linear", "list": list}), now)
 }
 
+/// One symbol's ticker, or (without `symbol`) every linear perp's.
 async fn bybit_tickers(State(sim): State<Arc<Sim>>, Extension(host): Extension<Host>, Query(q): Params) -> Response {
     let now = sim.now();
-    let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("bybit", sym)) else {
-        return bybit(10001, "params error: symbol invalid", json!({}), now);
+    let ticker = |s: &SimSymbol| {
+        let (rate, next) = sim.current(s, host)?;
+        let (mark, oi) = (sim.model.mark_price_e8(s, now), sim.model.open_interest_milli(s, now));
+        Some(json!({
+            "symbol": s.symbol, "fundingRate": decimal(rate, 8),
+            "nextFundingTime": next.to_string(),
+            "fundingIntervalHour": sim.model.interval_at(s, now).to_string(),
+            "markPrice": decimal(mark * 10_000, 8), "indexPrice": decimal(mark * 10_000, 8),
+            "openInterest": format!("{}.{:03}", oi / 1000, oi % 1000),
+            "openInterestValue": usd(oi as i128 * mark as i128 / 1_000),
+        }))
     };
-    let Some((rate, next)) = sim.current(s, host) else { return source_missing() };
-    let ticker = json!({
-        "symbol": s.symbol, "fundingRate": decimal(rate, 8),
-        "nextFundingTime": next.to_string(),
-        "fundingIntervalHour": sim.model.interval_at(s, now).to_string(),
-        "markPrice": "63000.10", "indexPrice": "62990.55", "openInterest": "51234.1", "openInterestValue": "3227750000.00",
-    });
-    bybit(0, "OK", json!({"category": "linear", "list": [ticker]}), now)
+    let list: Vec<Value> = match q.get("symbol") {
+        Some(symbol) => {
+            let Some(s) = sim.model.find("bybit", symbol) else { return bybit(10001, "params error: symbol invalid", json!({}), now) };
+            let Some(row) = ticker(s) else { return source_missing() };
+            vec![row]
+        }
+        None => sim.model.listed("bybit").filter_map(ticker).collect(),
+    };
+    bybit(0, "OK", json!({"category": "linear", "list": list}), now)
+}
+
+/// A USD amount in 1e-8 as a decimal string with two places (truncated).
+fn usd(e8: i128) -> String {
+    format!("{}.{:02}", e8 / 100_000_000, e8 % 100_000_000 / 1_000_000)
+}
+
+/// `instruments-info`: the linear perps, `limit` (default 500, at most 1000) a page, paged by an
+/// opaque `cursor` (`nextPageCursor`, empty on the last page).
+async fn bybit_instruments(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    let now = sim.now();
+    if q.get("category").map(String::as_str) != Some("linear") {
+        return bybit(10001, "params error: category only support linear", json!({}), now);
+    }
+    let Some(limit) = q.get("limit").map_or(Some(500), |l| l.parse::<usize>().ok().filter(|l| (1..=1000).contains(l))) else {
+        return bybit(10001, "params error: limit invalid", json!({}), now);
+    };
+    let offset = match q.get("cursor").filter(|c| !c.is_empty()) {
+        None => 0,
+        Some(cursor) => match cursor.strip_prefix("next=").and_then(|o| o.parse::<usize>().ok()) {
+            Some(offset) => offset,
+            None => return bybit(10001, "params error: cursor invalid", json!({}), now),
+        },
+    };
+    let listed: Vec<&SimSymbol> = sim.model.listed("bybit").collect();
+    let list: Vec<Value> = listed
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .map(|s| {
+            let base = model::base_of(&s.symbol);
+            json!({"symbol": s.symbol, "contractType": "LinearPerpetual", "status": "Trading", "baseCoin": base,
+                   "quoteCoin": &s.symbol[base.len()..], "launchTime": model::EPOCH_MS.to_string(), "deliveryTime": "0",
+                   "fundingInterval": sim.model.interval_ms_at(s, now) / MINUTE_MS, "settleCoin": &s.symbol[base.len()..],
+                   "upperFundingRate": "0.02", "lowerFundingRate": "-0.02", "isPreListing": false})
+        })
+        .collect();
+    let next = if offset + limit < listed.len() { format!("next={}", offset + limit) } else { String::new() };
+    bybit(0, "OK", json!({"category": "linear", "list": list, "nextPageCursor": next}), now)
 }
 
 async fn bybit_account_ratio(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
@@ -500,19 +562,54 @@ async fn okx_long_short(State(sim): State<Arc<Sim>>, Query(q): Params) -> Respon
     Json(json!({"code": "0", "msg": "", "data": data})).into_response()
 }
 
+/// `BTCUSDT` → `BTC-USDT-SWAP`.
+fn okx_inst_id(s: &SimSymbol) -> String {
+    let base = model::base_of(&s.symbol);
+    format!("{base}-{}-SWAP", &s.symbol[base.len()..])
+}
+
+/// One swap's open interest, or (without `instId`) every swap's.
 async fn okx_open_interest(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
-    let Some(s) = okx_symbol(&sim, &q) else { return okx_error() };
     let now = sim.now();
-    let oi = sim.model.open_interest_milli(s, now);
-    let oi = format!("{}.{:03}", oi / 1000, oi % 1000);
-    Json(json!({"code": "0", "msg": "", "data": [{"instType": "SWAP", "instId": q["instId"], "oi": oi, "oiCcy": oi, "ts": now.to_string()}]}))
-        .into_response()
+    let row = |s: &SimSymbol| {
+        let (oi, mark) = (sim.model.open_interest_milli(s, now), sim.model.mark_price_e8(s, now));
+        let oi_text = format!("{}.{:03}", oi / 1000, oi % 1000);
+        json!({"instType": "SWAP", "instId": okx_inst_id(s), "oi": oi_text, "oiCcy": oi_text,
+               "oiUsd": usd(oi as i128 * mark as i128 / 1_000), "ts": now.to_string()})
+    };
+    let data: Vec<Value> = match q.get("instId") {
+        Some(_) => match okx_symbol(&sim, &q) {
+            Some(s) => vec![row(s)],
+            None => return okx_error(),
+        },
+        None => sim.model.listed("okx").map(row).collect(),
+    };
+    Json(json!({"code": "0", "msg": "", "data": data})).into_response()
+}
+
+/// `instruments?instType=SWAP`: every perpetual swap, live.
+async fn okx_instruments(State(sim): State<Arc<Sim>>, Query(q): Params) -> Response {
+    if q.get("instType").map(String::as_str) != Some("SWAP") {
+        return Json(json!({"code": "51000", "msg": "Parameter instType error", "data": []})).into_response();
+    }
+    let data: Vec<Value> = sim
+        .model
+        .listed("okx")
+        .map(|s| {
+            let base = model::base_of(&s.symbol);
+            let family = format!("{base}-{}", &s.symbol[base.len()..]);
+            json!({"instType": "SWAP", "instId": okx_inst_id(s), "uly": family, "instFamily": family,
+                   "settleCcy": &s.symbol[base.len()..], "ctVal": "1", "ctValCcy": base, "ctType": "linear",
+                   "state": "live", "listTime": model::EPOCH_MS.to_string(), "lever": "50"})
+        })
+        .collect();
+    Json(json!({"code": "0", "msg": "", "data": data})).into_response()
 }
 
 // --- Hyperliquid ---------------------------------------------------------------------------
 
 fn hl_symbol<'a>(sim: &'a Sim, coin: &str) -> Option<&'a SimSymbol> {
-    sim.model.symbols.iter().find(|s| s.venue == "hyperliquid" && s.symbol.strip_suffix("USDC") == Some(coin))
+    sim.model.find("hyperliquid", &format!("{coin}USDC"))
 }
 
 async fn hyperliquid_info(State(sim): State<Arc<Sim>>, Extension(host): Extension<Host>, Json(body): Json<Value>) -> Response {
@@ -533,7 +630,7 @@ async fn hyperliquid_info(State(sim): State<Arc<Sim>>, Extension(host): Extensio
         }
         Some("predictedFundings") => {
             let mut coins = Vec::new();
-            for s in sim.model.symbols.iter().filter(|s| s.venue == "hyperliquid") {
+            for s in sim.model.listed("hyperliquid") {
                 let coin = s.symbol.strip_suffix("USDC").unwrap_or(&s.symbol);
                 let Some((rate, next)) = sim.current(s, host) else { return source_missing() };
                 let hl = json!({"fundingRate": decimal(rate, 8), "nextFundingTime": next,
@@ -545,18 +642,16 @@ async fn hyperliquid_info(State(sim): State<Arc<Sim>>, Extension(host): Extensio
         Some("metaAndAssetCtxs") => {
             let (universe, contexts): (Vec<Value>, Vec<Value>) = sim
                 .model
-                .symbols
-                .iter()
-                .filter(|s| s.venue == "hyperliquid")
+                .listed("hyperliquid")
                 .map(|s| {
                     let coin = s.symbol.strip_suffix("USDC").unwrap_or(&s.symbol);
                     let oi = sim.model.open_interest_milli(s, now);
                     let oi = format!("{}.{:03}", oi / 1000, oi % 1000);
+                    let mark = decimal(sim.model.mark_price_e8(s, now) * 10_000, 8);
                     (json!({"name": coin, "szDecimals": 5, "maxLeverage": 40}),
                      json!({"funding": decimal(sim.model.rate_at(s, now), 8),
                             "openInterest": oi,
-                            "markPx": "100.0",
-                            "oraclePx": "100.0", "midPx": "100.0", "premium": "0.0003", "dayNtlVlm": "1000000.0"}))
+                            "markPx": mark, "oraclePx": mark, "midPx": mark, "premium": "0.0003", "dayNtlVlm": "1000000.0"}))
                 })
                 .unzip();
             Json(json!([{"universe": universe}, contexts])).into_response()
@@ -580,6 +675,38 @@ mod tests {
         let status = response.status();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    async fn universe_json(path: &str) -> Value {
+        let sim = Arc::new(Sim::at(Model::with_universe(3, default_symbols(), 520), NOW));
+        let response = router(sim).oneshot(axum::http::Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+        serde_json::from_slice(&response.into_body().collect().await.unwrap().to_bytes()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn listings_of_the_whole_universe() {
+        let all = universe_json("/fapi/v1/premiumIndex").await;
+        assert_eq!(all.as_array().unwrap().len(), 520);
+        assert!(all[0]["markPrice"].as_str().unwrap().parse::<f64>().unwrap() > 1000.0, "BTC first");
+        let info = universe_json("/fapi/v1/fundingInfo").await;
+        assert!(info.as_array().unwrap().iter().all(|r| r["fundingIntervalHours"] != 8));
+
+        let first = universe_json("/v5/market/instruments-info?category=linear&limit=500").await;
+        assert_eq!(first["result"]["list"].as_array().unwrap().len(), 500);
+        let cursor = first["result"]["nextPageCursor"].as_str().unwrap().to_owned();
+        let second = universe_json(&format!("/v5/market/instruments-info?category=linear&limit=500&cursor={cursor}")).await;
+        assert_eq!(second["result"]["list"].as_array().unwrap().len(), 20);
+        assert_eq!(second["result"]["nextPageCursor"], "");
+        assert!(second["result"]["list"][0]["fundingInterval"].as_i64().unwrap() % 60 == 0);
+        assert_eq!(universe_json("/v5/market/instruments-info?category=linear&cursor=bogus").await["retCode"], 10001);
+        let tickers = universe_json("/v5/market/tickers?category=linear").await;
+        assert_eq!(tickers["result"]["list"].as_array().unwrap().len(), 520);
+
+        let okx = universe_json("/api/v5/public/instruments?instType=SWAP").await;
+        assert_eq!(okx["data"].as_array().unwrap().len(), 520);
+        assert!(okx["data"][0]["instId"].as_str().unwrap().ends_with("-USDT-SWAP"));
+        let oi = universe_json("/api/v5/public/open-interest?instType=SWAP").await;
+        assert!(oi["data"][5]["oiUsd"].as_str().unwrap().contains('.'));
     }
 
     #[tokio::test]

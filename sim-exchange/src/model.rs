@@ -3,6 +3,11 @@
 //! (the short rounds of demos and tests) — seeded and deterministic, quantised to 1e-8 (every
 //! venue's decimal strings are then exact). A symbol's settled rate at a funding time is the
 //! grid value at that time. Units: 1e-12 ("pico"), as everywhere in the service.
+//!
+//! Beside the configured symbols (the series the service trades) the model lists a whole venue
+//! universe ([`universe`]): hundreds of generated perps a venue, each with a funding interval
+//! that changes now and then (weekly regimes) and moving long/short ratios. Their rates are a
+//! stateless function of (symbol, step) rather than a walk, so thousands of them cost no memory.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -22,11 +27,14 @@ pub struct SimSymbol {
     /// Minutes between settlements: 60, 240 or 480 as on the venues (8-hour symbols switch to
     /// 4 hours on some days), or a divisor of 60 (5, 15…) for short demo rounds.
     pub interval_minutes: i64,
+    /// A generated member of the venue's universe (not a configured series): its interval
+    /// follows weekly regimes and its rate is stateless.
+    pub generated: bool,
 }
 
 impl SimSymbol {
     pub fn new(venue: &'static str, symbol: &str, interval_minutes: i64) -> SimSymbol {
-        SimSymbol { venue, symbol: symbol.to_owned(), interval_minutes }
+        SimSymbol { venue, symbol: symbol.to_owned(), interval_minutes, generated: false }
     }
 
     /// The grid's step: an hour, or the interval when it is shorter.
@@ -38,6 +46,8 @@ impl SimSymbol {
 pub struct Model {
     seed: u64,
     pub symbols: Vec<SimSymbol>,
+    /// (venue, symbol) → index in `symbols`.
+    index: HashMap<(&'static str, String), usize>,
     grids: Mutex<HashMap<(String, String), Vec<i64>>>,
 }
 
@@ -55,18 +65,45 @@ fn hash(parts: &[&str], seed: u64) -> u64 {
 
 impl Model {
     pub fn new(seed: u64, symbols: Vec<SimSymbol>) -> Model {
-        Model { seed, symbols, grids: Mutex::new(HashMap::new()) }
+        let index = symbols.iter().enumerate().map(|(i, s)| ((s.venue, s.symbol.clone()), i)).collect();
+        Model { seed, symbols, index, grids: Mutex::new(HashMap::new()) }
+    }
+
+    /// The configured symbols and, around them, a universe of `per_venue` perps on every venue
+    /// (see [`universe`]).
+    pub fn with_universe(seed: u64, configured: Vec<SimSymbol>, per_venue: usize) -> Model {
+        Model::new(seed, universe(seed, configured, per_venue))
     }
 
     pub fn find(&self, venue: &str, symbol: &str) -> Option<&SimSymbol> {
-        self.symbols.iter().find(|s| s.venue == venue && s.symbol == symbol)
+        let venue = VENUES.into_iter().find(|v| *v == venue)?;
+        self.index.get(&(venue, symbol.to_owned())).map(|i| &self.symbols[*i])
     }
 
-    /// The interval in force at `t_ms`, ms: 8-hour symbols run at 4 hours on about one day in
-    /// nine.
+    /// The symbols listed on `venue`, in listing order.
+    pub fn listed<'a>(&'a self, venue: &'a str) -> impl Iterator<Item = &'a SimSymbol> + 'a {
+        self.symbols.iter().filter(move |s| s.venue == venue)
+    }
+
+    /// The interval in force at `t_ms`, ms. A configured 8-hour symbol runs at 4 hours on about
+    /// one day in nine. A generated symbol keeps its usual interval most weeks and, in about
+    /// one week in twenty, runs at another (8 h → 4 h, 4 h → 1 h or 8 h, 1 h → 4 h); Hyperliquid's
+    /// perps are hourly, always.
     pub fn interval_ms_at(&self, s: &SimSymbol, t_ms: i64) -> i64 {
-        let day = (t_ms - EPOCH_MS).div_euclid(DAY_MS) as u64;
-        let minutes = if s.interval_minutes == 480 && mix(hash(&[s.venue, &s.symbol], self.seed) ^ day).is_multiple_of(9) { 240 } else { s.interval_minutes };
+        let h = hash(&[s.venue, &s.symbol], self.seed);
+        let minutes = if s.generated {
+            let week = (t_ms - EPOCH_MS).div_euclid(7 * DAY_MS) as u64;
+            match (s.venue, s.interval_minutes, mix(h ^ week.wrapping_mul(0x9E37)) % 20) {
+                ("hyperliquid", m, _) | (_, m, 1..) => m,
+                (_, 480, 0) => 240,
+                (_, 240, 0) => if h % 2 == 0 { 60 } else { 480 },
+                (_, _, 0) => 240,
+            }
+        } else if s.interval_minutes == 480 && mix(h ^ (t_ms - EPOCH_MS).div_euclid(DAY_MS) as u64).is_multiple_of(9) {
+            240
+        } else {
+            s.interval_minutes
+        };
         minutes * MINUTE_MS
     }
 
@@ -82,12 +119,17 @@ impl Model {
             return 0;
         }
         let step = ((t_ms - EPOCH_MS) / s.step_ms()) as usize;
-        let key = (s.venue.to_owned(), s.symbol.clone());
-        let mut grids = self.grids.lock().unwrap();
-        let grid = grids.entry(key).or_default();
         let h = hash(&[s.venue, &s.symbol], self.seed);
         // Mean between -0.5e-4 and +1.5e-4, reversion over ~2 days, hourly noise ~3e-5.
         let mean = -50_000_000 + (h % 200_000_000) as i64;
+        if s.generated {
+            // The universe's rates: the mean plus noise of the step, no state.
+            let noise = (mix(h ^ (step as u64).wrapping_mul(0x5851_F42D)) % 120_001) as i64 - 60_000;
+            return (mean + noise * 1_000) / QUANTUM * QUANTUM;
+        }
+        let key = (s.venue.to_owned(), s.symbol.clone());
+        let mut grids = self.grids.lock().unwrap();
+        let grid = grids.entry(key).or_default();
         while grid.len() <= step {
             let n = grid.len() as u64;
             let previous = grid.last().copied().unwrap_or(mean);
@@ -149,11 +191,94 @@ impl Model {
         350_000 + (mix(h ^ hour) % 280_000) as i64 + (mix(h ^ bucket) % 20_000) as i64
     }
 
+    /// The mark price, 1e-8 USD: about right for the known bases, seeded (0.0001 to 900) for
+    /// the rest, moving ±5 % hour to hour.
+    pub fn mark_price_e8(&self, s: &SimSymbol, t_ms: i64) -> i64 {
+        let base = crate::model::base_of(&s.symbol);
+        let anchor: i64 = match base {
+            "BTC" => 95_000,
+            "ETH" => 3_500,
+            "SOL" => 180,
+            "BNB" => 650,
+            _ => 0,
+        } * 100_000_000;
+        let h = hash(&[s.venue, base, "price"], self.seed);
+        let anchor = if anchor > 0 { anchor } else { 10_000 * 10i64.pow((h % 7) as u32) * (1 + (h >> 8) as i64 % 9) };
+        let wobble = (mix(h ^ t_ms.div_euclid(HOUR_MS) as u64) % 1001) as i64 - 500; // ±5 % in 1e-4
+        anchor + anchor / 10_000 * wobble
+    }
+
     /// Open interest in contracts (base units, three decimals as an integer in 1e-3).
     pub fn open_interest_milli(&self, s: &SimSymbol, t_ms: i64) -> i64 {
         let h = hash(&[s.venue, &s.symbol, "oi"], self.seed);
         1_000_000 + (mix(h ^ t_ms.div_euclid(HOUR_MS) as u64) % 50_000_000) as i64
     }
+}
+
+/// `BTCUSDT` → `BTC`.
+pub fn base_of(symbol: &str) -> &str {
+    ["USDT", "USDC"].into_iter().find_map(|q| symbol.strip_suffix(q)).unwrap_or(symbol)
+}
+
+/// The venues the simulation serves.
+pub const VENUES: [&str; 4] = ["binance", "bybit", "okx", "hyperliquid"];
+
+/// Bases listed first on every venue, as on the real ones; the rest of a universe is generated.
+const KNOWN_BASES: [&str; 60] = [
+    "BTC", "ETH", "SOL", "XRP", "DOGE", "BNB", "ADA", "AVAX", "LINK", "DOT", "TON", "SUI", "TRX", "LTC", "BCH", "NEAR", "APT",
+    "ARB", "OP", "FIL", "ATOM", "ETC", "INJ", "TIA", "SEI", "WIF", "1000PEPE", "1000SHIB", "1000BONK", "HYPE", "ENA", "JUP",
+    "PYTH", "RNDR", "FET", "TAO", "WLD", "STX", "IMX", "AAVE", "UNI", "MKR", "CRV", "LDO", "RUNE", "ORDI", "JTO", "ONDO",
+    "PENDLE", "ENS", "GMX", "DYDX", "BLUR", "STRK", "ZRO", "ZK", "EIGEN", "ETHFI", "TRUMP", "POPCAT",
+];
+
+/// Every venue's listing: the configured symbols first, then known and generated perps until the
+/// venue lists `per_venue` (USDT-margined on Binance, Bybit and OKX, with some USDC ones on
+/// Binance; `<COIN>USDC` on Hyperliquid). Usual intervals: Hyperliquid hourly; elsewhere mostly
+/// 8 h, about a fifth 4 h and one in twenty 1 h. Deterministic in `seed`.
+pub fn universe(seed: u64, configured: Vec<SimSymbol>, per_venue: usize) -> Vec<SimSymbol> {
+    const CONSONANTS: &[u8] = b"BCDFGHJKLMNPRSTVWXZ";
+    const VOWELS: &[u8] = b"AEIOUY";
+    let mut out = configured;
+    let mut taken: std::collections::HashSet<(&str, String)> = out.iter().map(|s| (s.venue, s.symbol.clone())).collect();
+    for venue in VENUES {
+        let mut count = out.iter().filter(|s| s.venue == venue).count();
+        let mut n = 0u64;
+        while count < per_venue {
+            let h = hash(&[venue, "listing"], seed) ^ mix(n);
+            let base = match KNOWN_BASES.get(n as usize) {
+                Some(known) => (*known).to_owned(),
+                None => {
+                    // Three to five letters, consonant-vowel-consonant…: pronounceable tickers.
+                    let len = 3 + (h % 3) as usize;
+                    let letter = |i: usize| {
+                        let r = mix(h ^ i as u64);
+                        let pool = if i % 2 == 0 { CONSONANTS } else { VOWELS };
+                        pool[(r % pool.len() as u64) as usize] as char
+                    };
+                    (0..len).map(letter).collect()
+                }
+            };
+            n += 1;
+            let quote = match venue {
+                "hyperliquid" => "USDC",
+                "binance" if h % 10 == 0 => "USDC",
+                _ => "USDT",
+            };
+            let symbol = format!("{base}{quote}");
+            if !taken.insert((venue, symbol.clone())) {
+                continue;
+            }
+            let interval_minutes = match (venue, mix(h ^ 0x1D) % 20) {
+                ("hyperliquid", _) => 60,
+                (_, 0) => 60,
+                (_, 1..=4) => 240,
+                _ => 480,
+            };
+            out.push(SimSymbol { venue, symbol, interval_minutes, generated: true });
+            count += 1;
+        }
+    }
+    out
 }
 
 /// A decimal string with `places` decimals for a pico rate (exact: rates are multiples of 1e-8).
@@ -204,6 +329,27 @@ mod tests {
         assert_eq!(m.interval_at(&five, t0), 1, "formats in hours show a sub-hour interval as 1");
         let rates: Vec<i64> = times.iter().map(|t| m.rate_at(&five, *t)).collect();
         assert!(rates.windows(2).any(|w| w[0] != w[1]), "each five minutes has its own rate");
+    }
+
+    #[test]
+    fn a_universe_of_hundreds_a_venue_whose_intervals_change_now_and_then() {
+        let m = Model::with_universe(42, vec![btc()], 500);
+        for venue in VENUES {
+            let listed: Vec<&SimSymbol> = m.listed(venue).collect();
+            assert_eq!(listed.len(), 500, "{venue}");
+            let names: std::collections::HashSet<&str> = listed.iter().map(|s| s.symbol.as_str()).collect();
+            assert_eq!(names.len(), 500, "{venue}: unique names");
+        }
+        assert!(!m.find("binance", "BTCUSDT").unwrap().generated, "the configured symbol is kept");
+        assert!(m.find("okx", "ETHUSDT").unwrap().generated && m.find("hyperliquid", "BTCUSDC").is_some());
+        let weeks: Vec<i64> = (0..20).map(|w| EPOCH_MS + w * 7 * DAY_MS + HOUR_MS).collect();
+        let changing = |venue: &str| m.listed(venue).filter(|s| weeks.iter().any(|t| m.interval_ms_at(s, *t) != m.interval_ms_at(s, weeks[0]))).count();
+        let binance = changing("binance");
+        assert!((100..500).contains(&binance), "some intervals change over twenty weeks, not all: {binance}");
+        assert_eq!(changing("hyperliquid"), 0, "Hyperliquid is hourly");
+        let s = m.find("bybit", "ETHUSDT").unwrap();
+        assert_eq!(m.rate_at(s, EPOCH_MS + 77 * HOUR_MS), Model::with_universe(42, vec![btc()], 500).rate_at(s, EPOCH_MS + 77 * HOUR_MS));
+        assert!(m.mark_price_e8(m.find("binance", "BTCUSDT").unwrap(), EPOCH_MS) > 90_000 * 100_000_000);
     }
 
     #[test]

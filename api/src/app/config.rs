@@ -102,6 +102,23 @@ pub struct Config {
     pub deposit_reconcile_period: Duration,
     /// `FM_WITHDRAWAL_PERIOD_MS`: time between passes of the withdrawal queue. Default 1000.
     pub withdrawal_period: Duration,
+    /// `FM_COLLECTORS`: run the market-data collectors (one per venue) in this process's
+    /// workers. Default `true`.
+    pub collectors_enabled: bool,
+    /// `FM_INTERVALS_PERIOD_SECS`: time between two readings of a venue's listing (every perp's
+    /// funding interval). Default 300.
+    pub intervals_period: Duration,
+    /// `FM_CROWD_PERIOD_SECS`: time between two sweeps of a venue's crowd positioning (one
+    /// request per perp, paced by the venue's limits). Default 900.
+    pub crowd_period: Duration,
+    /// `FM_CROWD_RETENTION_DAYS`: how long crowd history is kept. Default 30.
+    pub crowd_retention: Duration,
+    /// `FM_VENUE_RATE_SHARE`: the percentage of each venue's published request limits the
+    /// service uses (1–100). Default 50. The simulated exchange is not paced.
+    pub venue_rate_share: u32,
+    /// `FM_SIM_PERPS_PER_VENUE`: perps the simulated exchange lists per venue (the configured
+    /// series among them). Default 500.
+    pub sim_perps_per_venue: usize,
 }
 
 /// The roles of a process (`FM_ROLES`).
@@ -283,6 +300,15 @@ impl Config {
             deposit_webhook_auth: lookup("FM_DEPOSIT_WEBHOOK_AUTH").filter(|a| !a.is_empty()),
             deposit_reconcile_period: secs("FM_DEPOSIT_RECONCILE_SECS", get("FM_DEPOSIT_RECONCILE_SECS", "10"))?,
             withdrawal_period: millis("FM_WITHDRAWAL_PERIOD_MS", get("FM_WITHDRAWAL_PERIOD_MS", "1000"))?,
+            collectors_enabled: parse("FM_COLLECTORS", get("FM_COLLECTORS", "true"))?,
+            intervals_period: secs("FM_INTERVALS_PERIOD_SECS", get("FM_INTERVALS_PERIOD_SECS", "300"))?,
+            crowd_period: secs("FM_CROWD_PERIOD_SECS", get("FM_CROWD_PERIOD_SECS", "900"))?,
+            crowd_retention: Duration::from_secs(86_400 * positive::<u64>("FM_CROWD_RETENTION_DAYS", get("FM_CROWD_RETENTION_DAYS", "30"))?),
+            venue_rate_share: match positive::<u32>("FM_VENUE_RATE_SHARE", get("FM_VENUE_RATE_SHARE", "50"))? {
+                share @ 1..=100 => share,
+                other => return Err(invalid("FM_VENUE_RATE_SHARE", &other.to_string(), "expected a percentage from 1 to 100")),
+            },
+            sim_perps_per_venue: positive("FM_SIM_PERPS_PER_VENUE", get("FM_SIM_PERPS_PER_VENUE", "500"))?,
         };
         // A real venue settles on its own interval: rounds shorter than it would never settle.
         if let Some(s) = config.series.iter().find(|s| s.round_minutes().is_some() && !config.exchange_urls.of(s.exchange).is_empty()) {

@@ -16,10 +16,12 @@ use super::state::AppState;
 use crate::chain::{OnChain, OnChainError, ServiceKeys};
 use crate::domain::series::SeriesSpec;
 use crate::exchanges::{Exchange, ExchangeClient, RateSource};
+use crate::services::collector::Collector;
 use crate::services::oracle::Oracle;
 use crate::http;
 use crate::store::{self, cache::Redis};
 use crate::workers::Supervisor;
+use crate::workers::collectors::CollectorWorker;
 use crate::workers::indexer::IndexerWorker;
 use crate::workers::money::{DepositWorker, WithdrawalWorker};
 use crate::workers::oracle::OracleWorker;
@@ -110,16 +112,27 @@ impl Application {
         // The oracle and the crank end rounds on chain: they run where the service has its keys.
         let settling = state.map(|s| s.services).filter(|s| roles.workers && s.onchain.is_some());
         let scheduling = roles.workers && config.scheduler_enabled;
+        let collecting = roles.workers && config.collectors_enabled;
         // The venues, for the jobs that read them: one client per host, shared by those jobs.
-        let venues = match scheduling || settling.is_some() {
+        let venues = match scheduling || collecting || settling.is_some() {
             true => venue_clients(&config, &supervisor).await?,
             false => Vec::new(),
         };
+        let first_hosts: Vec<ExchangeClient> = venues.iter().map(|(_, hosts)| hosts[0].clone()).collect();
         if scheduling {
             store::series::ensure(&db, &config.series).await?;
-            let first_hosts = venues.iter().map(|(_, hosts)| hosts[0].clone()).collect();
-            let scheduler = Scheduler::new(db.clone(), first_hosts, config.round_horizon);
+            let scheduler = Scheduler::new(db.clone(), first_hosts.clone(), config.round_horizon);
             supervisor.spawn(SchedulerWorker { scheduler, period: config.scheduler_period });
+        }
+        if collecting {
+            // Interval changes of configured series are replanned at once by a scheduler of the
+            // collectors' own (idempotent beside the scheduler worker's: rounds are unique).
+            let scheduler = scheduling.then(|| std::sync::Arc::new(Scheduler::new(db.clone(), first_hosts.clone(), config.round_horizon)));
+            let retention = chrono::Duration::from_std(config.crowd_retention).unwrap_or(chrono::Duration::days(30));
+            for venue in &first_hosts {
+                let collector = Collector::new(db.clone(), venue.clone(), scheduler.clone(), retention);
+                supervisor.spawn(CollectorWorker { collector, intervals_period: config.intervals_period, crowd_period: config.crowd_period });
+            }
         }
         if let Some(services) = settling {
             let sources = venues.iter().map(|(exchange, hosts)| (*exchange, RateSource::for_venue(hosts)));
@@ -196,10 +209,11 @@ async fn open_chain(config: &Config, db: &PgPool) -> Result<AnyChain, StartupErr
 
 /// A client for each host of each venue, in the configured order (never empty): a venue without
 /// a configured URL is served by the simulated exchange, started here on free local ports (two
-/// hosts), serving exactly the configured series.
+/// hosts), listing the configured series among a universe of `FM_SIM_PERPS_PER_VENUE` perps a
+/// venue.
 async fn venue_clients(config: &Config, supervisor: &Supervisor) -> Result<Vec<(Exchange, Vec<ExchangeClient>)>, StartupError> {
     let simulated = match Exchange::ALL.iter().any(|e| config.exchange_urls.of(*e).is_empty()) {
-        true => start_simulator(&config.series, supervisor).await?,
+        true => start_simulator(&config.series, config.sim_perps_per_venue, supervisor).await?,
         false => Vec::new(),
     };
     Ok(Exchange::ALL
@@ -209,19 +223,25 @@ async fn venue_clients(config: &Config, supervisor: &Supervisor) -> Result<Vec<(
                 [] => &simulated,
                 configured => configured,
             };
-            (exchange, urls.iter().map(|url| ExchangeClient::new(exchange, url, EXCHANGE_TIMEOUT)).collect())
+            // A real venue's host is paced within its published limits; the simulator is not.
+            let is_simulated = config.exchange_urls.of(exchange).is_empty();
+            let client = |url: &String| match is_simulated {
+                true => ExchangeClient::new(exchange, url, EXCHANGE_TIMEOUT),
+                false => ExchangeClient::new(exchange, url, EXCHANGE_TIMEOUT).paced(config.venue_rate_share),
+            };
+            (exchange, urls.iter().map(client).collect())
         })
         .collect())
 }
 
 /// The simulated exchange on free local ports, one per host; their base URLs. It stops with
 /// the process.
-async fn start_simulator(series: &[SeriesSpec], supervisor: &Supervisor) -> Result<Vec<String>, StartupError> {
+async fn start_simulator(series: &[SeriesSpec], per_venue: usize, supervisor: &Supervisor) -> Result<Vec<String>, StartupError> {
     let symbols = series
         .iter()
         .map(|s| sim_exchange::SimSymbol::new(s.exchange.id(), &s.symbol, s.interval_minutes as i64))
         .collect();
-    let sim = std::sync::Arc::new(sim_exchange::Sim::new(sim_exchange::Model::new(42, symbols)));
+    let sim = std::sync::Arc::new(sim_exchange::Sim::new(sim_exchange::Model::with_universe(42, symbols, per_venue)));
     let mut bases = Vec::new();
     for host in 0..SIMULATED_HOSTS {
         let addr = SocketAddr::from(([127, 0, 0, 1], 0));

@@ -8,6 +8,7 @@ pub mod caller;
 pub mod display_name;
 pub mod exchange;
 pub mod market;
+pub mod market_data;
 pub mod oracle;
 pub mod money;
 pub mod portfolio;

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::client::{ExchangeError, Http, rate};
-use super::{CurrentFunding, FundingPoint, split_symbol};
+use super::{CurrentFunding, FundingPoint, ListedPerp, split_symbol};
 
 /// Rows per `fundingHistory` answer; a full page means there may be more.
 const PAGE: usize = 500;
@@ -66,4 +66,18 @@ pub async fn current(http: &Http, symbol: &str) -> Result<CurrentFunding, Exchan
         next_funding_ms: prediction.next_funding_time,
         interval_hours: prediction.funding_interval_hours,
     })
+}
+
+/// Every coin with a Hyperliquid perp (`HlPerp` in `predictedFundings`; the answer also carries
+/// other venues' predictions), as `<COIN>USDC`.
+pub async fn listing(http: &Http) -> Result<Vec<ListedPerp>, ExchangeError> {
+    let all: PredictedFundings = http.post("/info", &json!({"type": "predictedFundings"})).await?;
+    Ok(all
+        .into_iter()
+        .filter_map(|(coin, venues)| {
+            let (_, prediction) = venues.into_iter().find(|(venue, _)| venue == "HlPerp")?;
+            let prediction = prediction?;
+            Some(ListedPerp { symbol: format!("{coin}USDC"), interval_minutes: prediction.funding_interval_hours * 60, mark_price_e8: None, open_interest_cents: None })
+        })
+        .collect())
 }

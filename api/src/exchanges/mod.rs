@@ -1,5 +1,7 @@
 //! Exchange adapters: funding-rate history, the current and predicted rate, and the funding
-//! interval of a perpetual, from the exchanges' real public REST formats (DESIGN §6,
+//! interval of a perpetual; a venue's whole listing of perps with their intervals, and its crowd
+//! positioning (long/short account ratios, open interest), from the exchanges' real public REST
+//! formats (DESIGN §6,
 //! `shared/notes/external-formats.md`). Base URLs are configuration; tests and local runs point
 //! them at the simulated exchange (`sim-exchange`), which answers in the same formats.
 
@@ -7,6 +9,7 @@ mod binance;
 mod bybit;
 mod client;
 mod hyperliquid;
+pub mod limits;
 mod okx;
 mod source;
 
@@ -35,6 +38,33 @@ pub struct CurrentFunding {
     pub interval_hours: u32,
 }
 
+/// A perpetual a venue lists, from its listing endpoints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedPerp {
+    /// `<BASE><QUOTE>` as everywhere in the service (`BTCUSDT`; Hyperliquid's `BTC` is `BTCUSDC`).
+    pub symbol: String,
+    /// Minutes between funding settlements.
+    pub interval_minutes: u32,
+    /// The mark price in 1e-8 USD, where the listing carries it (Binance).
+    pub mark_price_e8: Option<i64>,
+    /// Open interest in USD cents, where the listing carries it (Bybit, OKX).
+    pub open_interest_cents: Option<i64>,
+}
+
+/// How a venue's crowd is positioned on one perp: the shares of accounts long and short (the
+/// only public long/short figure the venues publish), at the venue's time bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrowdReading {
+    /// Fraction of accounts net long, millionths (0 to 1,000,000).
+    pub long_ppm: u32,
+    /// Fraction of accounts net short, millionths.
+    pub short_ppm: u32,
+    /// The start of the venue's 5-minute bucket the ratio describes, Unix ms.
+    pub timestamp_ms: i64,
+    /// Open interest in USD cents (from the listing, or asked here on Binance).
+    pub open_interest_cents: Option<i64>,
+}
+
 /// One venue's client.
 #[derive(Clone)]
 pub struct ExchangeClient {
@@ -50,6 +80,13 @@ impl ExchangeClient {
 
     pub fn exchange(&self) -> Exchange {
         self.exchange
+    }
+
+    /// The same host with every request paced at `share_percent` of the venue's published limits
+    /// (`limits`).
+    pub fn paced(self, share_percent: u32) -> ExchangeClient {
+        let pacer = limits::Pacer::new(limits::published(self.exchange), share_percent);
+        ExchangeClient { http: self.http.paced(pacer), ..self }
     }
 
     /// The base URL it speaks to.
@@ -69,6 +106,36 @@ impl ExchangeClient {
         points.sort_by_key(|p| p.time_ms);
         points.dedup_by_key(|p| p.time_ms);
         Ok(points)
+    }
+
+    /// Every perpetual the venue lists and trades, with its funding interval: Binance's
+    /// `premiumIndex` (all symbols) and `fundingInfo` (only the adjusted ones; absent = 8 h),
+    /// Bybit's `instruments-info` (minutes, cursor paging) and `tickers`, OKX's `instruments`,
+    /// `open-interest` and each swap's `funding-rate` (next − current funding time), Hyperliquid's
+    /// `predictedFundings`.
+    pub async fn listing(&self) -> Result<Vec<ListedPerp>, ExchangeError> {
+        match self.exchange {
+            Exchange::Binance => binance::listing(&self.http).await,
+            Exchange::Bybit => bybit::listing(&self.http).await,
+            Exchange::Okx => okx::listing(&self.http).await,
+            Exchange::Hyperliquid => hyperliquid::listing(&self.http).await,
+        }
+    }
+
+    /// Whether the venue publishes a long/short ratio (Hyperliquid does not).
+    pub fn has_crowd_data(&self) -> bool {
+        self.exchange != Exchange::Hyperliquid
+    }
+
+    /// The latest 5-minute long/short account ratio of a listed perp, with its open interest in
+    /// USD. `None` where the venue publishes no ratio for it (Hyperliquid; a perp too new).
+    pub async fn crowd(&self, perp: &ListedPerp) -> Result<Option<CrowdReading>, ExchangeError> {
+        match self.exchange {
+            Exchange::Binance => binance::crowd(&self.http, perp).await,
+            Exchange::Bybit => bybit::crowd(&self.http, perp).await,
+            Exchange::Okx => okx::crowd(&self.http, perp).await,
+            Exchange::Hyperliquid => Ok(None),
+        }
     }
 
     /// The predicted next rate, the next settlement time and the current interval.

@@ -1,9 +1,13 @@
-//! OKX v5 perpetual swaps: `/api/v5/public/funding-rate`, `/api/v5/public/funding-rate-history`.
+//! OKX v5 perpetual swaps: `/api/v5/public/funding-rate`, `/api/v5/public/funding-rate-history`,
+//! `/api/v5/public/instruments`, `/api/v5/public/open-interest`,
+//! `/api/v5/rubik/stat/contracts/long-short-account-ratio-contract`.
+
+use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::client::{ExchangeError, Http, int, rate};
-use super::{CurrentFunding, FundingPoint, split_symbol};
+use super::client::{ExchangeError, Http, decimal_scaled, int, rate};
+use super::{CrowdReading, CurrentFunding, FundingPoint, ListedPerp, split_symbol};
 
 const PAGE: usize = 100;
 
@@ -29,6 +33,27 @@ struct Current {
     funding_rate: String,
     funding_time: String,
     next_funding_time: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Instrument {
+    inst_id: String,
+    state: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OpenInterest {
+    inst_id: String,
+    #[serde(default)]
+    oi_usd: String,
+}
+
+/// `BTC-USDT-SWAP` → `BTCUSDT`.
+fn symbol_of(inst_id: &str) -> Option<String> {
+    let (base, quote) = inst_id.strip_suffix("-SWAP")?.split_once('-')?;
+    Some(format!("{base}{quote}"))
 }
 
 /// `BTCUSDT` → `BTC-USDT-SWAP`.
@@ -78,4 +103,53 @@ pub async fn current(http: &Http, symbol: &str) -> Result<CurrentFunding, Exchan
         next_funding_ms: funding,
         interval_hours: ((next - funding) / 3_600_000).max(1) as u32,
     })
+}
+
+/// The live perpetual swaps, each swap's interval from its current funding (`nextFundingTime −
+/// fundingTime`, one request a swap: OKX has no bulk form), open interest from one bulk request.
+/// A swap whose funding OKX refuses (delisted since the instruments were read) is left out.
+pub async fn listing(http: &Http) -> Result<Vec<ListedPerp>, ExchangeError> {
+    let instruments: Vec<Instrument> = get(http, "/api/v5/public/instruments", &[("instType", "SWAP".to_owned())]).await?;
+    let interest: Vec<OpenInterest> = get(http, "/api/v5/public/open-interest", &[("instType", "SWAP".to_owned())]).await?;
+    let mut usd = HashMap::new();
+    for oi in &interest {
+        if !oi.oi_usd.is_empty() {
+            usd.insert(oi.inst_id.as_str(), i64::try_from(decimal_scaled("oiUsd", &oi.oi_usd, 2)?).ok());
+        }
+    }
+    let mut perps = Vec::new();
+    for instrument in instruments.iter().filter(|i| i.state == "live") {
+        let Some(symbol) = symbol_of(&instrument.inst_id) else { continue };
+        let rows: Vec<Current> = match get(http, "/api/v5/public/funding-rate", &[("instId", instrument.inst_id.clone())]).await {
+            Ok(rows) => rows,
+            Err(ExchangeError::Api { code, message }) => {
+                tracing::info!(inst_id = %instrument.inst_id, %code, %message, "okx: no funding for a listed swap; left out");
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let Some(row) = rows.first() else { continue };
+        let gap_ms = int("nextFundingTime", &row.next_funding_time)? - int("fundingTime", &row.funding_time)?;
+        if gap_ms <= 0 {
+            return Err(ExchangeError::Format(format!("{}: nextFundingTime is not after fundingTime", instrument.inst_id)));
+        }
+        perps.push(ListedPerp {
+            symbol,
+            interval_minutes: (gap_ms / 60_000) as u32,
+            mark_price_e8: None,
+            open_interest_cents: usd.get(instrument.inst_id.as_str()).copied().flatten(),
+        });
+    }
+    Ok(perps)
+}
+
+/// The latest 5-minute ratio of accounts long to accounts short (`[[ts, ratio]]`, newest
+/// first): long share = ratio ÷ (1 + ratio), rounded to the nearest millionth.
+pub async fn crowd(http: &Http, perp: &ListedPerp) -> Result<Option<CrowdReading>, ExchangeError> {
+    let query = [("instId", inst_id(&perp.symbol)?), ("period", "5m".to_owned()), ("limit", "1".to_owned())];
+    let rows: Vec<(String, String)> = get(http, "/api/v5/rubik/stat/contracts/long-short-account-ratio-contract", &query).await?;
+    let Some((ts, ratio)) = rows.first() else { return Ok(None) };
+    let ratio_e8 = decimal_scaled("ratio", ratio, 8)?;
+    let long_ppm = ((ratio_e8 * 2_000_000 / (ratio_e8 + 100_000_000) + 1) / 2) as u32;
+    Ok(Some(CrowdReading { long_ppm, short_ppm: 1_000_000 - long_ppm, timestamp_ms: int("ts", ts)?, open_interest_cents: perp.open_interest_cents }))
 }

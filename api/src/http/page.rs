@@ -40,6 +40,22 @@ impl PageQuery {
     }
 }
 
+/// A zero-indexed page (`page` from 0, as the contract has it for intervals threaded and the
+/// crowd leaderboard) of `limit` (default `default`, at most `max`).
+#[derive(Debug, Default, Deserialize)]
+pub struct ZeroBasedPage {
+    pub page: Option<String>,
+    pub limit: Option<String>,
+}
+
+impl ZeroBasedPage {
+    pub fn resolve(&self, default: i64, max: i64) -> Result<(Page, Meta), ApiError> {
+        let limit = self.limit.as_deref().map_or(Ok(default.min(max)), |l| integer("limit", l, 1, max))?;
+        let page = self.page.as_deref().map_or(Ok(0), |p| integer("page", p, 0, 1_000_000))?;
+        Ok((Page { limit, offset: page * limit }, Meta { page: Some(page as u64), limit: Some(limit as u64), total: None }))
+    }
+}
+
 impl Page {
     pub fn meta(&self, total: i64) -> Meta {
         Meta { page: Some((self.offset / self.limit + 1) as u64), limit: Some(self.limit as u64), total: Some(total as u64) }
@@ -64,5 +80,16 @@ mod tests {
         }
         let e = q(None, Some("101"), None).resolve(100).unwrap_err();
         assert!(e.to_string().contains("limit"));
+    }
+
+    #[test]
+    fn zero_based_pages() {
+        let z = |page: Option<&str>, limit: Option<&str>| ZeroBasedPage { page: page.map(Into::into), limit: limit.map(Into::into) };
+        let (page, meta) = z(None, None).resolve(30, 200).unwrap();
+        assert_eq!((page, meta.page, meta.limit), (Page { limit: 30, offset: 0 }, Some(0), Some(30)));
+        assert_eq!(z(Some("2"), Some("10")).resolve(30, 200).unwrap().0, Page { limit: 10, offset: 20 });
+        for (page, limit) in [(Some("-1"), None), (None, Some("0")), (None, Some("201")), (Some("x"), None)] {
+            assert!(z(page, limit).resolve(30, 200).is_err());
+        }
     }
 }

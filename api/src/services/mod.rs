@@ -4,9 +4,11 @@
 //! the domain (rules).
 
 pub mod api_keys;
+pub mod collector;
 pub mod deposits;
 pub mod error;
 pub mod idempotency;
+pub mod market_data;
 pub mod markets;
 pub mod oracle;
 pub mod replay;

@@ -18,6 +18,7 @@ use uuid::Uuid;
 
 use crate::domain::prior;
 use crate::exchanges::{Exchange, ExchangeClient, ExchangeError, FundingRate};
+use crate::services::ServiceError;
 use crate::store::rounds::{self, ActiveSeries, NewRound};
 
 /// Trading stops this long before settlement (contract).
@@ -78,6 +79,22 @@ impl Scheduler {
         }
         report.status_changes = rounds::advance_statuses(&self.db, now).await?;
         Ok(report)
+    }
+
+    /// Plans the series on `exchange` whose symbol is among `symbols` at once — the collectors
+    /// call it when they see those perps' intervals change, so new rounds follow the new
+    /// interval and rounds whose settlement time no longer exists are marked for voiding
+    /// without waiting for the next pass. Returns (created, voided).
+    pub async fn replan(&self, exchange: &str, symbols: &[&str], now: DateTime<Utc>) -> Result<(u64, u64), ServiceError> {
+        let mut totals = (0, 0);
+        for s in rounds::active_series(&self.db).await?.iter().filter(|s| s.exchange == exchange && symbols.contains(&s.symbol.as_str())) {
+            match self.plan(s, now).await {
+                Ok((created, voided)) => totals = (totals.0 + created, totals.1 + voided),
+                Err(PlanError::Db(e)) => return Err(e.into()),
+                Err(e) => tracing::warn!(series = %s.slug, error = %e, "replanning after an interval change failed; the next pass retries"),
+            }
+        }
+        Ok(totals)
     }
 
     /// Creates the missing rounds of one series and voids those its interval no longer has.

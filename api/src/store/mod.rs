@@ -6,9 +6,11 @@
 
 pub mod api_keys;
 pub mod cache;
+pub mod crowd;
 pub mod deposits;
 pub mod faucet;
 pub mod idempotency;
+pub mod intervals;
 pub mod markets;
 pub mod operator_budget;
 pub mod oracle;

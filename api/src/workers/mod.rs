@@ -9,6 +9,7 @@
 //!   returns to the pool (`singleton`). When the holder dies its session ends, the lock is free,
 //!   and another process's supervisor — polling every `LOCK_POLL` — takes the job over.
 
+pub mod collectors;
 pub mod indexer;
 pub mod money;
 pub mod oracle;

@@ -4,8 +4,10 @@
 
 mod api_keys;
 mod auth;
+mod crowd;
 mod dev_rpc;
 mod health;
+mod intervals;
 mod leaderboard;
 mod markets;
 mod money;
@@ -20,6 +22,10 @@ use axum::middleware::from_fn_with_state;
 use axum::routing::{delete, get, post};
 
 use super::AppState;
+use super::error::ApiError;
+use super::extract::one_of;
+use crate::domain::exchange::Exchange;
+use crate::domain::market_data::PerpFilter;
 use super::ratelimit::authenticate_and_limit;
 
 /// The largest `/v1` request body: every contract body is a few hundred bytes (a co-sign's
@@ -28,6 +34,20 @@ pub const BODY_BYTES: usize = 64 * 1024;
 
 /// The largest deposit-webhook delivery: a provider batches up to 100 enhanced transactions.
 pub const WEBHOOK_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Longest symbol search accepted (venue symbols are at most ~20 characters).
+const MAX_SEARCH: usize = 32;
+
+/// The `exchange` and `search` filters of the market-data listings.
+fn market_filter(exchange: Option<&str>, search: Option<&str>) -> Result<PerpFilter, ApiError> {
+    let exchange = exchange.map(|e| one_of("exchange", e, &Exchange::ALL, Exchange::id)).transpose()?;
+    let search = match search.map(str::trim) {
+        Some(s) if s.chars().count() > MAX_SEARCH => return Err(ApiError::InvalidInput(format!("search must be at most {MAX_SEARCH} characters"))),
+        Some("") | None => None,
+        Some(s) => Some(s.to_owned()),
+    };
+    Ok(PerpFilter { exchange: exchange.map(|e| e.id().to_owned()), search })
+}
 
 pub fn router(state: AppState) -> Router {
     let v1 = Router::new()
@@ -40,6 +60,14 @@ pub fn router(state: AppState) -> Router {
         .route("/users/me/history", get(users::history))
         .route("/portfolio", get(users::overview))
         .route("/leaderboard", get(leaderboard::leaderboard))
+        .route("/intervals", get(intervals::changes))
+        .route("/intervals/stats", get(intervals::stats))
+        .route("/intervals/threaded", get(intervals::threaded))
+        .route("/intervals/{exchange}/{symbol}", get(intervals::detail))
+        .route("/intervals/{exchange}/{symbol}/analysis", get(intervals::analysis))
+        .route("/crowd/leaderboard", get(crowd::leaderboard))
+        .route("/crowd/summary", get(crowd::summary))
+        .route("/crowd/{exchange}/{symbol}", get(crowd::detail))
         .route("/series", get(series::list))
         .route("/series/{slug}", get(series::get))
         .route("/series/{slug}/rounds", get(series::rounds))

@@ -33,6 +33,7 @@ async fn starts_creates_its_database_and_stops_on_sigterm() {
         // serve whatever is configured.
         .env("FM_SERIES", "binance:BTCUSDT,okx:LINKUSDT")
         .env("FM_RATE_PUBLIC_PER_MIN", "100000")
+        .env("FM_SIM_PERPS_PER_VENUE", "100")
         .stdout(Stdio::null())
         .spawn()
         .unwrap());
@@ -64,6 +65,20 @@ async fn starts_creates_its_database_and_stops_on_sigterm() {
     }
     rounds.sort();
     assert_eq!(rounds, [("binance-btcusdt".to_owned(), true), ("okx-linkusdt".to_owned(), true)], "last answer: {last}");
+
+    // The collectors' first passes track every perp the simulated venues list, and the crowd of
+    // the three venues that publish a ratio.
+    let mut tracked = (0, 0);
+    while started.elapsed() < Duration::from_secs(60) {
+        let threaded: serde_json::Value = client.get(format!("http://127.0.0.1:{port}/v1/intervals/threaded?limit=1")).send().await.unwrap().json().await.unwrap();
+        let crowd: serde_json::Value = client.get(format!("http://127.0.0.1:{port}/v1/crowd/summary")).send().await.unwrap().json().await.unwrap();
+        tracked = (threaded["meta"]["total"].as_u64().unwrap(), crowd["data"]["total_symbols_tracked"].as_u64().unwrap());
+        if tracked == (400, 300) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert_eq!(tracked, (400, 300), "perps and crowd tracked by the running collectors");
 
     let mut db = PgConnection::connect(&database_url).await.unwrap();
     let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use api::exchanges::{Exchange, ExchangeClient, ExchangeError, FundingRate};
+use api::exchanges::{CrowdReading, Exchange, ExchangeClient, ExchangeError, FundingRate, ListedPerp};
 use sim_exchange::model::{DAY_MS, EPOCH_MS, HOUR_MS};
 use sim_exchange::{Model, Sim, default_symbols};
 
@@ -94,4 +94,167 @@ async fn unknown_symbols_are_errors_in_each_venues_shape() {
     assert!(client(Exchange::Hyperliquid, &base).funding_history("NOPEUSDC", NOW - DAY_MS, NOW).await.unwrap().is_empty());
     let unreachable = ExchangeClient::new(Exchange::Binance, "http://127.0.0.1:9", Duration::from_millis(300));
     assert!(matches!(unreachable.current("BTCUSDT").await, Err(ExchangeError::Transport(_))));
+}
+
+/// A local server answering with samples in each venue's documented format (not the simulator):
+/// Binance's delivery contracts and symbols absent from `fundingInfo`, Bybit's cursor pages with
+/// dated futures and a pre-launch perp, OKX's suspended swaps and a refused instrument,
+/// Hyperliquid's predictions of other venues, and each venue's error envelope.
+async fn documented_formats() -> String {
+    use axum::extract::Query;
+    use axum::routing::{get, post};
+    use axum::{Json, Router};
+    use serde_json::{Value, json};
+    use std::collections::HashMap;
+    type Q = Query<HashMap<String, String>>;
+
+    let router = Router::new()
+        .route("/fapi/v1/premiumIndex", get(|| async { Json(json!([
+            {"symbol": "BTCUSDT", "markPrice": "11793.63104562", "indexPrice": "11781.80495970", "estimatedSettlePrice": "11781.16138815",
+             "lastFundingRate": "0.00038246", "interestRate": "0.00010000", "nextFundingTime": 1597392000000u64, "time": 1597370495002u64},
+            {"symbol": "BLZUSDT", "markPrice": "0.05123000", "indexPrice": "0.05120000", "estimatedSettlePrice": "0.05119000",
+             "lastFundingRate": "-0.00012000", "interestRate": "0.00010000", "nextFundingTime": 1597384800000u64, "time": 1597370495002u64},
+            {"symbol": "BTCUSDT_251226", "markPrice": "11900.10000000", "indexPrice": "11781.80495970", "estimatedSettlePrice": "11781.16138815",
+             "lastFundingRate": "", "interestRate": "", "nextFundingTime": 0, "time": 1597370495002u64}
+        ])) }))
+        .route("/fapi/v1/fundingInfo", get(|| async { Json(json!([
+            {"symbol": "BLZUSDT", "adjustedFundingRateCap": "0.02500000", "adjustedFundingRateFloor": "-0.02500000", "fundingIntervalHours": 4, "disclaimer": false}
+        ])) }))
+        .route("/futures/data/globalLongShortAccountRatio", get(|Query(q): Q| async move {
+            match q["symbol"].as_str() {
+                "BTCUSDT" => Json(json!([{"symbol": "BTCUSDT", "longShortRatio": "1.9559", "longAccount": "0.6617", "shortAccount": "0.3382", "timestamp": "1583139900000"}])).into_response(),
+                "BLZUSDT" => Json(json!([])).into_response(),
+                _ => (axum::http::StatusCode::BAD_REQUEST, Json(json!({"code": -1121, "msg": "Invalid symbol."}))).into_response(),
+            }
+        }))
+        .route("/fapi/v1/openInterest", get(|| async { Json(json!({"openInterest": "10659.509", "symbol": "BTCUSDT", "time": 1589437530011u64})) }))
+        .route("/v5/market/instruments-info", get(|Query(q): Q| async move {
+            let instrument = |symbol: &str, kind: &str, status: &str, minutes: u32| json!({
+                "symbol": symbol, "contractType": kind, "status": status, "baseCoin": "X", "quoteCoin": "USDT",
+                "launchTime": "1585526400000", "deliveryTime": "0", "deliveryFeeRate": "", "priceScale": "2",
+                "leverageFilter": {"minLeverage": "1", "maxLeverage": "100.00", "leverageStep": "0.01"},
+                "priceFilter": {"minPrice": "0.10", "maxPrice": "199999.80", "tickSize": "0.10"},
+                "lotSizeFilter": {"maxOrderQty": "100.000", "minOrderQty": "0.001", "qtyStep": "0.001"},
+                "unifiedMarginTrade": true, "fundingInterval": minutes, "settleCoin": "USDT", "copyTrading": "both",
+                "upperFundingRate": "0.00375", "lowerFundingRate": "-0.00375", "isPreListing": false});
+            let (list, next) = match q.get("cursor").map(String::as_str) {
+                None => (vec![instrument("BTCUSDT", "LinearPerpetual", "Trading", 480), instrument("BTC-26DEC25", "LinearFutures", "Trading", 0)],
+                         "first%3D1%26last%3D2"),
+                Some("first%3D1%26last%3D2") => (vec![instrument("ETHUSDT", "LinearPerpetual", "Trading", 240), instrument("NEWUSDT", "LinearPerpetual", "PreLaunch", 480)], ""),
+                Some(_) => return Json(json!({"retCode": 10001, "retMsg": "params error: cursor invalid", "result": {}, "retExtInfo": {}, "time": 1})),
+            };
+            Json(json!({"retCode": 0, "retMsg": "OK", "result": {"category": "linear", "list": list, "nextPageCursor": next}, "retExtInfo": {}, "time": 1}))
+        }))
+        .route("/v5/market/tickers", get(|| async { Json(json!({"retCode": 0, "retMsg": "OK", "result": {"category": "linear", "list": [
+            {"symbol": "BTCUSDT", "lastPrice": "63000.10", "openInterest": "51234.1", "openInterestValue": "3227750000.00", "fundingRate": "0.0001", "nextFundingTime": "1700000000000"},
+            {"symbol": "ETHUSDT", "lastPrice": "3000.10", "openInterest": "1000", "openInterestValue": "3000100.5", "fundingRate": "0.0001", "nextFundingTime": "1700000000000"}
+        ]}, "retExtInfo": {}, "time": 1})) }))
+        .route("/v5/market/account-ratio", get(|Query(q): Q| async move {
+            match q["symbol"].as_str() {
+                "BTCUSDT" => Json(json!({"retCode": 0, "retMsg": "OK", "result": {"list": [{"symbol": "BTCUSDT", "buyRatio": "0.49", "sellRatio": "0.51", "timestamp": "1696262400000"}], "nextPageCursor": "lastid%3D0"}, "retExtInfo": {}, "time": 1})),
+                _ => Json(json!({"retCode": 10001, "retMsg": "params error: symbol invalid", "result": {}, "retExtInfo": {}, "time": 1})),
+            }
+        }))
+        .route("/api/v5/public/instruments", get(|| async { Json(json!({"code": "0", "msg": "", "data": [
+            {"instType": "SWAP", "instId": "BTC-USDT-SWAP", "uly": "BTC-USDT", "instFamily": "BTC-USDT", "settleCcy": "USDT", "ctVal": "0.01", "ctType": "linear", "state": "live"},
+            {"instType": "SWAP", "instId": "ETH-USD-SWAP", "uly": "ETH-USD", "instFamily": "ETH-USD", "settleCcy": "ETH", "ctVal": "10", "ctType": "inverse", "state": "live"},
+            {"instType": "SWAP", "instId": "OLD-USDT-SWAP", "uly": "OLD-USDT", "instFamily": "OLD-USDT", "settleCcy": "USDT", "ctVal": "1", "ctType": "linear", "state": "suspend"},
+            {"instType": "SWAP", "instId": "GONE-USDT-SWAP", "uly": "GONE-USDT", "instFamily": "GONE-USDT", "settleCcy": "USDT", "ctVal": "1", "ctType": "linear", "state": "live"}
+        ]})) }))
+        .route("/api/v5/public/open-interest", get(|| async { Json(json!({"code": "0", "msg": "", "data": [
+            {"instType": "SWAP", "instId": "BTC-USDT-SWAP", "oi": "2216113.01", "oiCcy": "22161.1301", "oiUsd": "1946871541.7", "ts": "1701417600000"}
+        ]})) }))
+        .route("/api/v5/public/funding-rate", get(|Query(q): Q| async move {
+            let row = |inst: &str, funding: &str, next: &str| json!({"code": "0", "msg": "", "data": [{
+                "instType": "SWAP", "instId": inst, "fundingRate": "0.0001", "nextFundingRate": "", "fundingTime": funding,
+                "nextFundingTime": next, "minFundingRate": "-0.0075", "maxFundingRate": "0.0075", "settState": "settled",
+                "settFundingRate": "0.0001", "premium": "0.0001", "method": "current_period", "ts": "1701417600000"}]});
+            Json(match q["instId"].as_str() {
+                "BTC-USDT-SWAP" => row("BTC-USDT-SWAP", "1700000000000", "1700028800000"),
+                "ETH-USD-SWAP" => row("ETH-USD-SWAP", "1700000000000", "1700014400000"),
+                _ => json!({"code": "51001", "msg": "Instrument ID does not exist", "data": []}),
+            })
+        }))
+        .route("/api/v5/rubik/stat/contracts/long-short-account-ratio-contract", get(|Query(q): Q| async move {
+            Json(match q["instId"].as_str() {
+                "BTC-USDT-SWAP" => json!({"code": "0", "msg": "", "data": [["1701417600000", "1.1739"], ["1701417300000", "1.1684"]]}),
+                _ => json!({"code": "51001", "msg": "Instrument ID does not exist", "data": []}),
+            })
+        }))
+        .route("/info", post(|Json(body): Json<Value>| async move {
+            match body["type"].as_str() {
+                Some("predictedFundings") => Json(json!([
+                    ["BTC", [["BinPerp", {"fundingRate": "0.0001", "nextFundingTime": 1733961600000u64, "fundingIntervalHours": 8}],
+                             ["HlPerp", {"fundingRate": "0.0000125", "nextFundingTime": 1733958000000u64, "fundingIntervalHours": 1}],
+                             ["BybitPerp", null]]],
+                    ["ONLYBIN", [["BinPerp", {"fundingRate": "0.0001", "nextFundingTime": 1733961600000u64, "fundingIntervalHours": 8}]]],
+                    ["kPEPE", [["HlPerp", {"fundingRate": "-0.00001", "nextFundingTime": 1733958000000u64, "fundingIntervalHours": 1}]]]
+                ])).into_response(),
+                _ => (axum::http::StatusCode::UNPROCESSABLE_ENTITY, "Failed to deserialize the JSON body").into_response(),
+            }
+        }));
+    use axum::response::IntoResponse;
+    serve(router).await.base
+}
+
+fn listed(symbol: &str, interval_minutes: u32, mark_price_e8: Option<i64>, open_interest_cents: Option<i64>) -> ListedPerp {
+    ListedPerp { symbol: symbol.into(), interval_minutes, mark_price_e8, open_interest_cents }
+}
+
+#[tokio::test]
+async fn listings_and_crowd_in_each_venues_documented_format() {
+    let base = documented_formats().await;
+
+    let binance = client(Exchange::Binance, &base);
+    let perps = binance.listing().await.unwrap();
+    assert_eq!(perps, [listed("BTCUSDT", 480, Some(1_179_363_104_562), None), listed("BLZUSDT", 240, Some(5_123_000), None)], "delivery contracts left out; absent from fundingInfo = 8 h");
+    let btc = binance.crowd(&perps[0]).await.unwrap().unwrap();
+    // 10,659.509 BTC × 11,793.63104562 = 125,714,316.2734… USD.
+    assert_eq!(btc, CrowdReading { long_ppm: 661_700, short_ppm: 338_200, timestamp_ms: 1_583_139_900_000, open_interest_cents: Some(12_571_431_627) });
+    assert_eq!(binance.crowd(&perps[1]).await.unwrap(), None, "no ratio published yet");
+    let refused = binance.crowd(&listed("NOPEUSDT", 480, None, None)).await;
+    assert!(matches!(refused, Err(ExchangeError::Status { status: 400, .. })), "{refused:?}");
+
+    let bybit = client(Exchange::Bybit, &base);
+    let perps = bybit.listing().await.unwrap();
+    assert_eq!(perps, [listed("BTCUSDT", 480, None, Some(322_775_000_000)), listed("ETHUSDT", 240, None, Some(300_010_050))], "both pages; futures and pre-launch left out");
+    let reading = bybit.crowd(&perps[0]).await.unwrap().unwrap();
+    assert_eq!(reading, CrowdReading { long_ppm: 490_000, short_ppm: 510_000, timestamp_ms: 1_696_262_400_000, open_interest_cents: Some(322_775_000_000) });
+    let refused = bybit.crowd(&listed("NOPEUSDT", 480, None, None)).await;
+    assert!(matches!(refused, Err(ExchangeError::Api { ref code, .. }) if code == "10001"), "{refused:?}");
+
+    let okx = client(Exchange::Okx, &base);
+    let perps = okx.listing().await.unwrap();
+    assert_eq!(perps, [listed("BTCUSDT", 480, None, Some(194_687_154_170)), listed("ETHUSD", 240, None, None)], "suspended and refused swaps left out");
+    let reading = okx.crowd(&perps[0]).await.unwrap().unwrap();
+    // 1.1739 accounts long per account short: 1.1739 / 2.1739 = 0.5399972…
+    assert_eq!(reading, CrowdReading { long_ppm: 539_997, short_ppm: 460_003, timestamp_ms: 1_701_417_600_000, open_interest_cents: Some(194_687_154_170) });
+    let refused = okx.crowd(&perps[1]).await;
+    assert!(matches!(refused, Err(ExchangeError::Api { ref code, .. }) if code == "51001"), "{refused:?}");
+
+    let hyperliquid = client(Exchange::Hyperliquid, &base);
+    assert_eq!(hyperliquid.listing().await.unwrap(), [listed("BTCUSDC", 60, None, None), listed("kPEPEUSDC", 60, None, None)], "only coins with a Hyperliquid perp");
+    assert!(!hyperliquid.has_crowd_data());
+    assert_eq!(hyperliquid.crowd(&listed("BTCUSDC", 60, None, None)).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn the_simulated_universe_lists_every_perp_in_each_venues_format() {
+    let sim = Arc::new(Sim::at(Model::with_universe(42, default_symbols(), 520), NOW));
+    let base = serve(sim_exchange::router(sim.clone())).await.base;
+    for exchange in Exchange::ALL {
+        let perps = client(exchange, &base).listing().await.unwrap();
+        assert_eq!(perps.len(), 520, "{exchange:?}: Bybit across two pages");
+        for perp in perps.iter().step_by(37) {
+            let s = sim.model.find(exchange.id(), &perp.symbol).unwrap();
+            assert_eq!(perp.interval_minutes as i64 * 60_000, sim.model.interval_ms_at(s, NOW).max(HOUR_MS), "{exchange:?} {}", perp.symbol);
+        }
+        if exchange != Exchange::Hyperliquid {
+            let reading = client(exchange, &base).crowd(&perps[3]).await.unwrap().unwrap();
+            let s = sim.model.find(exchange.id(), &perps[3].symbol).unwrap();
+            let truth = sim.model.long_share_ppm(s, reading.timestamp_ms) as u32;
+            assert!(truth.abs_diff(reading.long_ppm) <= 10_000, "{exchange:?}: {} vs {truth}", reading.long_ppm);
+            assert!(reading.open_interest_cents.unwrap() > 0);
+        }
+    }
 }

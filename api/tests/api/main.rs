@@ -10,6 +10,7 @@ mod helpers;
 mod journey;
 mod layers;
 mod limits;
+mod market_data;
 mod markets;
 mod money;
 mod oracle;

@@ -1,0 +1,267 @@
+//! Market data: the collectors over the simulated universe (every venue's real formats over
+//! HTTP, real Postgres), an interval change of a configured series reaching the scheduler, and
+//! the eight public endpoints' shapes, paging, sorting and filters.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use api::domain::market_data::interval_label;
+use api::domain::series::SeriesSpec;
+use api::exchanges::{Exchange, ExchangeClient};
+use api::services::collector::Collector;
+use api::services::scheduler::Scheduler;
+use api::store::{intervals, series};
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::Value;
+use sim_exchange::model::{DAY_MS, EPOCH_MS, HOUR_MS, MINUTE_MS};
+use sim_exchange::{Model, Sim, SimSymbol, default_symbols};
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+
+use crate::helpers::{TestApp, code_of, redis_url, serve, spawn, state};
+
+const PER_VENUE: usize = 150;
+
+fn at(ms: i64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(ms).unwrap()
+}
+
+fn collector(db: &PgPool, exchange: Exchange, base: &str, scheduler: Option<Arc<Scheduler>>) -> Collector {
+    Collector::new(db.clone(), ExchangeClient::new(exchange, base, Duration::from_secs(5)), scheduler, chrono::Duration::days(30))
+}
+
+/// The simulation at `now_ms`, served.
+async fn simulated(now_ms: i64) -> (Arc<Sim>, String) {
+    let sim = Arc::new(Sim::at(Model::with_universe(42, default_symbols(), PER_VENUE), now_ms));
+    let base = serve(sim_exchange::router(sim.clone())).await.base;
+    (sim, base)
+}
+
+/// What the collectors recorded: the listings 21 days apart, the later at 12:30 today (so the
+/// crowd's history falls within a day of the real clock, and no settlement asked about lies on
+/// the next day, whose interval may differ), two crowd sweeps 15 minutes apart.
+struct Collected {
+    sim: Arc<Sim>,
+    /// (exchange, symbol) → (from, to) minutes, computed from the model.
+    expected_changes: HashMap<(String, String), (i64, i64)>,
+}
+
+async fn collect(db: &PgPool) -> Collected {
+    let now = Utc::now().timestamp_millis().div_euclid(DAY_MS) * DAY_MS + 12 * HOUR_MS + 30 * MINUTE_MS;
+    let then = now - 21 * DAY_MS;
+    let (sim, base) = simulated(then).await;
+    let collectors: Vec<Collector> = Exchange::ALL.iter().map(|e| collector(db, *e, &base, None)).collect();
+    for c in &collectors {
+        let (listing, report) = c.collect_intervals(at(then)).await.unwrap();
+        assert_eq!((listing.len(), report.new, report.changes.len()), (PER_VENUE, PER_VENUE, 0), "{:?}: first sight records, changes nothing", c.venue().exchange());
+        let (_, again) = c.collect_intervals(at(then)).await.unwrap();
+        assert_eq!((again.new, again.changes.len(), again.delisted), (0, 0, 0), "a listing recorded twice changes nothing");
+    }
+    sim.set_now(now);
+    let minutes = |s: &SimSymbol, t: i64| (sim.model.interval_ms_at(s, t) / MINUTE_MS).max(60);
+    let mut expected_changes = HashMap::new();
+    for c in &collectors {
+        let exchange = c.venue().exchange().id();
+        let (listing, report) = c.collect_intervals(at(now)).await.unwrap();
+        let got: BTreeSet<(String, i32, i32)> = report.changes.iter().map(|c| (c.symbol.clone(), c.from_minutes, c.to_minutes)).collect();
+        let mut expected = BTreeSet::new();
+        for s in sim.model.listed(exchange) {
+            let (from, to) = (minutes(s, then), minutes(s, now));
+            if from != to {
+                expected.insert((s.symbol.clone(), from as i32, to as i32));
+                expected_changes.insert((exchange.to_owned(), s.symbol.clone()), (from, to));
+            }
+        }
+        assert_eq!(got, expected, "{exchange}: exactly the model's changes");
+        let sweep = c.collect_crowd(&listing, &CancellationToken::new()).await.unwrap();
+        let readable = if exchange == "hyperliquid" { 0 } else { PER_VENUE };
+        assert_eq!((sweep.recorded, sweep.skipped, sweep.cancelled), (readable, 0, false), "{exchange}");
+    }
+    assert!(expected_changes.len() > 5, "the universe's intervals changed in three weeks: {}", expected_changes.len());
+    // A second sweep a quarter of an hour later: a second point of history each.
+    sim.set_now(now + 15 * MINUTE_MS);
+    for c in &collectors[..3] {
+        let (listing, _) = c.collect_intervals(at(now)).await.unwrap();
+        assert_eq!(c.collect_crowd(&listing, &CancellationToken::new()).await.unwrap().recorded, PER_VENUE);
+        assert_eq!(c.collect_crowd(&listing, &CancellationToken::new()).await.unwrap().recorded, PER_VENUE, "a sweep repeated is harmless");
+    }
+    Collected { sim, expected_changes }
+}
+
+async fn json(app: &TestApp, path: &str) -> Value {
+    let r = app.get(path).await;
+    assert_eq!(r.status(), 200, "{path}");
+    r.json().await.unwrap()
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn the_interval_endpoints(db: PgPool) {
+    let collected = collect(&db).await;
+    let app = spawn(state(db.clone(), &redis_url())).await;
+    let total_perps = 4 * PER_VENUE as u64;
+    let changes = collected.expected_changes.len() as u64;
+
+    // Threaded: every perp, most changed first, zero-indexed pages of 30.
+    let t = json(&app, "/v1/intervals/threaded").await;
+    assert_eq!((t["meta"]["page"].as_u64(), t["meta"]["limit"].as_u64(), t["meta"]["total"].as_u64()), (Some(0), Some(30), Some(total_perps)));
+    let rows = t["data"].as_array().unwrap();
+    assert_eq!(rows.len(), 30);
+    assert!(rows.windows(2).all(|w| w[0]["change_count"].as_i64() >= w[1]["change_count"].as_i64()));
+    let first = &rows[0];
+    assert_eq!(first["change_count"], 1);
+    let key = (first["exchange"].as_str().unwrap().to_owned(), first["symbol"].as_str().unwrap().to_owned());
+    let (from, to) = collected.expected_changes[&key];
+    assert_eq!(first["current_interval"], interval_label(to as i32));
+    assert!(first["last_changed_at"].is_string());
+    let unchanged = &json(&app, "/v1/intervals/threaded?order=asc&limit=1").await["data"][0];
+    assert_eq!((unchanged["change_count"].as_i64(), unchanged["last_changed_at"].is_null()), (Some(0), true));
+    let by_symbol = json(&app, "/v1/intervals/threaded?sort=symbol&order=asc&limit=200&page=1").await;
+    let symbols: Vec<&str> = by_symbol["data"].as_array().unwrap().iter().map(|r| r["symbol"].as_str().unwrap()).collect();
+    assert_eq!((symbols.len(), by_symbol["meta"]["page"].as_u64()), (200, Some(1)));
+    assert!(symbols.windows(2).all(|w| w[0] <= w[1]));
+    let btc = json(&app, "/v1/intervals/threaded?exchange=okx&search=btc").await;
+    assert_eq!(btc["meta"]["total"], 1);
+    assert_eq!((btc["data"][0]["symbol"].as_str(), btc["data"][0]["exchange"].as_str()), (Some("BTCUSDT"), Some("okx")));
+    for bad in ["sort=volume", "order=up", "page=-1", "limit=0", "limit=201", "exchange=ftx", "page=x"] {
+        let (status, code) = code_of(app.get(&format!("/v1/intervals/threaded?{bad}")).await).await;
+        assert_eq!((status, code.as_str()), (400, "INVALID_INPUT"), "{bad}");
+    }
+
+    // Every change, newest first.
+    let list = json(&app, "/v1/intervals?limit=200").await;
+    assert_eq!(list["meta"]["total"].as_u64(), Some(changes));
+    let item = &list["data"][0];
+    assert!(item["id"].is_string() && item["from_interval"].as_str().unwrap().ends_with('h'));
+    let keys: BTreeSet<&str> = item.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, BTreeSet::from(["id", "exchange", "symbol", "from_interval", "to_interval", "changed_at"]));
+    let bybit = json(&app, "/v1/intervals?exchange=bybit").await;
+    assert!(bybit["data"].as_array().unwrap().iter().all(|c| c["exchange"] == "bybit"));
+
+    // Stats.
+    let stats = json(&app, "/v1/intervals/stats").await["data"].clone();
+    assert_eq!(stats["total_changes"].as_u64(), Some(changes));
+    let per_exchange = stats["exchanges"].as_object().unwrap();
+    assert_eq!(per_exchange.len(), 4);
+    assert_eq!(per_exchange["hyperliquid"], 0, "Hyperliquid is hourly throughout");
+    assert_eq!(per_exchange.values().map(|v| v.as_u64().unwrap()).sum::<u64>(), changes);
+    let most = stats["most_changed_symbols"].as_array().unwrap();
+    assert!(!most.is_empty() && most.len() <= 10 && most.windows(2).all(|w| w[0]["changes"].as_i64() >= w[1]["changes"].as_i64()));
+
+    // One perp: its history and analysis (any case of the symbol).
+    let path = format!("/v1/intervals/{}/{}", key.0, key.1.to_lowercase());
+    let detail = json(&app, &path).await["data"].clone();
+    assert_eq!((detail["symbol"].as_str(), detail["current_interval"].as_str()), (Some(key.1.as_str()), Some(interval_label(to as i32).as_str())));
+    assert_eq!(detail["history"].as_array().unwrap().len(), 1);
+    assert_eq!(detail["history"][0]["from_interval"], interval_label(from as i32));
+    let analysis = json(&app, &format!("{path}/analysis")).await["data"].clone();
+    assert_eq!(analysis["total_changes"], 1);
+    assert_eq!(analysis["most_common_direction"], format!("{}_to_{}", interval_label(from as i32), interval_label(to as i32)));
+    assert_eq!(analysis["avg_days_between_changes"], 21.0, "first seen 21 days before the change");
+    let octaves = ((to as f64) / (from as f64)).log2().abs();
+    // Octaves per 30 days over the days since first seen (21, give or take the hours between
+    // 12:30 and the real clock).
+    let score = analysis["volatility_score"].as_f64().unwrap();
+    assert!(score >= octaves * 30.0 / 21.6 - 0.01 && score <= octaves * 30.0 / 20.4 + 0.01, "{score} for {octaves} octaves");
+    for missing in ["/v1/intervals/binance/NOPEUSDT", "/v1/intervals/ftx/BTCUSDT", "/v1/intervals/binance/NOPEUSDT/analysis"] {
+        assert_eq!(code_of(app.get(missing).await).await, (404, "NOT_FOUND".to_owned()), "{missing}");
+    }
+    drop(collected.sim);
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn the_crowd_endpoints(db: PgPool) {
+    let collected = collect(&db).await;
+    let app = spawn(state(db.clone(), &redis_url())).await;
+    let tracked = 3 * PER_VENUE as u64; // Hyperliquid publishes no ratio
+
+    let board = json(&app, "/v1/crowd/leaderboard").await;
+    assert_eq!((board["meta"]["page"].as_u64(), board["meta"]["limit"].as_u64(), board["meta"]["total"].as_u64()), (Some(0), Some(30), Some(tracked)));
+    let rows = board["data"].as_array().unwrap();
+    let pct = |v: &Value| -> f64 { v.as_str().unwrap().parse().unwrap() };
+    assert!(rows.windows(2).all(|w| pct(&w[0]["short_pct"]) >= pct(&w[1]["short_pct"])), "most shorted first");
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r["rank"].as_u64(), Some(i as u64 + 1));
+        assert!(r["long_pct"].as_str().unwrap().len() == 6 && r["exchange"] != "hyperliquid", "{r}");
+        assert!((pct(&r["net_position"]) - (pct(&r["long_pct"]) - pct(&r["short_pct"]))).abs() < 1e-9);
+        assert!(r["updated_at"].is_string());
+    }
+    let page1 = json(&app, "/v1/crowd/leaderboard?page=1&limit=10").await;
+    assert_eq!(page1["data"][0]["rank"], 11);
+    let longed = json(&app, "/v1/crowd/leaderboard?sort=most_longed&exchange=bybit&limit=200").await;
+    assert_eq!(longed["meta"]["total"].as_u64(), Some(PER_VENUE as u64));
+    let lrows = longed["data"].as_array().unwrap();
+    assert!(lrows.iter().all(|r| r["exchange"] == "bybit") && lrows.windows(2).all(|w| pct(&w[0]["long_pct"]) >= pct(&w[1]["long_pct"])));
+    let eth = json(&app, "/v1/crowd/leaderboard?search=eth").await;
+    assert!(eth["data"].as_array().unwrap().iter().all(|r| r["symbol"].as_str().unwrap().contains("ETH")) && eth["meta"]["total"].as_u64() >= Some(3));
+    for bad in ["sort=loudest", "page=-2", "limit=1000", "exchange=kraken", &format!("search={}", "x".repeat(40))] {
+        let (status, code) = code_of(app.get(&format!("/v1/crowd/leaderboard?{bad}")).await).await;
+        assert_eq!((status, code.as_str()), (400, "INVALID_INPUT"), "{bad}");
+    }
+
+    let summary = json(&app, "/v1/crowd/summary").await["data"].clone();
+    assert_eq!(summary["total_symbols_tracked"].as_u64(), Some(tracked));
+    assert!((0.3..0.7).contains(&pct(&summary["avg_long_pct"])) && summary["updated_at"].is_string());
+    let top_long = &json(&app, "/v1/crowd/leaderboard?sort=most_longed&limit=1").await["data"][0];
+    assert_eq!((&summary["most_longed"]["symbol"], &summary["most_longed"]["long_pct"]), (&top_long["symbol"], &top_long["long_pct"]));
+    assert_eq!(summary["most_shorted"]["short_pct"], rows[0]["short_pct"]);
+    assert_eq!(json(&app, "/v1/crowd/summary?exchange=okx").await["data"]["total_symbols_tracked"], PER_VENUE);
+
+    // One perp: the latest reading equals the model's, with two points of history oldest first.
+    let detail = json(&app, "/v1/crowd/bybit/ETHUSDT").await["data"].clone();
+    let s = collected.sim.model.find("bybit", "ETHUSDT").unwrap();
+    let history = detail["history"].as_array().unwrap();
+    assert_eq!(history.len(), 2, "{detail}");
+    let last: DateTime<Utc> = history[1]["timestamp"].as_str().unwrap().parse().unwrap();
+    assert!(last > history[0]["timestamp"].as_str().unwrap().parse::<DateTime<Utc>>().unwrap());
+    let long = collected.sim.model.long_share_ppm(s, last.timestamp_millis()) / 10_000 * 10_000;
+    assert_eq!(detail["long_pct"], api::domain::money::ppm(long, 4));
+    assert_eq!(detail["history"][1]["long_pct"], detail["long_pct"]);
+    assert!(pct(&detail["open_interest_usd"]) > 0.0 && detail["open_interest_usd"].as_str().unwrap().split('.').nth(1).unwrap().len() == 2);
+    assert_eq!(json(&app, "/v1/crowd/bybit/ETHUSDT?hours=48").await["data"]["history"].as_array().unwrap().len(), 2);
+    assert_eq!(code_of(app.get("/v1/crowd/bybit/ETHUSDT?hours=0").await).await.0, 400);
+    for missing in ["/v1/crowd/hyperliquid/BTCUSDC", "/v1/crowd/binance/NOPEUSDT", "/v1/crowd/kraken/BTCUSD"] {
+        assert_eq!(code_of(app.get(missing).await).await, (404, "NOT_FOUND".to_owned()), "{missing}");
+    }
+
+    // A perp the venue stops listing leaves the crowd data (its history stays until retention).
+    let keep: Vec<(String, i32)> = sqlx::query_as("SELECT symbol, interval_minutes FROM perps WHERE exchange = 'bybit' AND symbol <> 'ETHUSDT'").fetch_all(&db).await.unwrap();
+    let report = intervals::record_listing(&db, "bybit", &keep, Utc::now()).await.unwrap();
+    assert_eq!((report.delisted, report.new, report.changes.len()), (1, 0, 0));
+    assert_eq!(code_of(app.get("/v1/crowd/bybit/ETHUSDT").await).await.0, 404);
+    assert_eq!(json(&app, "/v1/crowd/summary").await["data"]["total_symbols_tracked"].as_u64(), Some(tracked - 1));
+    assert_eq!(json(&app, "/v1/intervals/bybit/ETHUSDT").await["data"]["symbol"], "ETHUSDT", "its interval history stays");
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn an_interval_change_of_a_configured_series_is_replanned_at_once(db: PgPool) {
+    // Binance BTCUSDT (a configured series) runs at 4 h on some days: find a 4 h day followed by
+    // an 8 h day.
+    let model = Model::new(42, default_symbols());
+    let btc = model.find("binance", "BTCUSDT").unwrap().clone();
+    let day = (1..200).find(|d| model.interval_at(&btc, EPOCH_MS + d * DAY_MS) == 4 && model.interval_at(&btc, EPOCH_MS + (d + 1) * DAY_MS) == 8).unwrap();
+    let noon = EPOCH_MS + day * DAY_MS + 12 * HOUR_MS + 30 * MINUTE_MS;
+    let (sim, base) = simulated(noon).await;
+    series::ensure(&db, &[SeriesSpec { exchange: Exchange::Binance, symbol: "BTCUSDT".into(), interval_minutes: 480 }]).await.unwrap();
+    let venues: Vec<ExchangeClient> = Exchange::ALL.iter().map(|e| ExchangeClient::new(*e, &base, Duration::from_secs(5))).collect();
+    let scheduler = Arc::new(Scheduler::new(db.clone(), venues, Duration::from_secs(24 * 3600)));
+    scheduler.run_once(at(noon)).await.unwrap();
+    let binance = collector(&db, Exchange::Binance, &base, Some(scheduler.clone()));
+    binance.collect_intervals(at(noon)).await.unwrap();
+
+    // Just past midnight the venue is back at 8 h: the 04:00 and 12:00 rounds of the next day
+    // no longer settle.
+    let midnight = EPOCH_MS + (day + 1) * DAY_MS + 30 * MINUTE_MS;
+    sim.set_now(midnight);
+    let (_, report) = binance.collect_intervals(at(midnight)).await.unwrap();
+    assert!(report.changes.iter().any(|c| c.symbol == "BTCUSDT" && (c.from_minutes, c.to_minutes) == (240, 480)), "{report:?}");
+    let voided: Vec<DateTime<Utc>> = sqlx::query_scalar(
+        "SELECT m.settlement_ts FROM markets m JOIN series s ON s.id = m.series_id
+         WHERE s.slug = 'binance-btcusdt' AND m.void_reason = 'interval_change' ORDER BY 1",
+    )
+    .fetch_all(&db)
+    .await
+    .unwrap();
+    let next_day = EPOCH_MS + (day + 1) * DAY_MS;
+    assert_eq!(voided, [at(next_day + 4 * HOUR_MS), at(next_day + 12 * HOUR_MS)], "voided by the collector's replan, before any scheduler pass");
+}

@@ -86,3 +86,47 @@ pub async fn sign_in(http: &reqwest::Client, base: &str, key: &ed25519_dalek::Si
     let verified: Value = http.post(format!("{base}/v1/auth/verify")).json(&body).send().await.unwrap().json().await.unwrap();
     (wallet, verified["data"]["token"].as_str().unwrap().to_owned())
 }
+
+/// Concurrent clients of the HTTP load generator, and how long it drives each URL.
+pub const CONNECTIONS: usize = 32;
+pub const SECONDS: u64 = 10;
+
+/// Serves `router` on a free local port; its base URL.
+pub async fn serve(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>()).await.unwrap();
+    });
+    format!("http://{addr}")
+}
+
+/// `CONNECTIONS` concurrent clients for `SECONDS`: (requests/s, p50, p99, p99.9) in ms.
+pub async fn drive(url: String) -> (f64, f64, f64, f64) {
+    use std::time::{Duration, Instant};
+    let deadline = Instant::now() + Duration::from_secs(SECONDS);
+    let client = reqwest::Client::builder().pool_max_idle_per_host(CONNECTIONS).build().unwrap();
+    let tasks: Vec<_> = (0..CONNECTIONS)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                while Instant::now() < deadline {
+                    let started = Instant::now();
+                    let response = client.get(&url).send().await.unwrap();
+                    assert!(response.status().is_success(), "{url}: {}", response.status());
+                    response.bytes().await.unwrap();
+                    latencies.push(started.elapsed().as_micros() as u64);
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all.sort_unstable();
+    let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)] as f64 / 1000.0;
+    (all.len() as f64 / SECONDS as f64, pct(0.50), pct(0.99), pct(0.999))
+}

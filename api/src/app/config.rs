@@ -119,6 +119,22 @@ pub struct Config {
     /// `FM_SIM_PERPS_PER_VENUE`: perps the simulated exchange lists per venue (the configured
     /// series among them). Default 500.
     pub sim_perps_per_venue: usize,
+    /// `FM_PUSH`: run the push sender in this process's workers. Default `true`.
+    pub push_enabled: bool,
+    /// `FM_PUSH_PERIOD_MS`: time between passes of the push sender. Default 1000.
+    pub push_period: Duration,
+    /// `FM_VAPID_PRIVATE_KEY`: the VAPID key (a raw P-256 private key, base64url, as
+    /// `web-push generate-vapid-keys` prints it). Unset: generated once and kept in Postgres.
+    pub vapid_private_key: Option<String>,
+    /// `FM_VAPID_SUBJECT`: the contact push services may write to (`mailto:` or `https:`).
+    /// Default `mailto:operator@localhost`.
+    pub vapid_subject: String,
+    /// `FM_PUSH_TTL_SECS`: how long a push service keeps a notification for an offline device
+    /// (and a failing delivery is retried). Default 86400.
+    pub push_ttl_secs: u32,
+    /// `FM_PUSH_ALLOW_HTTP`: accept `http://` push endpoints (a push service on a private
+    /// network, tests). Default `false`: https only.
+    pub push_allow_http: bool,
 }
 
 /// The roles of a process (`FM_ROLES`).
@@ -309,6 +325,21 @@ impl Config {
                 other => return Err(invalid("FM_VENUE_RATE_SHARE", &other.to_string(), "expected a percentage from 1 to 100")),
             },
             sim_perps_per_venue: positive("FM_SIM_PERPS_PER_VENUE", get("FM_SIM_PERPS_PER_VENUE", "500"))?,
+            push_enabled: parse("FM_PUSH", get("FM_PUSH", "true"))?,
+            push_period: millis("FM_PUSH_PERIOD_MS", get("FM_PUSH_PERIOD_MS", "1000"))?,
+            vapid_private_key: match lookup("FM_VAPID_PRIVATE_KEY").filter(|k| !k.is_empty()) {
+                Some(key) => match crate::services::push::VapidKey::from_private(&key) {
+                    Ok(_) => Some(key),
+                    Err(why) => return Err(invalid("FM_VAPID_PRIVATE_KEY", &"*".repeat(key.len()), &why)),
+                },
+                None => None,
+            },
+            vapid_subject: match get("FM_VAPID_SUBJECT", "mailto:operator@localhost") {
+                subject if subject.starts_with("mailto:") || subject.starts_with("https://") => subject,
+                other => return Err(invalid("FM_VAPID_SUBJECT", &other, "expected a mailto: or https: URL")),
+            },
+            push_ttl_secs: positive("FM_PUSH_TTL_SECS", get("FM_PUSH_TTL_SECS", "86400"))?,
+            push_allow_http: parse("FM_PUSH_ALLOW_HTTP", get("FM_PUSH_ALLOW_HTTP", "false"))?,
         };
         // A real venue settles on its own interval: rounds shorter than it would never settle.
         if let Some(s) = config.series.iter().find(|s| s.round_minutes().is_some() && !config.exchange_urls.of(s.exchange).is_empty()) {

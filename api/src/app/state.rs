@@ -7,6 +7,7 @@ use sqlx::PgPool;
 use super::config::Config;
 pub use crate::http::AppState;
 use crate::services::Services;
+use crate::services::push::PushSettings;
 use crate::services::tokens::TokenIssuer;
 use crate::store::cache::Redis;
 
@@ -21,6 +22,7 @@ impl AppState {
             onchain: None,
             answer_within: answer_within(config.request_timeout),
             new_users_per_day: config.operator_new_users_per_day,
+            push: Arc::new(PushSettings::new(config.vapid_private_key.clone(), config.vapid_subject.clone(), config.push_allow_http, config.push_ttl_secs)),
         };
         AppState { services, http: Arc::new(config.http_settings()) }
     }

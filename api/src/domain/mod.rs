@@ -13,6 +13,7 @@ pub mod oracle;
 pub mod money;
 pub mod portfolio;
 pub mod prior;
+pub mod push;
 pub mod quote;
 pub mod rate;
 pub mod series;

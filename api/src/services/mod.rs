@@ -11,6 +11,7 @@ pub mod idempotency;
 pub mod market_data;
 pub mod markets;
 pub mod oracle;
+pub mod push;
 pub mod replay;
 pub mod scheduler;
 pub mod settlement;
@@ -66,6 +67,8 @@ pub struct Services {
     pub answer_within: std::time::Duration,
     /// How many users' on-chain accounts the operator pays for per UTC day.
     pub new_users_per_day: u32,
+    /// Web push: the VAPID key and the rules for subscriptions and messages.
+    pub push: Arc<push::PushSettings>,
 }
 
 impl Services {

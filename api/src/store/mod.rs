@@ -15,6 +15,7 @@ pub mod markets;
 pub mod operator_budget;
 pub mod oracle;
 pub mod positions;
+pub mod push;
 pub mod rounds;
 pub mod series;
 pub mod types;

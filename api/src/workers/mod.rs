@@ -13,6 +13,7 @@ pub mod collectors;
 pub mod indexer;
 pub mod money;
 pub mod oracle;
+pub mod push;
 pub mod scheduler;
 pub mod settlement;
 pub mod singleton;

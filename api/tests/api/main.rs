@@ -14,6 +14,7 @@ mod market_data;
 mod markets;
 mod money;
 mod oracle;
+mod push;
 mod roles;
 mod scheduler;
 mod settlement;

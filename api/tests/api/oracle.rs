@@ -30,7 +30,7 @@ use crate::trading::{Trading, micros, open_market, trading};
 
 const DEADLINE: Duration = Duration::from_secs(600);
 
-struct Venue {
+pub struct Venue {
     sim: Arc<Sim>,
     oracle: Oracle,
     /// A client of every venue on the first host (what the scheduler reads).
@@ -38,7 +38,7 @@ struct Venue {
 }
 
 /// The simulated exchange on two hosts and an oracle reading them, its deadline 10 minutes.
-async fn venue() -> Venue {
+pub async fn venue() -> Venue {
     venue_with(default_symbols(), Utc::now()).await
 }
 
@@ -56,7 +56,7 @@ async fn venue_with(symbols: Vec<SimSymbol>, now: DateTime<Utc>) -> Venue {
 
 impl Venue {
     /// The settlements of Binance BTCUSDT (the test markets' series) after `after`, `n` of them.
-    fn settlements(&self, after: DateTime<Utc>, n: usize) -> Vec<DateTime<Utc>> {
+    pub fn settlements(&self, after: DateTime<Utc>, n: usize) -> Vec<DateTime<Utc>> {
         let s = self.sim.model.find("binance", "BTCUSDT").unwrap().clone();
         let mut t = after.timestamp_millis();
         (0..n)
@@ -77,7 +77,7 @@ impl Venue {
     }
 
     /// One oracle pass at `now`, the venue's clock there too.
-    async fn pass(&self, s: &Services, now: DateTime<Utc>) -> Report {
+    pub async fn pass(&self, s: &Services, now: DateTime<Utc>) -> Report {
         self.sim.set_now(now.timestamp_millis());
         self.oracle.run_once(s, now).await.unwrap()
     }
@@ -85,7 +85,7 @@ impl Venue {
 
 /// Moves a traded round's settlement in Postgres to `t` (a settlement of the simulated venue,
 /// after the round's close) and the chain's clock past its on-chain settlement time.
-async fn settle_at(t: &Trading, market: Uuid, at: DateTime<Utc>) {
+pub async fn settle_at(t: &Trading, market: Uuid, at: DateTime<Utc>) {
     t.chain.set_clock_offset(3_700);
     sqlx::query("UPDATE markets SET settlement_ts = $2, status = 'closed' WHERE id = $1").bind(market).bind(at).execute(&t.db).await.unwrap();
 }
@@ -97,7 +97,7 @@ async fn resolution(t: &Trading, market: Uuid) -> Value {
 }
 
 /// Runs the crank on the round until it is closed.
-async fn pay_out(s: &Services, market: Uuid) {
+pub async fn pay_out(s: &Services, market: Uuid) {
     assert_eq!(settlement::pay_out(s, market, Utc::now()).await.unwrap(), Crank::Closed);
 }
 

@@ -11,6 +11,7 @@ mod intervals;
 mod leaderboard;
 mod markets;
 mod money;
+mod push;
 mod series;
 mod trading;
 mod users;
@@ -91,6 +92,9 @@ pub fn router(state: AppState) -> Router {
         .route("/markets/{id}/ensure-onchain", get(wallet_flow::ensure_onchain))
         .route("/markets/{id}/co-sign", post(wallet_flow::co_sign))
         .route("/trade/confirm", post(wallet_flow::confirm))
+        .route("/push/subscribe", post(push::subscribe))
+        .route("/push/unsubscribe", post(push::unsubscribe))
+        .route("/push/vapid-public-key", get(push::vapid_public_key))
         .layer(DefaultBodyLimit::max(BODY_BYTES));
     Router::new()
         .route("/health", get(health::health))

@@ -1,0 +1,68 @@
+//! Web push: `POST /v1/push/subscribe`, `POST /v1/push/unsubscribe` (JWT and anti-replay, as
+//! the contract says) and `GET /v1/push/vapid-public-key` (beyond the contract: the browser
+//! needs it as `applicationServerKey` to subscribe). `services::push` does the work.
+
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+
+use crate::http::AppState;
+use crate::http::auth::{ReplayChecked, TokenCaller};
+use crate::http::envelope::Data;
+use crate::http::error::ApiError;
+use crate::http::extract::ApiJson;
+use crate::services::push;
+
+/// A browser's `PushSubscription.toJSON()`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubscribeBody {
+    endpoint: String,
+    keys: Keys,
+    /// Sent by browsers (usually null); push services end expired subscriptions with 404/410,
+    /// which removes them, so it is not kept.
+    #[serde(default, rename = "expirationTime")]
+    _expiration_time: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Keys {
+    p256dh: String,
+    auth: String,
+}
+
+#[derive(Serialize)]
+pub struct Subscribed {
+    subscribed: bool,
+}
+
+pub async fn subscribe(State(state): State<AppState>, TokenCaller(caller): TokenCaller, _: ReplayChecked, ApiJson(body): ApiJson<SubscribeBody>) -> Result<Data<Subscribed>, ApiError> {
+    push::subscribe(&state.services, caller.user_id, &body.endpoint, &body.keys.p256dh, &body.keys.auth).await?;
+    Ok(Data::new(Subscribed { subscribed: true }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnsubscribeBody {
+    endpoint: String,
+}
+
+#[derive(Serialize)]
+pub struct Unsubscribed {
+    unsubscribed: bool,
+}
+
+pub async fn unsubscribe(State(state): State<AppState>, TokenCaller(caller): TokenCaller, _: ReplayChecked, ApiJson(body): ApiJson<UnsubscribeBody>) -> Result<Data<Unsubscribed>, ApiError> {
+    push::unsubscribe(&state.services, caller.user_id, &body.endpoint).await?;
+    Ok(Data::new(Unsubscribed { unsubscribed: true }))
+}
+
+#[derive(Serialize)]
+pub struct VapidPublicKey {
+    /// The uncompressed P-256 point, base64url without padding.
+    public_key: String,
+}
+
+pub async fn vapid_public_key(State(state): State<AppState>) -> Result<Data<VapidPublicKey>, ApiError> {
+    Ok(Data::new(VapidPublicKey { public_key: push::vapid_key(&state.services).await?.public.clone() }))
+}

@@ -26,6 +26,7 @@ use crate::workers::indexer::IndexerWorker;
 use crate::workers::money::{DepositWorker, WithdrawalWorker};
 use crate::workers::oracle::OracleWorker;
 use crate::workers::push::PushWorker;
+use crate::workers::stream::StreamWorker;
 use crate::services::push::PushSender;
 use crate::services::scheduler::Scheduler;
 use crate::workers::scheduler::SchedulerWorker;
@@ -72,6 +73,8 @@ const CRANK_PERIOD: Duration = Duration::from_secs(2);
 const ORACLE_PERIOD: Duration = Duration::from_secs(1);
 /// A venue's request (each retried by the adapters' policy).
 const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest the stream publisher waits without a notification.
+const STREAM_PERIOD: Duration = Duration::from_secs(1);
 /// A push service's answer to one message.
 const PUSH_TIMEOUT: Duration = Duration::from_secs(15);
 /// Hosts the embedded simulated exchange serves, so the oracle has three sources per venue.
@@ -114,6 +117,9 @@ impl Application {
         // Workers start last, once the chain and the server are ready.
         let supervisor = Supervisor::new(&config.database_url);
         // The oracle and the crank end rounds on chain: they run where the service has its keys.
+        if let Some(services) = state.as_ref().map(|s| s.services.clone()).filter(|_| roles.workers) {
+            supervisor.spawn(StreamWorker { services, period: STREAM_PERIOD });
+        }
         if let Some(services) = state.as_ref().map(|s| s.services.clone()).filter(|_| roles.workers && config.push_enabled) {
             supervisor.spawn(PushWorker { services, sender: PushSender::new(PUSH_TIMEOUT), period: config.push_period });
         }

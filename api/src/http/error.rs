@@ -100,6 +100,17 @@ impl ApiError {
         }
     }
 
+    /// What the client is told: the message, except for our own faults (logged, not shown).
+    pub fn public_message(&self) -> String {
+        match self {
+            ApiError::Internal(cause) => {
+                tracing::error!(%cause, "internal error");
+                "internal server error".to_owned()
+            }
+            other => other.to_string(),
+        }
+    }
+
     /// Wraps any error as `Internal`, keeping its text for the log.
     pub fn internal(cause: impl std::fmt::Display) -> ApiError {
         ApiError::Internal(cause.to_string())
@@ -145,13 +156,7 @@ impl From<redis::RedisError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let message = match &self {
-            ApiError::Internal(cause) => {
-                tracing::error!(%cause, "internal error");
-                "internal server error".to_owned()
-            }
-            other => other.to_string(),
-        };
+        let message = self.public_message();
         let mut response = error_response(self.status(), self.code(), message);
         if let ApiError::RateLimited { retry_after_secs } | ApiError::BudgetSpent { retry_after_secs, .. } = self {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));

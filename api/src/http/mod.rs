@@ -46,6 +46,8 @@ pub struct HttpSettings {
 pub struct AppState {
     pub services: Services,
     pub http: Arc<HttpSettings>,
+    /// This replica's WebSocket subscriptions.
+    pub ws: Arc<routes::ws::hub::Hub>,
 }
 
 /// The whole HTTP application for `state`: routes behind the service's middleware.

@@ -45,6 +45,11 @@ static COUNT_SCRIPT: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::n
     )
 });
 
+/// The client's address as limits count it (IPv4, or an IPv6 /64), for handlers that keep limits
+/// of their own (the WebSocket's connections per IP).
+#[derive(Clone, Debug)]
+pub struct ClientIp(pub String);
+
 /// A bucket a request is counted in.
 struct Bucket {
     key: String,
@@ -61,6 +66,7 @@ pub async fn authenticate_and_limit(State(state): State<AppState>, mut req: Requ
     }
     let now = chrono::Utc::now().timestamp() as u64;
     let ip = ip_bucket(client_ip(&req, &state.http.trusted_proxies));
+    req.extensions_mut().insert(ClientIp(ip.clone()));
     if req.uri().path() == "/rpc" {
         let bucket = Bucket { key: format!("rpc:{ip}"), limit: state.http.rate_rpc_per_sec, window_secs: 1 };
         return limited(&state, &bucket, now, req, next).await;

@@ -25,6 +25,11 @@ pub async fn trades(s: &Services, id: Uuid, page: Page) -> Result<(Vec<TradeRow>
     Ok(markets::trades(&s.db, TradesOf::Market(market.id), page.limit, page.offset).await?)
 }
 
+/// One trade by id (the WebSocket's trade updates).
+pub async fn trade(s: &Services, id: Uuid) -> Result<TradeRow, ServiceError> {
+    markets::trade(&s.db, id).await?.ok_or_else(|| ServiceError::NotFound(format!("no trade {id}")))
+}
+
 /// The price after creation and after each trade, oldest first (at most 10,000 points).
 pub async fn prices(s: &Services, id: Uuid) -> Result<Vec<(chrono::DateTime<Utc>, i32)>, ServiceError> {
     let market = market(s, id).await?;

@@ -16,6 +16,7 @@ pub mod replay;
 pub mod scheduler;
 pub mod settlement;
 pub mod sign_in;
+pub mod stream;
 pub mod tokens;
 pub mod trading;
 pub mod users;

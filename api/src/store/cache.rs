@@ -16,6 +16,7 @@ pub struct Redis {
     manager: Arc<OnceCell<ConnectionManager>>,
     config: ConnectionManagerConfig,
     namespace: Arc<str>,
+    timeout: Duration,
 }
 
 impl Redis {
@@ -25,7 +26,7 @@ impl Redis {
             .set_connection_timeout(timeout)
             .set_response_timeout(timeout)
             .set_number_of_retries(1);
-        Ok(Redis { client: Client::open(url)?, manager: Arc::new(OnceCell::new()), config, namespace: namespace.into() })
+        Ok(Redis { client: Client::open(url)?, manager: Arc::new(OnceCell::new()), config, namespace: namespace.into(), timeout })
     }
 
     /// `namespace:kind:id`.
@@ -39,6 +40,13 @@ impl Redis {
             .get_or_try_init(|| ConnectionManager::new_with_config(self.client.clone(), self.config.clone()))
             .await
             .cloned()
+    }
+
+    /// A connection of its own in subscriber mode (pub/sub cannot share the multiplexed one).
+    pub async fn pubsub(&self) -> RedisResult<redis::aio::PubSub> {
+        tokio::time::timeout(self.timeout, self.client.get_async_pubsub())
+            .await
+            .unwrap_or_else(|_| Err(redis::RedisError::from((redis::ErrorKind::IoError, "timed out connecting to redis"))))
     }
 
     /// PING; `Ok` when Redis answered PONG.

@@ -142,6 +142,11 @@ pub async fn trades(db: &PgPool, of: TradesOf<'_>, limit: i64, offset: i64) -> R
     Ok((rows, total))
 }
 
+/// One trade by id.
+pub async fn trade(db: &PgPool, id: Uuid) -> Result<Option<TradeRow>, sqlx::Error> {
+    sqlx::query_as("SELECT id, market_id, side, is_buy, shares, amount, fee, created_at FROM trades WHERE id = $1").bind(id).fetch_optional(db).await
+}
+
 pub async fn price_history(db: &PgPool, market_id: Uuid, limit: i64) -> Result<Vec<(DateTime<Utc>, i32)>, sqlx::Error> {
     sqlx::query_as("SELECT at, yes_price_ppm FROM market_prices WHERE market_id = $1 ORDER BY at LIMIT $2")
         .bind(market_id)

@@ -18,6 +18,7 @@ pub mod positions;
 pub mod push;
 pub mod rounds;
 pub mod series;
+pub mod stream;
 pub mod types;
 pub mod users;
 pub mod withdrawals;

@@ -17,6 +17,7 @@ pub mod push;
 pub mod scheduler;
 pub mod settlement;
 pub mod singleton;
+pub mod stream;
 
 use std::sync::Arc;
 use std::time::Duration;

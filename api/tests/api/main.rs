@@ -20,4 +20,5 @@ mod scheduler;
 mod settlement;
 mod trading;
 mod wallet_flow;
+mod ws;
 mod workers;

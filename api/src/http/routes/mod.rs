@@ -16,6 +16,7 @@ mod series;
 mod trading;
 mod users;
 mod wallet_flow;
+pub mod ws;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -95,6 +96,7 @@ pub fn router(state: AppState) -> Router {
         .route("/push/subscribe", post(push::subscribe))
         .route("/push/unsubscribe", post(push::unsubscribe))
         .route("/push/vapid-public-key", get(push::vapid_public_key))
+        .route("/ws", get(ws::upgrade))
         .layer(DefaultBodyLimit::max(BODY_BYTES));
     Router::new()
         .route("/health", get(health::health))

@@ -142,9 +142,14 @@ pub struct Balance {
     total: String,
 }
 
+impl From<trading::Balance> for Balance {
+    fn from(b: trading::Balance) -> Balance {
+        Balance { usdc_balance: micros(b.available), locked_in_positions: micros(b.locked), total: micros(b.available + b.locked) }
+    }
+}
+
 pub async fn balance(State(state): State<AppState>, AnyCaller(caller): AnyCaller) -> Result<Data<Balance>, ApiError> {
-    let b = trading::balance(&state.services, &caller).await?;
-    Ok(Data::new(Balance { usdc_balance: micros(b.available), locked_in_positions: micros(b.locked), total: micros(b.available + b.locked) }))
+    Ok(Data::new(trading::balance(&state.services, &caller).await?.into()))
 }
 
 #[derive(Deserialize)]

@@ -1,0 +1,49 @@
+//! The WebSocket's event stream (`stream_events`, appended by triggers on the projection's
+//! tables): the publisher's claim of unpublished events, their sequence numbers, pruning.
+
+use serde_json::Value;
+use sqlx::{FromRow, PgConnection, PgPool};
+
+/// An event as the publisher takes it.
+#[derive(Clone, Debug, FromRow)]
+pub struct StreamEvent {
+    pub id: i64,
+    pub channel: String,
+    pub kind: String,
+    #[sqlx(rename = "ref")]
+    pub reference: Value,
+}
+
+/// Up to `limit` unpublished events in the order they were appended, locked for this
+/// transaction.
+pub async fn claim(tx: &mut PgConnection, limit: i64) -> Result<Vec<StreamEvent>, sqlx::Error> {
+    sqlx::query_as("SELECT id, channel, kind, ref FROM stream_events WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED")
+        .bind(limit)
+        .fetch_all(tx)
+        .await
+}
+
+/// Gives `ids` (in that order) the next sequence numbers and marks them published; returns the
+/// numbers.
+pub async fn sequence(tx: &mut PgConnection, ids: &[i64]) -> Result<Vec<i64>, sqlx::Error> {
+    let mut seqs: Vec<i64> = sqlx::query_scalar("SELECT nextval('stream_seq') FROM generate_series(1, $1)").bind(ids.len() as i64).fetch_all(&mut *tx).await?;
+    seqs.sort_unstable();
+    sqlx::query("UPDATE stream_events e SET seq = s.seq, published_at = now() FROM unnest($1::bigint[], $2::bigint[]) AS s(id, seq) WHERE e.id = s.id")
+        .bind(ids)
+        .bind(&seqs)
+        .execute(tx)
+        .await?;
+    Ok(seqs)
+}
+
+/// The last sequence number handed out (0 before any): a snapshot read after it reflects every
+/// event up to it.
+pub async fn last_seq(db: &PgPool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM stream_seq").fetch_one(db).await
+}
+
+/// Deletes events published more than `keep_secs` ago; how many.
+pub async fn prune(db: &PgPool, keep_secs: i64) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query("DELETE FROM stream_events WHERE published_at < now() - make_interval(secs => $1)").bind(keep_secs as f64).execute(db).await?;
+    Ok(done.rows_affected())
+}

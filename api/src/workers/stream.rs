@@ -1,0 +1,73 @@
+//! The stream publisher as a singleton worker: woken by the triggers' `NOTIFY fm_stream` (and
+//! every period in case a notification was missed), it publishes every new event to Redis
+//! (`services::stream`), and prunes old ones each minute.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use sqlx::postgres::PgListener;
+use tokio_util::sync::CancellationToken;
+
+use super::{Worker, WorkerResult};
+use crate::services::{Services, stream};
+
+/// "FMSTREAM": the advisory-lock key of the stream publisher.
+pub const STREAM_LOCK: i64 = 0x464D_5354_5245_414D;
+const PRUNE_EVERY: Duration = Duration::from_secs(60);
+
+pub struct StreamWorker {
+    pub services: Services,
+    /// The longest wait without a notification.
+    pub period: Duration,
+}
+
+impl Worker for StreamWorker {
+    fn name(&self) -> &'static str {
+        "stream"
+    }
+
+    fn singleton_key(&self) -> Option<i64> {
+        Some(STREAM_LOCK)
+    }
+
+    fn run(self: Arc<Self>, cancel: CancellationToken) -> BoxFuture<'static, WorkerResult> {
+        async move {
+            let mut listener = PgListener::connect_with(&self.services.db).await.map_err(|e| e.to_string())?;
+            listener.listen("fm_stream").await.map_err(|e| e.to_string())?;
+            let mut pruned = Instant::now();
+            while !cancel.is_cancelled() {
+                loop {
+                    match stream::publish(&self.services).await {
+                        Ok(0) => break,
+                        Ok(_) => continue,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "publishing the stream failed; retrying");
+                            break;
+                        }
+                    }
+                }
+                if pruned.elapsed() > PRUNE_EVERY {
+                    pruned = Instant::now();
+                    if let Err(e) = stream::prune(&self.services).await {
+                        tracing::warn!(error = %e, "pruning the stream failed");
+                    }
+                }
+                tokio::select! {
+                    _ = cancel.cancelled() => break,
+                    notified = tokio::time::timeout(self.period, listener.recv()) => {
+                        // A broken listener reconnects by itself on the next recv; the period
+                        // covers what it missed meanwhile.
+                        if let Ok(Err(e)) = notified {
+                            tracing::warn!(error = %e, "stream listener failed");
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+}

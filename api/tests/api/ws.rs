@@ -1,0 +1,206 @@
+//! The WebSocket across two `serve` replicas sharing Postgres and Redis, with the real stream
+//! publisher (the worker, woken by the triggers' NOTIFY): a trade through one replica reaches a
+//! client of the other — the market's channel and the trader's account — each update once, after
+//! its snapshot and numbered above it; the sixth connection from one IP is refused with 429 and
+//! the envelope, whichever replica it reaches; garbage gets errors and the connection stays.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use api::chain::OnChain;
+use api::workers::Worker;
+use api::workers::stream::StreamWorker;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+use crate::helpers::*;
+use crate::settlement::{buy, trader};
+use crate::trading::{Trading, open_market};
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// Two replicas of the trading app (the same configuration: JWT key, Redis namespace), and the
+/// stream publisher running.
+struct Replicas {
+    a: Trading,
+    b: TestApp,
+    _publisher: tokio_util::sync::DropGuard,
+}
+
+async fn replicas(db: &PgPool) -> Replicas {
+    let mut config = config();
+    config.request_timeout = Duration::from_secs(10);
+    let a = crate::trading::trading_with(db, config.clone()).await;
+    let onchain = OnChain::embedded(&a.chain, db.clone()).await.unwrap();
+    let b_state = state_with(config.clone(), db.clone(), &redis_url()).with_onchain(onchain);
+    let services = b_state.services.clone();
+    let b = spawn(b_state).await;
+    let cancel = CancellationToken::new();
+    tokio::spawn(Arc::new(StreamWorker { services, period: Duration::from_secs(1) }).run(cancel.clone()));
+    Replicas { a, b, _publisher: cancel.drop_guard() }
+}
+
+async fn connect(app: &TestApp) -> Socket {
+    let url = format!("{}/v1/ws", app.base.replacen("http://", "ws://", 1));
+    let (mut socket, _) = tokio_tungstenite::connect_async(url).await.expect("the upgrade is accepted");
+    let welcome = next(&mut socket).await;
+    assert_eq!(welcome["type"], "welcome", "{welcome}");
+    socket
+}
+
+async fn send(socket: &mut Socket, message: Value) {
+    socket.send(Message::Text(message.to_string().into())).await.unwrap();
+}
+
+/// The next JSON message (pings are answered by the client library).
+async fn next(socket: &mut Socket) -> Value {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(15), socket.next()).await.expect("a message within 15 s").unwrap().unwrap();
+        if let Message::Text(text) = message {
+            return serde_json::from_str(&text).unwrap();
+        }
+    }
+}
+
+/// Messages until `done` says the wanted ones arrived (or 15 s pass).
+async fn collect(socket: &mut Socket, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let mut got = Vec::new();
+    while !done(&got) {
+        got.push(next(socket).await);
+    }
+    got
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_trade_through_one_replica_reaches_a_client_of_the_other(db: PgPool) {
+    let r = replicas(&db).await;
+    let market = open_market(&db, "open").await;
+    let alice = trader(&r.a, "50").await;
+
+    let mut watcher = connect(&r.b).await;
+    send(&mut watcher, json!({"type": "subscribe", "channel": format!("market:{market}")})).await;
+    let snapshot = next(&mut watcher).await;
+    assert_eq!((snapshot["type"].as_str(), snapshot["channel"].as_str()), (Some("snapshot"), Some(format!("market:{market}").as_str())), "{snapshot}");
+    assert_eq!(snapshot["data"]["market"]["yes_price"], "0.500000");
+    assert_eq!(snapshot["data"]["trades"], json!([]));
+    let from = snapshot["seq"].as_i64().unwrap();
+
+    // Alice watches her own account on replica B too.
+    let mut own = connect(&r.b).await;
+    send(&mut own, json!({"type": "auth", "token": alice.token})).await;
+    assert_eq!(next(&mut own).await, json!({"type": "authenticated", "wallet": alice.wallet}));
+    send(&mut own, json!({"type": "subscribe", "channel": "account"})).await;
+    let account = next(&mut own).await;
+    assert_eq!(account["type"], "snapshot", "{account}");
+    assert_eq!(account["data"]["balance"]["usdc_balance"], "50.000000");
+
+    // The trade goes through replica A.
+    buy(&r.a, &alice, market, "yes", "10").await;
+
+    let updates = collect(&mut watcher, |got| got.iter().any(|m| m["event"] == "trade") && got.iter().any(|m| m["event"] == "market" && m["data"]["trade_count"] == 1)).await;
+    for update in &updates {
+        assert_eq!((update["type"].as_str(), update["channel"].as_str()), (Some("update"), Some(format!("market:{market}").as_str())), "{update}");
+        assert!(update["seq"].as_i64().unwrap() > from, "numbered after the snapshot: {update}");
+    }
+    let seqs: Vec<i64> = updates.iter().map(|u| u["seq"].as_i64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "in order, each once: {seqs:?}");
+    let trade = updates.iter().find(|u| u["event"] == "trade").unwrap();
+    assert_eq!((trade["data"]["side"].as_str(), trade["data"]["kind"].as_str()), (Some("yes"), Some("buy")), "{trade}");
+    let moved = updates.iter().rev().find(|u| u["event"] == "market").unwrap();
+    assert!(moved["data"]["yes_price"].as_str().unwrap() > "0.500000", "{moved}");
+
+    let mine = collect(&mut own, |got| {
+        got.iter().any(|m| m["event"] == "trade") && got.iter().any(|m| m["event"] == "positions") && got.iter().any(|m| m["event"] == "balance")
+    })
+    .await;
+    let balance = mine.iter().rev().find(|m| m["event"] == "balance").unwrap();
+    assert_eq!(balance["channel"], "account");
+    assert!(crate::trading::micros(&balance["data"]["usdc_balance"]) < 40_000_000, "10 USDC and the fee left the vault: {balance}");
+    let positions = mine.iter().rev().find(|m| m["event"] == "positions").unwrap();
+    assert_eq!(positions["data"][0]["market_id"], market.to_string(), "{positions}");
+
+    // Nothing else arrives: each event was forwarded once.
+    send(&mut watcher, json!({"type": "ping"})).await;
+    assert_eq!(next(&mut watcher).await, json!({"type": "pong"}));
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn the_sixth_connection_from_one_ip_is_refused_across_replicas(db: PgPool) {
+    let r = replicas(&db).await;
+    let mut open = Vec::new();
+    for i in 0..5 {
+        open.push(connect(if i % 2 == 0 { &r.a.app } else { &r.b }).await);
+    }
+    for app in [&r.a.app, &r.b] {
+        let url = format!("{}/v1/ws", app.base.replacen("http://", "ws://", 1));
+        match tokio_tungstenite::connect_async(url).await {
+            Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+                assert_eq!(response.status(), 429);
+                assert!(response.headers().contains_key("retry-after"));
+                let body: Value = serde_json::from_slice(response.body().as_deref().unwrap()).unwrap();
+                assert_eq!((body["data"].clone(), body["error"]["code"].as_str()), (Value::Null, Some("RATE_LIMITED")), "{body}");
+                assert!(body["error"]["message"].as_str().unwrap().contains("5 WebSocket connections"));
+            }
+            other => panic!("the sixth connection was not refused: {:?}", other.map(|(_, r)| r.status())),
+        }
+    }
+    // Closing one frees its slot.
+    let mut first = open.remove(0);
+    first.close(None).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let url = format!("{}/v1/ws", r.b.base.replacen("http://", "ws://", 1));
+        if tokio_tungstenite::connect_async(url).await.is_ok() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the closed connection's slot was never freed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn garbage_gets_errors_and_the_connection_stays(db: PgPool) {
+    let r = replicas(&db).await;
+    let mut socket = connect(&r.b).await;
+    let unknown_market = Uuid::new_v4();
+    let cases = [
+        (Message::Text("not json".into()), "INVALID_INPUT", "not a message"),
+        (Message::Text(json!({"type": "dance"}).to_string().into()), "INVALID_INPUT", "not a message"),
+        (Message::Text(json!({"type": "subscribe"}).to_string().into()), "INVALID_INPUT", "channel"),
+        (Message::Text(json!({"type": "subscribe", "channel": "prices"}).to_string().into()), "INVALID_INPUT", "unknown channel"),
+        (Message::Text(json!({"type": "subscribe", "channel": "market:7"}).to_string().into()), "INVALID_INPUT", "not a market id"),
+        (Message::Text(json!({"type": "subscribe", "channel": format!("market:{unknown_market}")}).to_string().into()), "NOT_FOUND", "no market"),
+        (Message::Text(json!({"type": "subscribe", "channel": "series:nope"}).to_string().into()), "NOT_FOUND", "no series"),
+        (Message::Text(json!({"type": "subscribe", "channel": "account"}).to_string().into()), "UNAUTHORIZED", "auth"),
+        (Message::Text(json!({"type": "unsubscribe", "channel": "markets"}).to_string().into()), "NOT_FOUND", "not subscribed"),
+        (Message::Text(json!({"type": "auth", "token": "nope"}).to_string().into()), "UNAUTHORIZED", "invalid access token"),
+        (Message::Text(json!({"type": "auth", "api_key": "fmk_0000"}).to_string().into()), "UNAUTHORIZED", "API key"),
+        (Message::Binary(vec![1, 2, 3].into()), "INVALID_INPUT", "JSON text"),
+    ];
+    for (message, code, why) in cases {
+        socket.send(message.clone()).await.unwrap();
+        let answer = next(&mut socket).await;
+        assert_eq!((answer["type"].as_str(), answer["code"].as_str()), (Some("error"), Some(code)), "{message:?}: {answer}");
+        assert!(answer["message"].as_str().unwrap().contains(why), "{message:?}: {answer}");
+    }
+    // Still there, and still serving.
+    send(&mut socket, json!({"type": "subscribe", "channel": "series:binance-btcusdt"})).await;
+    let snapshot = next(&mut socket).await;
+    assert_eq!((snapshot["type"].as_str(), snapshot["data"]["slug"].as_str()), (Some("snapshot"), Some("binance-btcusdt")), "{snapshot}");
+    send(&mut socket, json!({"type": "subscribe", "channel": "series:binance-btcusdt"})).await;
+    assert!(next(&mut socket).await["message"].as_str().unwrap().contains("already subscribed"));
+    send(&mut socket, json!({"type": "unsubscribe", "channel": "series:binance-btcusdt"})).await;
+    assert_eq!(next(&mut socket).await, json!({"type": "unsubscribed", "channel": "series:binance-btcusdt"}));
+
+    // A plain GET is not an upgrade: 400 with the envelope.
+    let response = r.b.get("/v1/ws").await;
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "INVALID_INPUT");
+}

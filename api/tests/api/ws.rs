@@ -204,3 +204,42 @@ async fn garbage_gets_errors_and_the_connection_stays(db: PgPool) {
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], "INVALID_INPUT");
 }
+
+/// A connection whose queue is full is told to close; the others still get the event at once.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_slow_consumer_is_cut_off_and_never_holds_up_the_others(db: PgPool) {
+    use api::http::routes::ws::hub::{Hub, Subscriber};
+    use api::services::stream::Published;
+
+    let services = state(db.clone(), &redis_url()).services;
+    api::store::series::ensure(&db, &api::app::config::default_series()).await.unwrap();
+    let market = open_market(&db, "open").await;
+    let hub = Hub::new();
+    let (slow_queue, mut slow_inbox) = tokio::sync::mpsc::channel(1);
+    let (fast_queue, mut fast_inbox) = tokio::sync::mpsc::channel(1);
+    let (slow, fast) = (CancellationToken::new(), CancellationToken::new());
+    hub.subscribe("markets", 1, Subscriber { queue: slow_queue, overflow: slow.clone() }, None);
+    hub.subscribe("markets", 2, Subscriber { queue: fast_queue, overflow: fast.clone() }, None);
+    let event = |id, seq| Published { id, seq, channel: "markets".into(), kind: "market".into(), reference: json!({"market_id": market}) };
+
+    hub.dispatch(&services, event(1, 10)).await;
+    assert!(!slow.is_cancelled());
+    // The fast one reads; the slow one does not, and its queue (of one) is full at the next.
+    assert_eq!(within(&mut fast_inbox).await.seq, 10);
+    hub.dispatch(&services, event(2, 11)).await;
+    assert!(slow.is_cancelled(), "the slow consumer is told to close");
+    assert!(!fast.is_cancelled());
+    let delivered = within(&mut fast_inbox).await;
+    assert_eq!(delivered.seq, 11);
+    let shown: Value = serde_json::from_str(&delivered.text).unwrap();
+    assert_eq!((shown["event"].as_str(), shown["data"]["id"].as_str()), (Some("market"), Some(market.to_string().as_str())));
+    // A republished event (same id) is forwarded once.
+    hub.dispatch(&services, event(2, 12)).await;
+    assert!(fast_inbox.try_recv().is_err(), "event 2 again is dropped");
+    assert_eq!(within(&mut slow_inbox).await.seq, 10, "the slow one only ever got the first");
+}
+
+/// The next message of `inbox`, which must come at once.
+async fn within(inbox: &mut tokio::sync::mpsc::Receiver<Arc<api::http::routes::ws::hub::Outgoing>>) -> Arc<api::http::routes::ws::hub::Outgoing> {
+    tokio::time::timeout(Duration::from_secs(5), inbox.recv()).await.expect("delivered at once").unwrap()
+}

@@ -26,7 +26,8 @@ const REMEMBERED: usize = 10_000;
 pub struct Outgoing {
     pub channel: String,
     pub seq: i64,
-    pub text: Arc<str>,
+    /// Shared by every connection it goes to (cloning is a reference count, not a copy).
+    pub text: axum::extract::ws::Utf8Bytes,
 }
 
 /// A subscribed connection: its queue, and how to tell it to close when the queue is full.

@@ -180,7 +180,7 @@ impl Connection {
                         Some((_, covered)) if update.seq > *covered => {}
                         _ => continue,
                     }
-                    if socket.send(Message::Text(update.text.as_ref().into())).await.is_err() {
+                    if socket.send(Message::Text(update.text.clone())).await.is_err() {
                         break;
                     }
                 }
@@ -197,6 +197,7 @@ impl Connection {
                     }
                 }
                 _ = self.overflow.cancelled() => {
+                    tracing::warn!(connection = self.id, "websocket consumer too slow; closed");
                     let reason = format!("too slow: more than {QUEUE} messages waiting");
                     let _ = socket.send(Message::Close(Some(CloseFrame { code: 1008, reason: reason.into() }))).await;
                     break;

@@ -135,6 +135,10 @@ pub struct Config {
     /// `FM_PUSH_ALLOW_HTTP`: accept `http://` push endpoints (a push service on a private
     /// network, tests). Default `false`: https only.
     pub push_allow_http: bool,
+    /// `FM_CORS_ORIGINS`: the origins browser front ends may call from, comma-separated
+    /// (`https://app.example.com,http://localhost:5173`), or `*` for any. Default `*`: the API
+    /// authenticates with bearer tokens and keys, never cookies.
+    pub cors_origins: Option<Vec<String>>,
 }
 
 /// The roles of a process (`FM_ROLES`).
@@ -340,6 +344,19 @@ impl Config {
             },
             push_ttl_secs: positive("FM_PUSH_TTL_SECS", get("FM_PUSH_TTL_SECS", "86400"))?,
             push_allow_http: parse("FM_PUSH_ALLOW_HTTP", get("FM_PUSH_ALLOW_HTTP", "false"))?,
+            cors_origins: match get("FM_CORS_ORIGINS", "*").trim() {
+                "*" => None,
+                list => Some(
+                    list.split(',')
+                        .map(str::trim)
+                        .filter(|o| !o.is_empty())
+                        .map(|origin| match origin_ok(origin) {
+                            true => Ok(origin.trim_end_matches('/').to_owned()),
+                            false => Err(invalid("FM_CORS_ORIGINS", origin, "expected * or origins such as https://app.example.com (scheme, host, optional port)")),
+                        })
+                        .collect::<Result<_, _>>()?,
+                ),
+            },
         };
         // A real venue settles on its own interval: rounds shorter than it would never settle.
         if let Some(s) = config.series.iter().find(|s| s.round_minutes().is_some() && !config.exchange_urls.of(s.exchange).is_empty()) {
@@ -362,6 +379,7 @@ impl Config {
             rate_rpc_per_sec: self.rate_rpc_per_sec,
             trusted_proxies: self.trusted_proxies.clone(),
             deposit_webhook_auth: self.deposit_webhook_auth.clone(),
+            cors_origins: self.cors_origins.clone(),
         }
     }
 
@@ -418,6 +436,13 @@ fn duration(name: &'static str, value: String) -> Result<Duration, ConfigError> 
 
 fn secs(name: &'static str, value: String) -> Result<Duration, ConfigError> {
     Ok(Duration::from_secs(positive::<u64>(name, value)?))
+}
+
+/// `scheme://host[:port]`, nothing after (a browser's `Origin`).
+fn origin_ok(origin: &str) -> bool {
+    let origin = origin.trim_end_matches('/');
+    let rest = origin.strip_prefix("https://").or_else(|| origin.strip_prefix("http://"));
+    rest.is_some_and(|r| !r.is_empty() && !r.contains(['/', '?', '#', ' ', '*']) && origin.is_ascii())
 }
 
 fn positive<T: std::str::FromStr + PartialOrd + Default>(name: &'static str, value: String) -> Result<T, ConfigError>

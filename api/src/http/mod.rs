@@ -39,6 +39,8 @@ pub struct HttpSettings {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// The `Authorization` value deposit webhooks must carry (`None`: every delivery refused).
     pub deposit_webhook_auth: Option<String>,
+    /// Origins browser front ends may call from (`None`: any).
+    pub cors_origins: Option<Vec<String>>,
 }
 
 /// What every handler can reach: the use cases and the HTTP settings.
@@ -53,5 +55,6 @@ pub struct AppState {
 /// The whole HTTP application for `state`: routes behind the service's middleware.
 pub fn app(state: AppState) -> Router {
     let timeout = state.http.request_timeout;
-    middleware::apply(routes::router(state), timeout)
+    let origins = state.http.cors_origins.clone();
+    middleware::apply(routes::router(state), timeout, origins.as_deref())
 }

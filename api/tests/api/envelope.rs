@@ -76,7 +76,7 @@ fn probes(timeout: Duration) -> Router {
         .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await; Data::new(()) }))
         .route("/internal", get(|| async { Err::<Data<()>, _>(ApiError::internal("password=hunter2 at db01")) }))
         .route("/limited", get(|| async { Err::<Data<()>, _>(ApiError::RateLimited { retry_after_secs: 7 }) }));
-    api::http::middleware::apply(routes, timeout)
+    api::http::middleware::apply(routes, timeout, None)
 }
 
 #[tokio::test]

@@ -21,7 +21,7 @@ async fn replayed_app(db: PgPool) -> (TestApp, api::AppState) {
         .route("/v1/replayed", post(|TokenCaller(_): TokenCaller, _: ReplayChecked| async { Data::new(true) }))
         .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
         .with_state(state.clone());
-    (serve(api::http::middleware::apply(routes, Duration::from_secs(5))).await, state)
+    (serve(api::http::middleware::apply(routes, Duration::from_secs(5), None)).await, state)
 }
 
 /// A user row and an access token from the state's own issuer (what `/v1/auth/verify` does).
@@ -169,7 +169,7 @@ async fn extractors_admit_exactly_their_credentials(db: PgPool) {
         .route("/v1/any", get(|AnyCaller(c): AnyCaller| async move { Data::new(c.user_id) }))
         .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
         .with_state(state.clone());
-    let app = serve(api::http::middleware::apply(routes, Duration::from_secs(5))).await;
+    let app = serve(api::http::middleware::apply(routes, Duration::from_secs(5), None)).await;
     let user = api::store::users::sign_in(&state.services.db, &address(&wallet())).await.unwrap();
     let token = state.services.tokens.issue(user.id, &user.wallet_address, chrono::Utc::now()).0;
     let (_, key) = api::services::api_keys::create(&state.services, user.id, "bot").await.unwrap();

@@ -2,6 +2,7 @@
 
 mod auth;
 mod binary;
+mod cors;
 mod crash;
 mod envelope;
 mod exchanges;

@@ -139,6 +139,9 @@ pub struct Config {
     /// (`https://app.example.com,http://localhost:5173`), or `*` for any. Default `*`: the API
     /// authenticates with bearer tokens and keys, never cookies.
     pub cors_origins: Option<Vec<String>>,
+    /// `FM_METRICS_ADDR`: the admin address serving Prometheus metrics at `/metrics`, apart from
+    /// the API; `off` for none. Default `127.0.0.1:9464`.
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 /// The roles of a process (`FM_ROLES`).
@@ -344,6 +347,10 @@ impl Config {
             },
             push_ttl_secs: positive("FM_PUSH_TTL_SECS", get("FM_PUSH_TTL_SECS", "86400"))?,
             push_allow_http: parse("FM_PUSH_ALLOW_HTTP", get("FM_PUSH_ALLOW_HTTP", "false"))?,
+            metrics_addr: match get("FM_METRICS_ADDR", "127.0.0.1:9464").trim() {
+                "off" | "" => None,
+                addr => Some(parse("FM_METRICS_ADDR", addr.to_owned())?),
+            },
             cors_origins: match get("FM_CORS_ORIGINS", "*").trim() {
                 "*" => None,
                 list => Some(

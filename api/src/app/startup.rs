@@ -64,6 +64,8 @@ pub struct Application {
     server: Option<(TcpListener, Router)>,
     chain: Option<AnyChain>,
     supervisor: Supervisor,
+    /// The admin listener serving `/metrics` (`FM_METRICS_ADDR`), and the pool it samples.
+    metrics: Option<(TcpListener, PgPool)>,
 }
 
 /// How often the settlement crank looks for rounds to pay out.
@@ -99,6 +101,14 @@ impl Application {
         }
         let roles = config.roles;
         let redis = Redis::new(&config.redis_url, config.health_timeout, &config.redis_namespace)?;
+        let metrics = match config.metrics_addr {
+            Some(addr) => {
+                let listener = super::metrics::bind(addr).await.map_err(|source| StartupError::Bind { addr, source })?;
+                super::metrics::recorder();
+                Some((listener, db.clone()))
+            }
+            None => None,
+        };
         let listener = match roles.serve {
             true => Some(TcpListener::bind(config.bind_addr).await.map_err(|source| StartupError::Bind { addr: config.bind_addr, source })?),
             false => None,
@@ -159,7 +169,7 @@ impl Application {
             supervisor.spawn(IndexerWorker::new(chain.clone(), db, config.indexer_period));
         }
         tracing::info!(serve = roles.serve, workers = roles.workers, indexer = roles.indexer, "roles");
-        Ok(Application { server, chain, supervisor })
+        Ok(Application { server, chain, supervisor, metrics })
     }
 
     /// The chain the process runs on, if a role opened one (benchmarks and tests drive it).
@@ -168,6 +178,11 @@ impl Application {
     }
 
     /// The HTTP address (role `serve`).
+    /// The admin address serving `/metrics`, when configured.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics.as_ref().map(|(l, _)| l.local_addr().expect("a bound listener has an address"))
+    }
+
     pub fn local_addr(&self) -> Option<SocketAddr> {
         self.server.as_ref().map(|(l, _)| l.local_addr().expect("a bound listener has an address"))
     }
@@ -175,7 +190,11 @@ impl Application {
     /// Runs until `shutdown` completes: then finishes in-flight requests, lets every worker
     /// finish its current job, and returns.
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
-        let Application { server, supervisor, .. } = self;
+        let Application { server, supervisor, metrics, .. } = self;
+        if let Some((listener, db)) = metrics {
+            tracing::info!(addr = %listener.local_addr()?, "metrics at /metrics");
+            tokio::spawn(super::metrics::serve(listener, db));
+        }
         let served = match server {
             Some((listener, router)) => {
                 tracing::info!(addr = %listener.local_addr()?, "listening");

@@ -5,7 +5,7 @@ use std::any::Any;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{Next, from_fn, from_fn_with_state};
 use axum::response::Response;
@@ -36,6 +36,7 @@ pub fn apply(routes: Router, request_timeout: Duration, cors_origins: Option<&[S
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         )
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(from_fn(record))
         .layer(from_fn(envelope_stray_errors))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(from_fn_with_state(request_timeout, deadline));
@@ -81,6 +82,19 @@ pub fn cors(origins: Option<&[String]>) -> CorsLayer {
         .allow_headers(ALLOWED_HEADERS)
         .expose_headers(EXPOSED_HEADERS)
         .max_age(Duration::from_secs(600))
+}
+
+/// Counts each request by method, route (the matched pattern, `/v1/markets/{id}`; `unmatched`
+/// for unknown paths, so clients cannot multiply the series) and status, and times it.
+async fn record(req: Request, next: Next) -> Response {
+    let route = req.extensions().get::<MatchedPath>().map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let method = req.method().as_str().to_owned();
+    let started = std::time::Instant::now();
+    let response = next.run(req).await;
+    let status = response.status().as_u16().to_string();
+    metrics::histogram!("fm_http_request_duration_seconds", "method" => method.clone(), "route" => route.clone()).record(started.elapsed().as_secs_f64());
+    metrics::counter!("fm_http_requests_total", "method" => method, "route" => route, "status" => status).increment(1);
+    response
 }
 
 /// A request still running after the deadline is abandoned with 500 `INTERNAL_ERROR`.

@@ -107,6 +107,7 @@ async fn limited(state: &AppState, bucket: &Bucket, now: u64, req: Request, next
         }
     };
     let mut response = if count > bucket.limit as u64 {
+        metrics::counter!("fm_rate_limited_total", "bucket" => bucket_kind(&bucket.key)).increment(1);
         ApiError::RateLimited { retry_after_secs: reset.saturating_sub(now).max(1) }.into_response()
     } else {
         next.run(req).await
@@ -114,6 +115,11 @@ async fn limited(state: &AppState, bucket: &Bucket, now: u64, req: Request, next
     let remaining = (bucket.limit as u64).saturating_sub(count);
     set_headers(response.headers_mut(), bucket.limit as u64, remaining, reset);
     response
+}
+
+/// A bucket's kind, for metrics (its key without the caller: `ip:1.2.3.4` → `ip`).
+fn bucket_kind(key: &str) -> String {
+    key.split(':').next().unwrap_or("other").to_owned()
 }
 
 impl Bucket {

@@ -70,10 +70,15 @@ where
     Fut: Future<Output = Result<Pass, String>>,
 {
     while !cancel.is_cancelled() {
-        match job().await {
+        let outcome = job().await;
+        metrics::counter!("fm_worker_passes_total", "worker" => name).increment(1);
+        match outcome {
             Ok(Pass::Busy) => continue,
             Ok(Pass::Idle) => {}
-            Err(e) => tracing::warn!(worker = name, error = %e, "pass failed; retrying next period"),
+            Err(e) => {
+                metrics::counter!("fm_worker_failures_total", "worker" => name, "kind" => "pass").increment(1);
+                tracing::warn!(worker = name, error = %e, "pass failed; retrying next period")
+            }
         }
         tokio::select! {
             _ = cancel.cancelled() => break,
@@ -131,7 +136,12 @@ async fn supervise<W: Worker>(worker: Arc<W>, cancel: CancellationToken) {
     while !cancel.is_cancelled() {
         let started = tokio::time::Instant::now();
         tracing::info!(worker = name, "worker started");
+        metrics::counter!("fm_worker_runs_total", "worker" => name).increment(1);
         let outcome = std::panic::AssertUnwindSafe(worker.clone().run(cancel.clone())).catch_unwind().await;
+        if !matches!(outcome, Ok(Ok(()))) {
+            let kind = if outcome.is_err() { "panic" } else { "run" };
+            metrics::counter!("fm_worker_failures_total", "worker" => name, "kind" => kind).increment(1);
+        }
         match outcome {
             Ok(Ok(())) if cancel.is_cancelled() => break,
             Ok(Ok(())) => tracing::warn!(worker = name, "worker returned before shutdown; restarting"),

@@ -23,9 +23,10 @@ impl Drop for KillOnDrop {
 async fn starts_creates_its_database_and_stops_on_sigterm() {
     let name = format!("fm_binary_{}", uuid::Uuid::new_v4().simple());
     let database_url = database_url(&name);
-    let port = free_port();
+    let (port, metrics_port) = (free_port(), free_port());
     let mut child = KillOnDrop(Command::new(env!("CARGO_BIN_EXE_funding-api"))
         .env("FM_BIND_ADDR", format!("127.0.0.1:{port}"))
+        .env("FM_METRICS_ADDR", format!("127.0.0.1:{metrics_port}"))
         .env("DATABASE_URL", &database_url)
         .env("REDIS_URL", redis_url())
         .env("RUST_LOG", "warn")
@@ -79,6 +80,20 @@ async fn starts_creates_its_database_and_stops_on_sigterm() {
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     assert_eq!(tracked, (400, 300), "perps and crowd tracked by the running collectors");
+
+    // Metrics on the admin address (not on the API's): requests by route and status with
+    // latencies, every worker's passes, the pool.
+    let metrics = client.get(format!("http://127.0.0.1:{metrics_port}/metrics")).send().await.unwrap().text().await.unwrap();
+    for expected in [
+        r#"fm_http_requests_total{method="GET",route="/v1/series",status="200"}"#,
+        r#"fm_http_request_duration_seconds_bucket{method="GET",route="/v1/crowd/summary",le="0.005"}"#,
+        r#"fm_worker_passes_total{worker="scheduler"}"#,
+        r#"fm_worker_runs_total{worker="collector-binance"}"#,
+        r#"fm_db_pool_connections{state="in_use"}"#,
+    ] {
+        assert!(metrics.contains(expected), "{expected} missing from:\n{metrics}");
+    }
+    assert_eq!(client.get(format!("http://127.0.0.1:{port}/metrics")).send().await.unwrap().status(), 404, "not on the API's address");
 
     let mut db = PgConnection::connect(&database_url).await.unwrap();
     let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")

@@ -60,6 +60,7 @@ fn start(db_url: &str) -> Child {
         .env("DATABASE_URL", db_url)
         .env("REDIS_URL", redis_url())
         .env("FM_ROLES", "workers,indexer")
+        .env("FM_METRICS_ADDR", "127.0.0.1:0")
         .env("FM_SCHEDULER", "false")
         .env("RUST_LOG", "info")
         .stdout(Stdio::piped())

@@ -13,6 +13,7 @@ mod layers;
 mod limits;
 mod market_data;
 mod markets;
+mod metrics;
 mod money;
 mod oracle;
 mod push;

@@ -24,6 +24,7 @@ impl Process {
         let mut child = Command::new(env!("CARGO_BIN_EXE_funding-api"))
             .env("FM_ROLES", roles)
             .env("FM_BIND_ADDR", format!("127.0.0.1:{port}"))
+            .env("FM_METRICS_ADDR", "127.0.0.1:0")
             .env("DATABASE_URL", database_url)
             .env("REDIS_URL", redis_url())
             .env("RUST_LOG", "info")

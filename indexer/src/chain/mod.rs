@@ -61,11 +61,16 @@ pub const CONFIRM_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl AnyChain {
     /// Sends a signed transaction (wire bytes) and waits until it is confirmed.
+    /// Recorded as `fm_chain_send_confirm_seconds` (by outcome) for the service's metrics.
     pub async fn send_and_confirm(&self, transaction: &[u8]) -> Result<String, ChainError> {
-        match self {
+        let started = std::time::Instant::now();
+        let sent = match self {
             AnyChain::Rpc(c) => c.send_and_confirm(transaction, CONFIRM_TIMEOUT).await,
             AnyChain::Embedded(c) => c.send_and_confirm(transaction).await,
-        }
+        };
+        let outcome = if sent.is_ok() { "confirmed" } else { "failed" };
+        metrics::histogram!("fm_chain_send_confirm_seconds", "outcome" => outcome).record(started.elapsed().as_secs_f64());
+        sent
     }
 
     pub async fn account(&self, address: &str) -> Result<Option<Account>, ChainError> {

@@ -1,0 +1,56 @@
+//! Prometheus metrics: the process-wide recorder, and `/metrics` on the admin listener
+//! (`FM_METRICS_ADDR`, apart from the public API so it is never exposed with it).
+//!
+//! What is recorded, and where: requests by route and status with latency histograms
+//! (`http::middleware`), rate-limit refusals (`http::ratelimit`), each worker's passes and
+//! failures (`workers`), chain send-and-confirm latency (`indexer::chain`); sampled at each
+//! scrape here: the database pool's connections.
+
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+
+/// Latency buckets (seconds): 1 ms to 30 s.
+const SECONDS_BUCKETS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
+
+/// The process's recorder, installed on first use (metrics are process-wide).
+pub fn recorder() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)
+            .expect("buckets are not empty")
+            .install_recorder()
+            .expect("no other metrics recorder is installed")
+    })
+}
+
+/// Serves `GET /metrics` on `listener` until the process ends.
+pub async fn serve(listener: TcpListener, db: PgPool) {
+    recorder();
+    let app = Router::new().route("/metrics", get(metrics)).with_state(db);
+    if let Err(e) = axum::serve(listener, app).await {
+        tracing::error!(error = %e, "the metrics listener stopped");
+    }
+}
+
+/// Binds the admin address.
+pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(addr).await
+}
+
+async fn metrics(State(db): State<PgPool>) -> String {
+    let handle = recorder();
+    handle.run_upkeep();
+    let (size, idle) = (db.size(), db.num_idle() as u32);
+    metrics::gauge!("fm_db_pool_connections", "state" => "idle").set(f64::from(idle));
+    metrics::gauge!("fm_db_pool_connections", "state" => "in_use").set(f64::from(size.saturating_sub(idle)));
+    metrics::gauge!("fm_db_pool_max_connections").set(f64::from(db.options().get_max_connections()));
+    handle.render()
+}

@@ -38,6 +38,23 @@ pub struct Progress {
     pub events: usize,
 }
 
+/// The service's metrics of how far the projection is behind the chain, from a pass's listing
+/// of what is not yet applied: `fm_indexer_lag_transactions`, `fm_indexer_lag_slots` (from the
+/// oldest to the newest unapplied transaction, 0 when caught up) and `fm_indexer_lag_seconds`
+/// (how old the oldest unapplied transaction is).
+fn record_lag(pending: &[crate::chain::SignatureInfo]) {
+    let (slots, seconds) = match (pending.first(), pending.last()) {
+        (Some(oldest), Some(newest)) => {
+            let age = oldest.block_time.map_or(0, |t| (chrono::Utc::now().timestamp() - t).max(0));
+            (newest.slot.saturating_sub(oldest.slot) + 1, age)
+        }
+        _ => (0, 0),
+    };
+    metrics::gauge!("fm_indexer_lag_transactions").set(pending.len() as f64);
+    metrics::gauge!("fm_indexer_lag_slots").set(slots as f64);
+    metrics::gauge!("fm_indexer_lag_seconds").set(seconds as f64);
+}
+
 impl<S: ChainSource> Indexer<S> {
     pub fn new(source: S, projector: Projector, program: &str) -> Indexer<S> {
         Indexer { source, projector, program: program.to_owned(), batch: BATCH }
@@ -54,6 +71,7 @@ impl<S: ChainSource> Indexer<S> {
     pub async fn run_once(&self) -> Result<Progress, FollowError> {
         let cursor = self.projector.cursor().await?;
         let signatures = self.source.signatures_after(&self.program, cursor.as_deref()).await?;
+        record_lag(&signatures);
         let mut progress = Progress::default();
         for chunk in signatures.chunks(self.batch) {
             let mut fetched = Vec::with_capacity(chunk.len());
@@ -80,6 +98,8 @@ impl<S: ChainSource> Indexer<S> {
                 return Err(FollowError::NotYetAvailable(signature));
             }
         }
+        // Caught up with what the pass listed.
+        record_lag(&[]);
         Ok(progress)
     }
 

@@ -90,6 +90,8 @@ async fn starts_creates_its_database_and_stops_on_sigterm() {
         r#"fm_worker_passes_total{worker="scheduler"}"#,
         r#"fm_worker_runs_total{worker="collector-binance"}"#,
         r#"fm_db_pool_connections{state="in_use"}"#,
+        "fm_indexer_lag_slots 0",
+        "fm_indexer_lag_transactions 0",
     ] {
         assert!(metrics.contains(expected), "{expected} missing from:\n{metrics}");
     }

@@ -6,7 +6,6 @@
 //! failures (`workers`), chain send-and-confirm latency (`indexer::chain`); sampled at each
 //! scrape here: the database pool's connections.
 
-use std::net::SocketAddr;
 use std::sync::OnceLock;
 
 use axum::Router;
@@ -38,11 +37,6 @@ pub async fn serve(listener: TcpListener, db: PgPool) {
     if let Err(e) = axum::serve(listener, app).await {
         tracing::error!(error = %e, "the metrics listener stopped");
     }
-}
-
-/// Binds the admin address.
-pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
-    TcpListener::bind(addr).await
 }
 
 async fn metrics(State(db): State<PgPool>) -> String {

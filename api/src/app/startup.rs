@@ -103,7 +103,7 @@ impl Application {
         let redis = Redis::new(&config.redis_url, config.health_timeout, &config.redis_namespace)?;
         let metrics = match config.metrics_addr {
             Some(addr) => {
-                let listener = super::metrics::bind(addr).await.map_err(|source| StartupError::Bind { addr, source })?;
+                let listener = TcpListener::bind(addr).await.map_err(|source| StartupError::Bind { addr, source })?;
                 super::metrics::recorder();
                 Some((listener, db.clone()))
             }

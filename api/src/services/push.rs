@@ -6,7 +6,6 @@
 //! marked sent as soon as the push service accepts it, and the message's `Topic` makes a resend
 //! after a crash between those two steps replace the first copy while it is still queued.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
@@ -127,7 +126,6 @@ impl Delivered {
 }
 
 /// Sends messages to push services.
-#[derive(Clone)]
 pub struct PushSender {
     http: reqwest::Client,
 }
@@ -165,15 +163,11 @@ pub async fn deliver(s: &Services, sender: &PushSender) -> Result<Delivered, Ser
     if due.is_empty() {
         return Ok(done);
     }
-    let key = vapid_key(s).await?.clone();
-    let key = Arc::new(key);
+    let key = vapid_key(s).await?;
     let outcomes: Vec<_> = futures_util::stream::iter(due)
-        .map(|delivery| {
-            let (key, sender) = (key.clone(), sender.clone());
-            async move {
-                let outcome = send(s, &sender, &key, &delivery).await;
-                (delivery, outcome)
-            }
+        .map(|delivery| async move {
+            let outcome = send(s, sender, key, &delivery).await;
+            (delivery, outcome)
         })
         .buffer_unordered(SEND_CONCURRENCY)
         .collect()

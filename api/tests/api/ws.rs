@@ -198,6 +198,22 @@ async fn garbage_gets_errors_and_the_connection_stays(db: PgPool) {
     send(&mut socket, json!({"type": "unsubscribe", "channel": "series:binance-btcusdt"})).await;
     assert_eq!(next(&mut socket).await, json!({"type": "unsubscribed", "channel": "series:binance-btcusdt"}));
 
+    // Messages beyond 20 a second are refused unprocessed (each may cost a database read), and
+    // the connection stays.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    for _ in 0..25 {
+        send(&mut socket, json!({"type": "ping"})).await;
+    }
+    let mut answers = Vec::new();
+    for _ in 0..25 {
+        answers.push(next(&mut socket).await);
+    }
+    let limited = answers.iter().filter(|a| a["code"] == "RATE_LIMITED").count();
+    assert_eq!((answers.len() - limited, limited), (20, 5), "{answers:?}");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    send(&mut socket, json!({"type": "ping"})).await;
+    assert_eq!(next(&mut socket).await, json!({"type": "pong"}));
+
     // A plain GET is not an upgrade: 400 with the envelope.
     let response = r.b.get("/v1/ws").await;
     assert_eq!(response.status(), 400);

@@ -114,10 +114,9 @@ impl Hub {
         }
     }
 
-    /// Who listens to `channel`, and the account's caller.
-    fn audience(&self, channel: &str) -> Option<(Vec<Subscriber>, Option<Caller>)> {
-        let channels = self.channels.read().unwrap();
-        channels.get(channel).map(|c| (c.subscribers.values().cloned().collect(), c.caller.clone()))
+    /// Whether anyone here listens to `channel` (and, for an account, whose it is).
+    fn listened(&self, channel: &str) -> Option<Option<Caller>> {
+        self.channels.read().unwrap().get(channel).map(|c| c.caller.clone())
     }
 
     /// Hands a published event to this replica's subscribers of its channel.
@@ -125,7 +124,7 @@ impl Hub {
         if !self.recent.lock().unwrap().first(event.id) {
             return;
         }
-        let Some((subscribers, caller)) = self.audience(&event.channel) else { return };
+        let Some(caller) = self.listened(&event.channel) else { return };
         let data = match render::update(services, &event, caller.as_ref()).await {
             Ok(Some(data)) => data,
             Ok(None) => return,
@@ -137,7 +136,9 @@ impl Hub {
         let shown = render::client_channel(&event.channel);
         let text = serde_json::json!({"type": "update", "channel": shown, "seq": event.seq, "event": event.kind, "data": data}).to_string();
         let outgoing = Arc::new(Outgoing { channel: shown.to_owned(), seq: event.seq, text: text.into() });
-        for subscriber in subscribers {
+        // Queued under the read lock (nothing here waits), to whoever listens now.
+        let channels = self.channels.read().unwrap();
+        for subscriber in channels.get(&event.channel).into_iter().flat_map(|c| c.subscribers.values()) {
             if let Err(mpsc::error::TrySendError::Full(_)) = subscriber.queue.try_send(outgoing.clone()) {
                 subscriber.overflow.cancel();
             }

@@ -8,7 +8,7 @@ pub mod hub;
 pub mod render;
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use axum::Extension;
@@ -29,7 +29,6 @@ use crate::http::AppState;
 use crate::http::error::ApiError;
 use crate::http::ratelimit::ClientIp;
 use crate::services::{ServiceError, api_keys, stream};
-use std::sync::Arc;
 
 /// Connections per client IP (the contract's limit), across replicas.
 pub const MAX_PER_IP: u32 = 5;
@@ -37,6 +36,9 @@ pub const MAX_PER_IP: u32 = 5;
 const QUEUE: usize = 256;
 /// Channels one connection may hold.
 const MAX_CHANNELS: usize = 50;
+/// Client messages a connection may send per second: each may cost a database read (a snapshot,
+/// an API-key look-up), and the HTTP rate limits do not see them.
+const MESSAGES_PER_SEC: u32 = 20;
 const HEARTBEAT: Duration = Duration::from_secs(20);
 /// A peer that sends nothing (not even a pong) this long is gone.
 const SILENCE: Duration = Duration::from_secs(60);
@@ -157,21 +159,31 @@ impl Connection {
         let _ = socket.send(Message::Text(welcome.to_string().into())).await;
         let mut heartbeat = tokio::time::interval_at(Instant::now() + HEARTBEAT, HEARTBEAT);
         let mut heard = Instant::now();
+        // A fixed one-second window of client messages.
+        let (mut window, mut in_window) = (Instant::now(), 0u32);
         loop {
             tokio::select! {
                 inbound = socket.recv() => {
                     let Some(Ok(message)) = inbound else { break };
                     heard = Instant::now();
-                    let answers = match message {
-                        Message::Text(text) => self.handle(text.as_str()).await,
-                        Message::Binary(_) => vec![error("INVALID_INPUT", "messages are JSON text frames")],
-                        Message::Close(_) => break,
+                    match message {
                         Message::Ping(_) | Message::Pong(_) => continue,
-                    };
-                    for answer in answers {
-                        if socket.send(Message::Text(answer.to_string().into())).await.is_err() {
-                            break;
+                        Message::Close(_) => break,
+                        _ => {}
+                    }
+                    if window.elapsed() >= Duration::from_secs(1) {
+                        (window, in_window) = (Instant::now(), 0);
+                    }
+                    in_window += 1;
+                    let answer = match message {
+                        _ if in_window > MESSAGES_PER_SEC => {
+                            error("RATE_LIMITED", &format!("at most {MESSAGES_PER_SEC} messages a second; this one was not processed"))
                         }
+                        Message::Text(text) => self.handle(text.as_str()).await,
+                        _ => error("INVALID_INPUT", "messages are JSON text frames"),
+                    };
+                    if socket.send(Message::Text(answer.to_string().into())).await.is_err() {
+                        break;
                     }
                 }
                 Some(update) = self.inbox.recv() => {
@@ -210,27 +222,27 @@ impl Connection {
     }
 
     /// Answers one client message; a bad one gets an error and the connection stays.
-    async fn handle(&mut self, text: &str) -> Vec<Value> {
+    async fn handle(&mut self, text: &str) -> Value {
         let request: Request = match serde_json::from_str(text) {
             Ok(request) => request,
             Err(e) => {
-                return vec![error(
+                return error(
                     "INVALID_INPUT",
                     &format!("not a message: {e}; expected {{\"type\": \"subscribe\"|\"unsubscribe\"|\"auth\"|\"ping\", ...}}"),
-                )];
+                );
             }
         };
         match request {
-            Request::Ping => vec![json!({"type": "pong"})],
-            Request::Auth { token, api_key } => vec![self.authenticate(token, api_key).await],
+            Request::Ping => json!({"type": "pong"}),
+            Request::Auth { token, api_key } => self.authenticate(token, api_key).await,
             Request::Unsubscribe { channel } => match self.channels.remove(&channel) {
                 Some((stream_name, _)) => {
                     self.state.ws.unsubscribe(&stream_name, self.id);
-                    vec![json!({"type": "unsubscribed", "channel": channel})]
+                    json!({"type": "unsubscribed", "channel": channel})
                 }
-                None => vec![error("NOT_FOUND", &format!("not subscribed to {channel:?}"))],
+                None => error("NOT_FOUND", &format!("not subscribed to {channel:?}")),
             },
-            Request::Subscribe { channel } => vec![self.subscribe(&channel).await],
+            Request::Subscribe { channel } => self.subscribe(&channel).await,
         }
     }
 

@@ -50,9 +50,11 @@ static COUNT_SCRIPT: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::n
 #[derive(Clone, Debug)]
 pub struct ClientIp(pub String);
 
-/// A bucket a request is counted in.
+/// A bucket a request is counted in: its kind (`ip`, `key`, `user`, `trade`, `rpc`, `keyfail`;
+/// the label of `fm_rate_limited_total`) and whose it is.
 struct Bucket {
-    key: String,
+    kind: &'static str,
+    who: String,
     limit: u32,
     window_secs: u64,
 }
@@ -68,14 +70,14 @@ pub async fn authenticate_and_limit(State(state): State<AppState>, mut req: Requ
     let ip = ip_bucket(client_ip(&req, &state.http.trusted_proxies));
     req.extensions_mut().insert(ClientIp(ip.clone()));
     if req.uri().path() == "/rpc" {
-        let bucket = Bucket { key: format!("rpc:{ip}"), limit: state.http.rate_rpc_per_sec, window_secs: 1 };
+        let bucket = Bucket { kind: "rpc", who: ip.clone(), limit: state.http.rate_rpc_per_sec, window_secs: 1 };
         return limited(&state, &bucket, now, req, next).await;
     }
     // Only requests with an API key cost a look-up, so only they are counted for failures.
     let failures = req
         .headers()
         .contains_key(auth::API_KEY_HEADER)
-        .then(|| Bucket { key: format!("keyfail:{ip}"), limit: state.http.rate_public_per_min, window_secs: 60 });
+        .then(|| Bucket { kind: "keyfail", who: ip.clone(), limit: state.http.rate_public_per_min, window_secs: 60 });
     if let Some(failures) = &failures
         && let Some(refusal) = refuse_when_over(&state, failures, now).await
     {
@@ -107,7 +109,7 @@ async fn limited(state: &AppState, bucket: &Bucket, now: u64, req: Request, next
         }
     };
     let mut response = if count > bucket.limit as u64 {
-        metrics::counter!("fm_rate_limited_total", "bucket" => bucket_kind(&bucket.key)).increment(1);
+        metrics::counter!("fm_rate_limited_total", "bucket" => bucket.kind).increment(1);
         ApiError::RateLimited { retry_after_secs: reset.saturating_sub(now).max(1) }.into_response()
     } else {
         next.run(req).await
@@ -115,11 +117,6 @@ async fn limited(state: &AppState, bucket: &Bucket, now: u64, req: Request, next
     let remaining = (bucket.limit as u64).saturating_sub(count);
     set_headers(response.headers_mut(), bucket.limit as u64, remaining, reset);
     response
-}
-
-/// A bucket's kind, for metrics (its key without the caller: `ip:1.2.3.4` → `ip`).
-fn bucket_kind(key: &str) -> String {
-    key.split(':').next().unwrap_or("other").to_owned()
 }
 
 impl Bucket {
@@ -131,7 +128,7 @@ impl Bucket {
 
 /// The Redis key counting `bucket`'s current window.
 fn window_key(state: &AppState, bucket: &Bucket, now: u64) -> String {
-    state.services.redis.key("rl", &format!("{}:{}", bucket.key, now / bucket.window_secs))
+    state.services.redis.key("rl", &format!("{}:{}:{}", bucket.kind, bucket.who, now / bucket.window_secs))
 }
 
 /// A 429 if `bucket` is already at its limit in this window (it is read, not counted). Fails
@@ -146,6 +143,7 @@ async fn refuse_when_over(state: &AppState, bucket: &Bucket, now: u64) -> Option
         return None;
     }
     let reset = bucket.reset(now);
+    metrics::counter!("fm_rate_limited_total", "bucket" => bucket.kind).increment(1);
     let mut response = ApiError::RateLimited { retry_after_secs: reset.saturating_sub(now).max(1) }.into_response();
     set_headers(response.headers_mut(), bucket.limit as u64, 0, reset);
     Some(response)
@@ -161,17 +159,17 @@ fn bucket_for(state: &AppState, identity: &Identity, method: &Method, path: &str
     let config = &state.http;
     match identity {
         Identity::Authenticated(caller) if is_trading(method, path) => {
-            Bucket { key: format!("trade:{}", caller.user_id), limit: config.rate_trade_per_sec, window_secs: 1 }
+            Bucket { kind: "trade", who: caller.user_id.to_string(), limit: config.rate_trade_per_sec, window_secs: 1 }
         }
         Identity::Authenticated(caller) => {
-            let who = match caller.method {
-                AuthMethod::ApiKey { key_id } => format!("key:{key_id}"),
-                AuthMethod::Token => format!("user:{}", caller.user_id),
+            let (kind, who) = match caller.method {
+                AuthMethod::ApiKey { key_id } => ("key", key_id.to_string()),
+                AuthMethod::Token => ("user", caller.user_id.to_string()),
             };
-            Bucket { key: who, limit: config.rate_auth_per_min, window_secs: 60 }
+            Bucket { kind, who, limit: config.rate_auth_per_min, window_secs: 60 }
         }
         Identity::Anonymous | Identity::Invalid(_) => {
-            Bucket { key: format!("ip:{ip}"), limit: config.rate_public_per_min, window_secs: 60 }
+            Bucket { kind: "ip", who: ip.to_owned(), limit: config.rate_public_per_min, window_secs: 60 }
         }
     }
 }

@@ -149,6 +149,11 @@ pub async fn reconcile_wallet(s: &Services, wallet: &str) -> Result<u64, Service
 }
 
 /// The caller's deposits, newest first.
+/// One of the caller's deposits (the WebSocket's deposit updates).
+pub async fn get(s: &Services, caller: &Caller, signature: &str, address: &str) -> Result<DepositRow, ServiceError> {
+    deposits::get(&s.db, &caller.wallet, signature, address).await?.ok_or_else(|| ServiceError::NotFound(format!("no deposit {signature} to {address}")))
+}
+
 pub async fn list(s: &Services, caller: &Caller, page: Page) -> Result<Vec<DepositRow>, ServiceError> {
     Ok(deposits::list(&s.db, &caller.wallet, page.limit, page.offset).await?)
 }

@@ -79,6 +79,19 @@ pub struct DepositRow {
     pub credited_at: Option<DateTime<Utc>>,
 }
 
+/// One of the wallet's deposits: the transfer `signature` made to deposit `address`.
+pub async fn get(db: &PgPool, wallet: &str, signature: &str, address: &str) -> Result<Option<DepositRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT signature, address, amount, slot, source, detected_at, sweep_signature, credited_at
+         FROM deposit_transfers WHERE signature = $1 AND address = $2 AND wallet = $3",
+    )
+    .bind(signature)
+    .bind(address)
+    .bind(wallet)
+    .fetch_optional(db)
+    .await
+}
+
 /// The wallet's deposits, newest first.
 pub async fn list(db: &PgPool, wallet: &str, limit: i64, offset: i64) -> Result<Vec<DepositRow>, sqlx::Error> {
     sqlx::query_as(

@@ -125,6 +125,12 @@ async fn a_trade_through_one_replica_reaches_a_client_of_the_other(db: PgPool) {
     let positions = mine.iter().rev().find(|m| m["event"] == "positions").unwrap();
     assert_eq!(positions["data"][0]["market_id"], market.to_string(), "{positions}");
 
+    // A deposit through replica A: found, recorded and credited, each shown to the account.
+    assert_eq!(r.a.faucet(&alice.wallet, "3").await.0, 200);
+    let deposits = collect(&mut own, |got| got.iter().any(|m| m["event"] == "deposit" && m["data"]["status"] == "credited")).await;
+    let credited = deposits.iter().find(|m| m["event"] == "deposit" && m["data"]["status"] == "credited").unwrap();
+    assert_eq!(credited["data"]["amount"], "3.000000", "{credited}");
+
     // Nothing else arrives: each event was forwarded once.
     send(&mut watcher, json!({"type": "ping"})).await;
     assert_eq!(next(&mut watcher).await, json!({"type": "pong"}));

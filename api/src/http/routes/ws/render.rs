@@ -121,12 +121,9 @@ pub async fn update(s: &Services, event: &Published, caller: Option<&Caller>) ->
         ("balance", Some(caller)) => to_json(Balance::from(trading::balance(s, caller).await?)),
         ("positions", Some(caller)) => to_json(users::positions(s, caller).await?.into_iter().map(Position::from).collect::<Vec<_>>()),
         ("deposit", Some(caller)) => {
-            let (signature, address) = (event.reference.get("signature").and_then(Value::as_str), event.reference.get("address").and_then(Value::as_str));
-            let recent = deposits::list(s, caller, Page { limit: 50, offset: 0 }).await?;
-            match recent.into_iter().find(|d| Some(d.signature.as_str()) == signature && Some(d.address.as_str()) == address) {
-                Some(deposit) => to_json(Deposit::from(deposit)),
-                None => return Ok(None),
-            }
+            let text = |key: &str| event.reference.get(key).and_then(Value::as_str);
+            let (Some(signature), Some(address)) = (text("signature"), text("address")) else { return Ok(None) };
+            to_json(Deposit::from(deposits::get(s, caller, signature, address).await?))
         }
         ("withdrawal", Some(caller)) => {
             let Some(withdrawal) = id("id") else { return Ok(None) };

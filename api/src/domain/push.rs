@@ -102,13 +102,10 @@ impl EventKind {
         }
     }
 
-    /// RFC 8030 urgency: money that moved is `high` (the user may act on it at once); a market's
-    /// outcome `normal`.
-    pub fn urgency(self) -> &'static str {
-        match self {
-            EventKind::MarketSettled => "normal",
-            _ => "high",
-        }
+    /// Sent with RFC 8030 urgency `high` rather than `normal`: money that moved (the user may act
+    /// on it at once), not a market's outcome.
+    pub fn is_urgent(self) -> bool {
+        self != EventKind::MarketSettled
     }
 }
 

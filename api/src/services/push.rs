@@ -222,7 +222,7 @@ async fn send(s: &Services, sender: &PushSender, key: &VapidKey, d: &store::DueD
         message.set_payload(ContentEncoding::Aes128Gcm, &payload);
         message.set_vapid_signature(signature.build()?);
         message.set_ttl(ttl);
-        message.set_urgency(if kind.urgency() == "high" { Urgency::High } else { Urgency::Normal });
+        message.set_urgency(if kind.is_urgent() { Urgency::High } else { Urgency::Normal });
         message.set_topic(push::topic(d.outbox_id));
         message.build()
     })();

@@ -105,7 +105,9 @@ impl Collector {
                     report.skipped += 1;
                     continue;
                 }
-                Err(e @ (ExchangeError::Api { .. } | ExchangeError::Format(_) | ExchangeError::UnknownSymbol(_) | ExchangeError::Status { status: 400..=499, .. })) => {
+                // A perp the venue will not answer for. Not 418: Binance's ban of an IP that went
+                // on after 429s, which must end the sweep like the 429 itself.
+                Err(e @ (ExchangeError::Api { .. } | ExchangeError::Format(_) | ExchangeError::UnknownSymbol(_) | ExchangeError::Status { status: 400..=417 | 419..=499, .. })) => {
                     tracing::info!(exchange, symbol = %perp.symbol, error = %e, "no crowd reading for this perp");
                     report.skipped += 1;
                     continue;

@@ -265,3 +265,22 @@ async fn an_interval_change_of_a_configured_series_is_replanned_at_once(db: PgPo
     let next_day = EPOCH_MS + (day + 1) * DAY_MS;
     assert_eq!(voided, [at(next_day + 4 * HOUR_MS), at(next_day + 12 * HOUR_MS)], "voided by the collector's replan, before any scheduler pass");
 }
+
+/// A venue's refusal of one perp skips it; its rate limit (429, retried first) or Binance's IP
+/// ban (418) ends the sweep at once instead of going on asking.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_rate_limited_or_banned_sweep_stops_at_once(db: PgPool) {
+    let (_, base) = simulated(Utc::now().timestamp_millis()).await;
+    let c = collector(&db, Exchange::Binance, &base, None);
+    let (listing, _) = c.collect_intervals(Utc::now()).await.unwrap();
+    for (status, retry_after) in [(418, None), (429, Some(0))] {
+        let body = serde_json::json!({"venue": "binance", "status": status, "count": 1000, "retry_after_secs": retry_after});
+        assert_eq!(reqwest::Client::new().post(format!("{base}/sim/faults")).json(&body).send().await.unwrap().status(), 204);
+        let swept = c.collect_crowd(&listing, &CancellationToken::new()).await;
+        assert!(swept.is_err(), "{status}: the sweep went on: {swept:?}");
+        let recorded: i64 = sqlx::query_scalar("SELECT count(*) FROM crowd_latest").fetch_one(&db).await.unwrap();
+        assert_eq!(recorded, 0, "{status}");
+        let body = serde_json::json!({"venue": "binance", "status": status, "count": 0, "retry_after_secs": retry_after});
+        reqwest::Client::new().post(format!("{base}/sim/faults")).json(&body).send().await.unwrap();
+    }
+}

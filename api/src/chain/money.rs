@@ -24,7 +24,7 @@ pub fn associated_token_account(wallet: &Pubkey, mint: &Pubkey) -> Pubkey {
 }
 
 /// `CreateIdempotent`: creates the account if missing, does nothing if it exists.
-fn create_associated_token_account(payer: &Pubkey, wallet: &Pubkey, mint: &Pubkey) -> Instruction {
+pub fn create_associated_token_account(payer: &Pubkey, wallet: &Pubkey, mint: &Pubkey) -> Instruction {
     Instruction {
         program_id: ASSOCIATED_TOKEN_PROGRAM,
         accounts: vec![
@@ -57,6 +57,9 @@ pub enum BadDestination {
     Unusable,
     #[error("destination is neither a wallet nor a USDC token account (an account owned by {0})")]
     NotAWallet(Pubkey),
+    /// The faucet's recipient: a program or a data account cannot hold a wallet's SOL.
+    #[error("wallet_address is not a wallet: it is a program or an account owned by {0}")]
+    NotAWalletAddress(Pubkey),
 }
 
 impl OnChain {
@@ -92,7 +95,14 @@ impl OnChain {
     /// other.
     pub async fn mint_test_usdc(&self, wallet: &Pubkey, amount: u64) -> Result<(), OnChainError> {
         let AnyChain::Embedded(embedded) = &self.0.chain else { return Err(OnChainError::NoFaucet) };
-        let lamports = self.0.chain.account(&wallet.to_string()).await?.map_or(0, |a| a.lamports);
+        let account = self.0.chain.account(&wallet.to_string()).await?;
+        if let Some(account) = &account {
+            let owner: Pubkey = account.owner.parse().map_err(|_| OnChainError::Unexpected(format!("account owner {}", account.owner)))?;
+            if owner != SYSTEM_PROGRAM || account.executable {
+                return Err(BadDestination::NotAWalletAddress(owner).into());
+            }
+        }
+        let lamports = account.map_or(0, |a| a.lamports);
         if lamports < super::FAUCET_SOL / 2 {
             embedded.airdrop(wallet, super::FAUCET_SOL - lamports).await?;
         }

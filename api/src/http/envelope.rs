@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 /// Pagination and similar facts about `data`; `{}` when nothing applies.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
 pub struct Meta {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page: Option<u64>,
@@ -17,10 +17,14 @@ pub struct Meta {
 }
 
 /// The error member of the envelope.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ErrorBody {
+    /// The contract's code: `INVALID_INPUT`, `UNAUTHORIZED`, `NOT_FOUND`, `RATE_LIMITED`, …
+    #[schema(value_type = String, pattern = "^[A-Z_]+$")]
     pub code: &'static str,
     pub message: String,
+    /// The HTTP status, repeated.
+    #[schema(minimum = 400, maximum = 599)]
     pub status: u16,
 }
 

@@ -8,10 +8,19 @@ pub use crate::services::Page;
 
 pub const DEFAULT_LIMIT: i64 = 50;
 
-#[derive(Debug, Default, Deserialize)]
+/// Read as text and parsed by [`PageQuery::resolve`] (so a bad value gets the contract's
+/// message); documented as the integers it takes.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PageQuery {
+    /// Page number from 1 (not with `offset`).
+    #[param(value_type = Option<i64>, minimum = 1, maximum = 1000000)]
     pub page: Option<String>,
+    /// Items per page: default 50, at most the endpoint's maximum (series 200, others 100).
+    #[param(value_type = Option<i64>, minimum = 1, maximum = 200)]
     pub limit: Option<String>,
+    /// Items to skip (not with `page`).
+    #[param(value_type = Option<i64>, minimum = 0, maximum = 100000000)]
     pub offset: Option<String>,
 }
 
@@ -42,9 +51,14 @@ impl PageQuery {
 
 /// A zero-indexed page (`page` from 0, as the contract has it for intervals threaded and the
 /// crowd leaderboard) of `limit` (default `default`, at most `max`).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ZeroBasedPage {
+    /// Page number from 0.
+    #[param(value_type = Option<i64>, minimum = 0, maximum = 1000000)]
     pub page: Option<String>,
+    /// Items per page: default 30 (50 for `/v1/intervals`), at most 200.
+    #[param(value_type = Option<i64>, minimum = 1, maximum = 200)]
     pub limit: Option<String>,
 }
 

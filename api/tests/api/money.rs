@@ -133,6 +133,26 @@ async fn dust_waits_in_the_deposit_address_until_it_adds_up(db: PgPool) {
     assert_eq!(credited[0]["sweep_signature"], credited[1]["sweep_signature"], "one sweep took both");
 }
 
+/// Found by the contract fuzzing: the same grant twice at once was the same transaction twice
+/// (same instruction, signers and blockhash), and the second failed "already processed" (500).
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn equal_faucet_grants_at_once_are_both_made(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let alice = trader(&t, "1").await;
+    let (a, b) = tokio::join!(t.faucet(&alice.wallet, "1.5"), t.faucet(&alice.wallet, "1.5"));
+    assert_eq!((a.0, b.0), (200, 200), "{a:?} {b:?}");
+    let (c, d) = (t.faucet(&alice.wallet, "2").await, t.faucet(&alice.wallet, "2").await);
+    assert_eq!((c.0, d.0), (200, 200), "{c:?} {d:?}");
+    assert_eq!(t.vault(&alice.wallet).await, 8_000_000);
+    // Found by the same fuzzing: a program's address (here the System Program's) made the
+    // airdrop fail on chain (500); it is not a wallet, and the faucet says so.
+    for program in ["11111111111111111111111111111111", "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", "SysvarC1ock11111111111111111111111111111111"] {
+        let (status, body) = t.faucet(program, "1").await;
+        assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{program}: {body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("not a wallet"), "{body}");
+    }
+}
+
 /// A Helius enhanced-transaction delivery of `signature`, which moved `raw` base units of
 /// `mint` into `token_account`.
 fn delivery(signature: &str, slot: u64, token_account: &str, owner: &str, mint: &str, raw: u64) -> Value {

@@ -11,11 +11,12 @@ use crate::http::AppState;
 use crate::http::auth::TokenCaller;
 use crate::http::envelope::{Data, Meta};
 use crate::http::error::ApiError;
+use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiJsonOrEmpty, ApiPath};
 use crate::services::api_keys;
 use crate::store::api_keys::ApiKeyRow;
 
-#[derive(Default, Deserialize)]
+#[derive(Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateRequest {
     #[serde(default)]
@@ -23,7 +24,7 @@ pub struct CreateRequest {
 }
 
 /// A key as listed: never the secret.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct ApiKeyRecord {
     id: Uuid,
     key_prefix: String,
@@ -38,28 +39,34 @@ impl From<ApiKeyRow> for ApiKeyRecord {
 }
 
 /// A new key with its secret, shown once.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct CreatedApiKey {
     #[serde(flatten)]
     record: ApiKeyRecord,
     key: String,
 }
 
+#[utoipa::path(post, path = "/api-keys", tag = "auth", request_body(content = Option<CreateRequest>, description = "Optional label; an empty body is allowed"), security(("bearer" = [])),
+    responses((status = 201, description = "The key, with its secret (shown once)", body = Envelope<CreatedApiKey>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
 pub async fn create(State(state): State<AppState>, TokenCaller(caller): TokenCaller, ApiJsonOrEmpty(req): ApiJsonOrEmpty<CreateRequest>) -> Result<Data<CreatedApiKey>, ApiError> {
     let (record, key) = api_keys::create(&state.services, caller.user_id, &req.label).await?;
     Ok(Data(StatusCode::CREATED, CreatedApiKey { record: record.into(), key }, Meta::default()))
 }
 
+#[utoipa::path(get, path = "/api-keys", tag = "auth", security(("bearer" = [])),
+    responses((status = 200, description = "The caller's keys (prefixes only)", body = Envelope<Vec<ApiKeyRecord>>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
 pub async fn list(State(state): State<AppState>, TokenCaller(caller): TokenCaller) -> Result<Data<Vec<ApiKeyRecord>>, ApiError> {
     Ok(Data::new(api_keys::list(&state.services, caller.user_id).await?.into_iter().map(ApiKeyRecord::from).collect()))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Revoked {
     id: Uuid,
     revoked: bool,
 }
 
+#[utoipa::path(delete, path = "/api-keys/{id}", tag = "auth", params(("id" = uuid::Uuid, Path, description = "The key id")), security(("bearer" = [])),
+    responses((status = 200, description = "Revoked", body = Envelope<Revoked>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn revoke(State(state): State<AppState>, TokenCaller(caller): TokenCaller, ApiPath(id): ApiPath<Uuid>) -> Result<Data<Revoked>, ApiError> {
     api_keys::revoke(&state.services, caller.user_id, id).await?;
     Ok(Data::new(Revoked { id, revoked: true }))

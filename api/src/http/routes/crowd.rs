@@ -11,6 +11,7 @@ use crate::domain::money::{places, ppm};
 use crate::http::AppState;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
+use crate::http::openapi::{Envelope, ErrorEnvelope, PerpParams};
 use crate::http::extract::{ApiPath, ApiQuery, one_of};
 use crate::http::page::ZeroBasedPage;
 use crate::services::market_data;
@@ -43,7 +44,8 @@ pub struct LeaderboardQuery {
     page: ZeroBasedPage,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = CrowdEntry)]
 pub struct Entry {
     rank: i64,
     exchange: String,
@@ -63,6 +65,8 @@ fn sort_name(s: CrowdSort) -> &'static str {
 
 /// `GET /v1/crowd/leaderboard`: perps ranked by short share (`most_shorted`, default) or long
 /// share (`most_longed`); ranks count from 1 across pages of the filtered list.
+#[utoipa::path(get, path = "/crowd/leaderboard", tag = "crowd", params(("sort" = Option<String>, Query, description = "most_shorted (default) or most_longed", pattern = "^(most_shorted|most_longed)$"), PerpParams, ZeroBasedPage),
+    responses((status = 200, description = "Perps ranked by crowd share", body = Envelope<Vec<Entry>>)))]
 pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<LeaderboardQuery>) -> Result<Data<Vec<Entry>>, ApiError> {
     let filter = market_filter(q.exchange.as_deref(), q.search.as_deref())?;
     let sort = one_of("sort", q.sort.as_deref().unwrap_or("most_shorted"), &[CrowdSort::MostShorted, CrowdSort::MostLonged], sort_name)?;
@@ -90,7 +94,8 @@ pub struct SummaryQuery {
     exchange: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = CrowdSummary)]
 pub struct Summary {
     total_symbols_tracked: i64,
     avg_long_pct: Option<String>,
@@ -100,14 +105,16 @@ pub struct Summary {
     updated_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = MostLonged)]
 struct Longed {
     exchange: String,
     symbol: String,
     long_pct: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = MostShorted)]
 struct Shorted {
     exchange: String,
     symbol: String,
@@ -116,6 +123,8 @@ struct Shorted {
 
 /// `GET /v1/crowd/summary` (optionally for one `exchange`): with nothing tracked yet the
 /// averages, extremes and `updated_at` are null.
+#[utoipa::path(get, path = "/crowd/summary", tag = "crowd", params(("exchange" = Option<String>, Query, description = "binance, bybit, okx or hyperliquid", pattern = "^(binance|bybit|okx|hyperliquid)$")),
+    responses((status = 200, description = "Averages and extremes", body = Envelope<Summary>)))]
 pub async fn summary(State(state): State<AppState>, ApiQuery(q): ApiQuery<SummaryQuery>) -> Result<Data<Summary>, ApiError> {
     let filter = market_filter(q.exchange.as_deref(), None)?;
     let (s, longed, shorted) = market_data::crowd_summary(&state.services, &filter).await?;
@@ -134,7 +143,8 @@ pub struct DetailQuery {
     hours: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = CrowdDetail)]
 pub struct Detail {
     exchange: String,
     symbol: String,
@@ -147,7 +157,8 @@ pub struct Detail {
     updated_at: DateTime<Utc>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = CrowdPoint)]
 struct Point {
     long_pct: String,
     short_pct: String,
@@ -156,6 +167,8 @@ struct Point {
 
 /// `GET /v1/crowd/{exchange}/{symbol}`: the latest reading and the last `hours` (default 24)
 /// of history, oldest first.
+#[utoipa::path(get, path = "/crowd/{exchange}/{symbol}", tag = "crowd", params(("exchange" = String, Path, description = "binance, bybit, okx or hyperliquid"), ("symbol" = String, Path, description = "The venue symbol, e.g. BTCUSDT"), ("hours" = Option<i64>, Query, description = "History to show, 1 to 8760, default 24", minimum = 1, maximum = 8760)),
+    responses((status = 200, description = "The latest reading and its history, oldest first", body = Envelope<Detail>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn detail(
     State(state): State<AppState>,
     ApiPath((exchange, symbol)): ApiPath<(String, String)>,

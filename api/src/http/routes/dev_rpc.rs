@@ -14,11 +14,25 @@ use serde_json::{Value, json};
 
 use crate::http::AppState;
 use crate::http::error::ApiError;
+use crate::http::openapi::ErrorEnvelope;
 
 /// The largest request body: a `getMultipleAccounts` of 100 keys is about 5 KB, a
 /// `sendTransaction` under 2 KB.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
+/// A JSON-RPC 2.0 message, or a batch of them (an array, answered by an array).
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum JsonRpc {
+    #[schema(value_type = Object)]
+    One(Value),
+    #[schema(value_type = Vec<Object>)]
+    Batch(Vec<Value>),
+}
+
+#[utoipa::path(post, path = "/rpc", tag = "chain", request_body(content = JsonRpc, description = "A Solana JSON-RPC 2.0 request, or a batch"),
+    responses((status = 200, description = "The JSON-RPC 2.0 answer, or an array of them for a batch (errors inside, as a node answers)", body = JsonRpc), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn rpc(State(state): State<AppState>, body: Bytes) -> Response {
     let Some(AnyChain::Embedded(chain)) = state.services.onchain.as_ref().map(|o| o.chain()) else {
         return ApiError::NotFound("/rpc exists only on the embedded chain".into()).into_response();

@@ -13,8 +13,9 @@ use indexer::chain::AnyChain;
 
 use crate::http::AppState;
 use crate::http::envelope::{Data, Meta};
+use crate::http::openapi::Envelope;
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Health {
     /// `ok` when every component is; otherwise `degraded` (and HTTP 503).
     status: &'static str,
@@ -22,7 +23,8 @@ pub struct Health {
     components: Components,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = HealthComponents)]
 struct Components {
     postgres: &'static str,
     redis: &'static str,
@@ -33,6 +35,8 @@ struct Components {
 
 /// The report is the `data` of a normal envelope even when a component is down: the
 /// components are what the caller needs, and the 503 status says the service is not ready.
+#[utoipa::path(get, path = "/health", tag = "health",
+    responses((status = 200, description = "Every component is ok", body = Envelope<Health>), (status = 503, description = "A component is down (the report says which)", body = Envelope<Health>)))]
 pub async fn health(State(state): State<AppState>) -> Data<Health> {
     let limit = state.http.health_timeout;
     let (postgres, redis, chain) = tokio::join!(

@@ -12,6 +12,7 @@ use crate::domain::market_data::{ThreadSort, interval_label};
 use crate::http::AppState;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
+use crate::http::openapi::{Envelope, ErrorEnvelope, PerpParams};
 use crate::http::extract::{ApiPath, ApiQuery, one_of};
 use crate::http::page::ZeroBasedPage;
 use crate::services::market_data;
@@ -30,7 +31,7 @@ pub struct ChangesQuery {
     page: ZeroBasedPage,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Change {
     id: String,
     exchange: String,
@@ -55,6 +56,8 @@ impl From<ChangeRow> for Change {
 
 /// `GET /v1/intervals`: every change, newest first; `exchange` and `search` filters, a
 /// zero-indexed `page` of `limit` (default 50).
+#[utoipa::path(get, path = "/intervals", tag = "intervals", params(PerpParams, ZeroBasedPage),
+    responses((status = 200, description = "Changes, newest first", body = Envelope<Vec<Change>>)))]
 pub async fn changes(State(state): State<AppState>, ApiQuery(q): ApiQuery<ChangesQuery>) -> Result<Data<Vec<Change>>, ApiError> {
     let filter = market_filter(q.exchange.as_deref(), q.search.as_deref())?;
     let (page, mut meta) = q.page.resolve(CHANGES_LIMIT, MAX_LIMIT)?;
@@ -63,14 +66,15 @@ pub async fn changes(State(state): State<AppState>, ApiQuery(q): ApiQuery<Change
     Ok(Data::paged(rows.into_iter().map(Change::from).collect(), meta))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = IntervalStats)]
 pub struct Stats {
     total_changes: i64,
     exchanges: BTreeMap<&'static str, i64>,
     most_changed_symbols: Vec<SymbolChanges>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct SymbolChanges {
     symbol: String,
     changes: i64,
@@ -78,6 +82,8 @@ struct SymbolChanges {
 
 /// `GET /v1/intervals/stats`: totals; every venue appears in `exchanges` (0 when it has none),
 /// and the ten symbols changed most, their changes summed across venues.
+#[utoipa::path(get, path = "/intervals/stats", tag = "intervals",
+    responses((status = 200, description = "Totals", body = Envelope<Stats>)))]
 pub async fn stats(State(state): State<AppState>) -> Result<Data<Stats>, ApiError> {
     let stats = market_data::stats(&state.services).await?;
     let mut exchanges: BTreeMap<&'static str, i64> = Exchange::ALL.iter().map(|e| (e.id(), 0)).collect();
@@ -100,7 +106,7 @@ pub struct ThreadedQuery {
     page: ZeroBasedPage,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Thread {
     symbol: String,
     exchange: String,
@@ -119,6 +125,8 @@ fn sort_name(s: ThreadSort) -> &'static str {
 /// `GET /v1/intervals/threaded`: every tracked perp (those never changed too, with
 /// `change_count` 0 and `last_changed_at` null), sorted by `changes` (default) or `symbol`,
 /// `order` `desc` (default) or `asc`.
+#[utoipa::path(get, path = "/intervals/threaded", tag = "intervals", params(PerpParams, ("sort" = Option<String>, Query, description = "changes (default) or symbol", pattern = "^(changes|symbol)$"), ("order" = Option<String>, Query, description = "desc (default) or asc", pattern = "^(desc|asc)$"), ZeroBasedPage),
+    responses((status = 200, description = "Every tracked perp", body = Envelope<Vec<Thread>>)))]
 pub async fn threaded(State(state): State<AppState>, ApiQuery(q): ApiQuery<ThreadedQuery>) -> Result<Data<Vec<Thread>>, ApiError> {
     let filter = market_filter(q.exchange.as_deref(), q.search.as_deref())?;
     let sort = one_of("sort", q.sort.as_deref().unwrap_or("changes"), &[ThreadSort::Changes, ThreadSort::Symbol], sort_name)?;
@@ -133,7 +141,8 @@ pub async fn threaded(State(state): State<AppState>, ApiQuery(q): ApiQuery<Threa
     Ok(Data::paged(threads, meta))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = IntervalDetail)]
 pub struct Detail {
     exchange: String,
     symbol: String,
@@ -141,7 +150,8 @@ pub struct Detail {
     history: Vec<HistoryEntry>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = IntervalChange)]
 struct HistoryEntry {
     from_interval: String,
     to_interval: String,
@@ -149,6 +159,8 @@ struct HistoryEntry {
 }
 
 /// `GET /v1/intervals/{exchange}/{symbol}`: the current interval and every change, newest first.
+#[utoipa::path(get, path = "/intervals/{exchange}/{symbol}", tag = "intervals", params(("exchange" = String, Path, description = "binance, bybit, okx or hyperliquid"), ("symbol" = String, Path, description = "The venue symbol, e.g. BTCUSDT")),
+    responses((status = 200, description = "The current interval and every change", body = Envelope<Detail>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn detail(State(state): State<AppState>, ApiPath((exchange, symbol)): ApiPath<(String, String)>) -> Result<Data<Detail>, ApiError> {
     let (perp, history) = market_data::interval_history(&state.services, &exchange, &symbol).await?;
     let history = history
@@ -158,7 +170,7 @@ pub async fn detail(State(state): State<AppState>, ApiPath((exchange, symbol)): 
     Ok(Data::new(Detail { exchange: perp.exchange, symbol: perp.symbol, current_interval: interval_label(perp.interval_minutes), history }))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct AnalysisBody {
     exchange: String,
     symbol: String,
@@ -169,6 +181,8 @@ pub struct AnalysisBody {
 }
 
 /// `GET /v1/intervals/{exchange}/{symbol}/analysis` (definitions: `domain::market_data::Analysis`).
+#[utoipa::path(get, path = "/intervals/{exchange}/{symbol}/analysis", tag = "intervals", params(("exchange" = String, Path, description = "binance, bybit, okx or hyperliquid"), ("symbol" = String, Path, description = "The venue symbol, e.g. BTCUSDT")),
+    responses((status = 200, description = "How often and how the interval changes", body = Envelope<AnalysisBody>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn analysis(State(state): State<AppState>, ApiPath((exchange, symbol)): ApiPath<(String, String)>) -> Result<Data<AnalysisBody>, ApiError> {
     let (perp, a) = market_data::analysis(&state.services, &exchange, &symbol, Utc::now()).await?;
     Ok(Data::new(AnalysisBody {

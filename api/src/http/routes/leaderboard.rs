@@ -9,6 +9,7 @@ use crate::domain::portfolio::{Period, SortBy, Totals};
 use crate::http::AppState;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
+use crate::http::openapi::Envelope;
 use crate::http::extract::ApiQuery;
 use crate::services::users;
 
@@ -21,7 +22,8 @@ pub struct LeaderboardQuery {
     limit: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = LeaderboardEntry)]
 pub struct Entry {
     rank: usize,
     wallet_address: String,
@@ -32,6 +34,8 @@ pub struct Entry {
     total_volume: String,
 }
 
+#[utoipa::path(get, path = "/leaderboard", tag = "leaderboard", params(("period" = Option<String>, Query, description = "24h, 7d, 30d or all (default)", pattern = "^(24h|7d|30d|all)$"), ("sort_by" = Option<String>, Query, description = "pnl (default), win_rate or volume", pattern = "^(pnl|win_rate|volume)$"), ("limit" = Option<i64>, Query, description = "1 to 100, default 50", minimum = 1, maximum = 100)),
+    responses((status = 200, description = "Traders ranked", body = Envelope<Vec<Entry>>)))]
 pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<LeaderboardQuery>) -> Result<Data<Vec<Entry>>, ApiError> {
     let period = match q.period.as_deref().unwrap_or("all") {
         "24h" => Period::Day,

@@ -14,6 +14,7 @@ use crate::domain::rate::{FundingRate, rate_exact};
 use crate::http::AppState;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
+use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiPath, ApiQuery, one_of, side};
 use crate::http::page::PageQuery;
 use crate::services::{markets, oracle};
@@ -21,7 +22,7 @@ use crate::store::markets::{MarketRow, TradeRow};
 
 pub const MAX_LIMIT: i64 = 100;
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Market {
     id: Uuid,
     symbol: String,
@@ -85,7 +86,7 @@ impl From<MarketRow> for Market {
 }
 
 /// An item of a series' settlement history.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct SettledRound {
     id: Uuid,
     round_number: i32,
@@ -131,6 +132,8 @@ pub struct ListQuery {
     page: PageQuery,
 }
 
+#[utoipa::path(get, path = "/markets", tag = "markets", params(("status" = Option<MarketStatus>, Query, description = "Only markets in this status"), PageQuery),
+    responses((status = 200, description = "Markets", body = Envelope<Vec<Market>>)))]
 pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Data<Vec<Market>>, ApiError> {
     let page = q.page.resolve(MAX_LIMIT)?;
     let status = q.status.as_deref().map(|s| one_of("status", s, &MarketStatus::ALL, MarketStatus::as_str)).transpose()?;
@@ -138,6 +141,8 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery
     Ok(Data::paged(rows.into_iter().map(Market::from).collect(), page.meta(total)))
 }
 
+#[utoipa::path(get, path = "/markets/{id}", tag = "markets", params(("id" = String, Path, description = "The market id (a UUID)")),
+    responses((status = 200, description = "The market", body = Envelope<Market>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Market>, ApiError> {
     Ok(Data::new(markets::market(&state.services, market_id(&id)?).await?.into()))
 }
@@ -145,7 +150,7 @@ pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<String>) ->
 /// `GET /v1/markets/{id}/resolution` (beyond the contract): how the oracle decided the round —
 /// every reading of every source, the consensus, and the transactions that ended and paid it —
 /// so anyone can audit an outcome.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Resolution {
     market_id: Uuid,
     status: MarketStatus,
@@ -165,13 +170,13 @@ pub struct Resolution {
     paid_out_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct ConsensusView {
     rate: String,
     sources: Vec<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct ObservationView {
     source: String,
     rate: Option<String>,
@@ -179,7 +184,8 @@ pub struct ObservationView {
     fetched_at: DateTime<Utc>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = ResolutionTransactions)]
 pub struct Transactions {
     /// `resolve_market` or `void_market` (none for a round no one traded, settled off chain).
     finalize: Option<String>,
@@ -188,7 +194,7 @@ pub struct Transactions {
     close: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct PayoutView {
     wallet: String,
     amount: String,
@@ -197,6 +203,8 @@ pub struct PayoutView {
     at: DateTime<Utc>,
 }
 
+#[utoipa::path(get, path = "/markets/{id}/resolution", tag = "markets", params(("id" = String, Path, description = "The market id (a UUID)")),
+    responses((status = 200, description = "How the oracle decided the round", body = Envelope<Resolution>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn resolution(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Resolution>, ApiError> {
     let r = oracle::resolution(&state.services, market_id(&id)?).await?;
     let settled = r.market.status == MarketStatus::Settled;
@@ -228,7 +236,7 @@ pub async fn resolution(State(state): State<AppState>, ApiPath(id): ApiPath<Stri
     }))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct TradeItem {
     trade_id: Uuid,
     side: Side,
@@ -256,6 +264,8 @@ impl From<TradeRow> for TradeItem {
     }
 }
 
+#[utoipa::path(get, path = "/markets/{id}/trades", tag = "markets", params(("id" = String, Path, description = "The market id (a UUID)"), PageQuery),
+    responses((status = 200, description = "The market's trades, newest first", body = Envelope<Vec<TradeItem>>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn trades(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -266,7 +276,7 @@ pub async fn trades(
     Ok(Data::paged(rows.into_iter().map(TradeItem::from).collect(), page.meta(total)))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct PricePoint {
     timestamp: DateTime<Utc>,
     yes_price: String,
@@ -274,6 +284,8 @@ pub struct PricePoint {
 }
 
 /// Beyond the contract: the market's price after creation and after each trade, oldest first.
+#[utoipa::path(get, path = "/markets/{id}/prices", tag = "markets", params(("id" = String, Path, description = "The market id (a UUID)")),
+    responses((status = 200, description = "Price history, oldest first", body = Envelope<Vec<PricePoint>>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn prices(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Vec<PricePoint>>, ApiError> {
     let points = markets::prices(&state.services, market_id(&id)?).await?;
     let items = points
@@ -289,7 +301,7 @@ pub struct QuoteQuery {
     amount: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Quote {
     market_id: Uuid,
     side: Side,
@@ -338,6 +350,8 @@ fn order(q: &QuoteQuery) -> Result<(Side, u64), ApiError> {
     Ok((side, amount))
 }
 
+#[utoipa::path(get, path = "/markets/{id}/quote", tag = "markets", params(("id" = String, Path, description = "The market id (a UUID)"), ("side" = String, Query, description = "yes or no", pattern = "^(yes|no)$"), ("amount" = String, Query, description = "USDC to spend, up to six decimals", pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$")),
+    responses((status = 200, description = "What buying would give, at the current price", body = Envelope<Quote>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED", body = ErrorEnvelope)))]
 pub async fn quote(State(state): State<AppState>, ApiPath(id): ApiPath<String>, ApiQuery(q): ApiQuery<QuoteQuery>) -> Result<Data<Quote>, ApiError> {
     let id = market_id(&id)?;
     let (side, amount) = order(&q)?;
@@ -353,6 +367,8 @@ pub struct SeriesQuoteQuery {
 }
 
 /// The alternate quote: the series (by id or slug) and its open round.
+#[utoipa::path(get, path = "/quote", tag = "markets", params(("series_id" = String, Query, description = "A series id or slug"), ("side" = String, Query, description = "yes or no", pattern = "^(yes|no)$"), ("amount" = String, Query, description = "USDC to spend, up to six decimals", pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$")),
+    responses((status = 200, description = "A quote on the series' open round", body = Envelope<Quote>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED", body = ErrorEnvelope)))]
 pub async fn series_quote(State(state): State<AppState>, ApiQuery(q): ApiQuery<SeriesQuoteQuery>) -> Result<Data<Quote>, ApiError> {
     let series = q.series_id.as_deref().ok_or_else(|| ApiError::InvalidInput("series_id is required (a series id or slug)".into()))?;
     let (side, amount) = order(&q.quote)?;

@@ -6,6 +6,7 @@ mod api_keys;
 mod auth;
 mod crowd;
 mod dev_rpc;
+mod docs;
 mod health;
 mod intervals;
 mod leaderboard;
@@ -21,9 +22,12 @@ pub mod ws;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::from_fn_with_state;
-use axum::routing::{delete, get, post};
+use utoipa::OpenApi;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 use super::AppState;
+use super::openapi::{self, ApiDoc};
 use super::error::ApiError;
 use super::extract::one_of;
 use crate::domain::exchange::Exchange;
@@ -51,57 +55,75 @@ fn market_filter(exchange: Option<&str>, search: Option<&str>) -> Result<PerpFil
     Ok(PerpFilter { exchange: exchange.map(|e| e.id().to_owned()), search })
 }
 
+/// The route table and its OpenAPI document, built together: each `routes!` adds a handler's
+/// route and its `#[utoipa::path]` description.
 pub fn router(state: AppState) -> Router {
-    let v1 = Router::new()
-        .route("/auth/challenge", post(auth::challenge))
-        .route("/auth/verify", post(auth::verify))
-        .route("/api-keys", post(api_keys::create).get(api_keys::list))
-        .route("/api-keys/{id}", delete(api_keys::revoke))
-        .route("/users/me", get(users::me).patch(users::update_me))
-        .route("/users/me/positions", get(users::positions))
-        .route("/users/me/history", get(users::history))
-        .route("/portfolio", get(users::overview))
-        .route("/leaderboard", get(leaderboard::leaderboard))
-        .route("/intervals", get(intervals::changes))
-        .route("/intervals/stats", get(intervals::stats))
-        .route("/intervals/threaded", get(intervals::threaded))
-        .route("/intervals/{exchange}/{symbol}", get(intervals::detail))
-        .route("/intervals/{exchange}/{symbol}/analysis", get(intervals::analysis))
-        .route("/crowd/leaderboard", get(crowd::leaderboard))
-        .route("/crowd/summary", get(crowd::summary))
-        .route("/crowd/{exchange}/{symbol}", get(crowd::detail))
-        .route("/series", get(series::list))
-        .route("/series/{slug}", get(series::get))
-        .route("/series/{slug}/rounds", get(series::rounds))
-        .route("/markets", get(markets::list))
-        .route("/markets/{id}", get(markets::get))
-        .route("/markets/{id}/trades", get(markets::trades))
-        .route("/markets/{id}/quote", get(markets::quote))
-        .route("/markets/{id}/prices", get(markets::prices))
-        .route("/markets/{id}/resolution", get(markets::resolution))
-        .route("/quote", get(markets::series_quote))
-        .route("/markets/{id}/trade", post(trading::buy))
-        .route("/markets/{id}/sell", post(trading::sell))
-        .route("/deposit/address", get(trading::deposit_address))
-        .route("/users/me/balance", get(trading::balance))
-        .route("/dev/faucet", post(trading::faucet))
-        .route("/deposits", get(money::deposits))
-        .route("/webhooks/deposits", post(money::deposit_webhook).layer(DefaultBodyLimit::max(WEBHOOK_BODY_BYTES)))
-        .route("/withdraw", post(money::withdraw))
-        .route("/withdrawals", get(money::withdrawals))
-        .route("/withdrawals/{id}", get(money::withdrawal))
-        .route("/markets/{id}/ensure-onchain", get(wallet_flow::ensure_onchain))
-        .route("/markets/{id}/co-sign", post(wallet_flow::co_sign))
-        .route("/trade/confirm", post(wallet_flow::confirm))
-        .route("/push/subscribe", post(push::subscribe))
-        .route("/push/unsubscribe", post(push::unsubscribe))
-        .route("/push/vapid-public-key", get(push::vapid_public_key))
-        .route("/ws", get(ws::upgrade))
-        .layer(DefaultBodyLimit::max(BODY_BYTES));
-    Router::new()
-        .route("/health", get(health::health))
+    let (router, _) = documented(state);
+    router
+}
+
+/// The routes and the document describing them (served at `/v1/openapi.json`).
+pub fn documented(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
+    let v1 = OpenApiRouter::new()
+        .routes(routes!(auth::challenge))
+        .routes(routes!(auth::verify))
+        .routes(routes!(api_keys::create, api_keys::list))
+        .routes(routes!(api_keys::revoke))
+        .routes(routes!(users::me, users::update_me))
+        .routes(routes!(users::positions))
+        .routes(routes!(users::history))
+        .routes(routes!(users::overview))
+        .routes(routes!(leaderboard::leaderboard))
+        .routes(routes!(intervals::changes))
+        .routes(routes!(intervals::stats))
+        .routes(routes!(intervals::threaded))
+        .routes(routes!(intervals::detail))
+        .routes(routes!(intervals::analysis))
+        .routes(routes!(crowd::leaderboard))
+        .routes(routes!(crowd::summary))
+        .routes(routes!(crowd::detail))
+        .routes(routes!(series::list))
+        .routes(routes!(series::get))
+        .routes(routes!(series::rounds))
+        .routes(routes!(markets::list))
+        .routes(routes!(markets::get))
+        .routes(routes!(markets::trades))
+        .routes(routes!(markets::quote))
+        .routes(routes!(markets::prices))
+        .routes(routes!(markets::resolution))
+        .routes(routes!(markets::series_quote))
+        .routes(routes!(trading::buy))
+        .routes(routes!(trading::sell))
+        .routes(routes!(trading::deposit_address))
+        .routes(routes!(trading::balance))
+        .routes(routes!(trading::faucet))
+        .routes(routes!(money::deposits))
+        .routes(routes!(money::withdraw))
+        .routes(routes!(money::withdrawals))
+        .routes(routes!(money::withdrawal))
+        .routes(routes!(wallet_flow::ensure_onchain))
+        .routes(routes!(wallet_flow::co_sign))
+        .routes(routes!(wallet_flow::confirm))
+        .routes(routes!(push::subscribe))
+        .routes(routes!(push::unsubscribe))
+        .routes(routes!(push::vapid_public_key))
+        .routes(routes!(ws::upgrade))
+        .routes(routes!(docs::openapi_json))
+        .layer(DefaultBodyLimit::max(BODY_BYTES))
+        .routes(routes!(money::deposit_webhook).layer(DefaultBodyLimit::max(WEBHOOK_BODY_BYTES)));
+    let (router, mut document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(health::health))
         .nest("/v1", v1)
-        .route("/rpc", post(dev_rpc::rpc).layer(DefaultBodyLimit::max(dev_rpc::MAX_BODY_BYTES)))
+        .routes(routes!(dev_rpc::rpc).layer(DefaultBodyLimit::max(dev_rpc::MAX_BODY_BYTES)))
+        .split_for_parts();
+    // The frame's modifier ran before the paths were added: run it again over them.
+    utoipa::Modify::modify(&openapi::Shared, &mut document);
+    let document_json = axum::body::Bytes::from(document.to_json().expect("the OpenAPI document serializes"));
+    let router = router
+        .route("/docs", axum::routing::get(docs::page))
+        .route("/docs/{asset}", axum::routing::get(docs::asset))
+        .layer(axum::Extension(docs::Document(document_json)))
         .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
-        .with_state(state)
+        .with_state(state);
+    (router, document)
 }

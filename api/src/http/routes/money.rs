@@ -16,7 +16,8 @@ use crate::http::AppState;
 use crate::http::auth::AnyCaller;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
-use crate::http::extract::{ApiJson, ApiPath, ApiQuery, amount};
+use crate::http::openapi::{Envelope, ErrorEnvelope};
+use crate::http::extract::{ApiJson, ApiPath, ApiQuery, amount, refuse_json_nul};
 use crate::http::idempotency::{self, idempotent};
 use crate::http::page::PageQuery;
 use crate::services::deposits::{self, ReportedTransfer};
@@ -107,7 +108,7 @@ fn usdc_received(delivery: Vec<EnhancedTransaction>, usdc_mint: &str) -> (Vec<Re
     (received, ignored)
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct WebhookReceipt {
     /// Deposits recorded for the first time.
     recorded: usize,
@@ -117,10 +118,13 @@ pub struct WebhookReceipt {
     ignored: usize,
 }
 
+#[utoipa::path(post, path = "/webhooks/deposits", tag = "money", request_body(content = Vec<Object>, description = "A Helius enhanced-transaction delivery (a JSON array)"), security(("webhook_secret" = [])),
+    responses((status = 200, description = "What the delivery recorded", body = Envelope<WebhookReceipt>), (status = 401, description = "UNAUTHORIZED: the Authorization is not the configured secret", body = ErrorEnvelope)))]
 pub async fn deposit_webhook(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Data<WebhookReceipt>, ApiError> {
     if !authorized(&headers, state.http.deposit_webhook_auth.as_deref()) {
         return Err(ApiError::Unauthorized("the webhook's Authorization is missing or wrong".into()));
     }
+    refuse_json_nul(&body)?;
     let delivery: Vec<EnhancedTransaction> =
         serde_json::from_slice(&body).map_err(|e| ApiError::InvalidInput(format!("expected a JSON array of enhanced transactions: {e}")))?;
     let services = &state.services;
@@ -140,7 +144,7 @@ pub async fn deposit_webhook(State(state): State<AppState>, headers: HeaderMap, 
 
 /// A deposit (beyond the contract): `detected` until a sweep moves it into the vault, then
 /// `credited`.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Deposit {
     amount: String,
     status: &'static str,
@@ -169,22 +173,26 @@ impl From<DepositRow> for Deposit {
     }
 }
 
+#[utoipa::path(get, path = "/deposits", tag = "money", params(PageQuery), security(("bearer" = []), ("api_key" = [])),
+    responses((status = 200, description = "The caller's deposits, newest first", body = Envelope<Vec<Deposit>>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
 pub async fn deposits(State(state): State<AppState>, AnyCaller(caller): AnyCaller, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Data<Vec<Deposit>>, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
     let rows = deposits::list(&state.services, &caller, page).await?;
     Ok(Data::new(rows.into_iter().map(Deposit::from).collect()))
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WithdrawBody {
+    #[schema(pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$", example = "10.50")]
     amount: String,
+    #[schema(pattern = "^[1-9A-HJ-NP-Za-km-z]{32,44}$", example = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM")]
     destination: String,
 }
 
 /// The contract's withdrawal, with every field once known (`chain_tx_sig` from processing,
 /// `confirmed_at` once confirmed, `failure_reason` once failed).
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Withdrawal {
     id: Uuid,
     amount: String,
@@ -213,6 +221,8 @@ impl From<WithdrawalRow> for Withdrawal {
     }
 }
 
+#[utoipa::path(post, path = "/withdraw", tag = "money", request_body = WithdrawBody, params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key with the same body returns the first answer (24 h)")), security(("bearer" = []), ("api_key" = [])),
+    responses((status = 200, description = "The withdrawal, pending", body = Envelope<Withdrawal>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope), (status = 422, description = "INSUFFICIENT_BALANCE, or a refusal of the destination or amount", body = ErrorEnvelope)))]
 pub async fn withdraw(State(state): State<AppState>, AnyCaller(caller): AnyCaller, headers: HeaderMap, ApiJson(body): ApiJson<WithdrawBody>) -> Result<Response, ApiError> {
     let amount = amount("amount", &body.amount)?;
     let key = idempotency::key(&headers)?;
@@ -231,10 +241,14 @@ pub async fn withdraw(State(state): State<AppState>, AnyCaller(caller): AnyCalle
     .await
 }
 
+#[utoipa::path(get, path = "/withdrawals/{id}", tag = "money", params(("id" = uuid::Uuid, Path, description = "The withdrawal id")), security(("bearer" = []), ("api_key" = [])),
+    responses((status = 200, description = "The withdrawal", body = Envelope<Withdrawal>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn withdrawal(State(state): State<AppState>, AnyCaller(caller): AnyCaller, ApiPath(id): ApiPath<Uuid>) -> Result<Data<Withdrawal>, ApiError> {
     Ok(Data::new(withdrawals::get(&state.services, &caller, id).await?.into()))
 }
 
+#[utoipa::path(get, path = "/withdrawals", tag = "money", params(PageQuery), security(("bearer" = []), ("api_key" = [])),
+    responses((status = 200, description = "The caller's withdrawals, newest first", body = Envelope<Vec<Withdrawal>>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
 pub async fn withdrawals(State(state): State<AppState>, AnyCaller(caller): AnyCaller, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Data<Vec<Withdrawal>>, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
     Ok(Data::new(withdrawals::list(&state.services, &caller, page).await?.into_iter().map(Withdrawal::from).collect()))

@@ -13,6 +13,7 @@ use crate::domain::rate::{FundingRate, rate_8};
 use crate::http::AppState;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
+use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiPath, ApiQuery, one_of};
 use crate::http::page::PageQuery;
 use crate::services::markets;
@@ -20,7 +21,7 @@ use crate::store::series::SeriesRow;
 
 pub const MAX_LIMIT: i64 = 200;
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct SeriesCard {
     id: Uuid,
     symbol: String,
@@ -41,7 +42,7 @@ pub struct SeriesCard {
     current_round: Option<CurrentRound>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct CurrentRound {
     id: Uuid,
     round_number: i32,
@@ -109,6 +110,8 @@ pub struct ListQuery {
     page: PageQuery,
 }
 
+#[utoipa::path(get, path = "/series", tag = "markets", params(("exchange" = Option<String>, Query, description = "binance, bybit, okx or hyperliquid", pattern = "^(binance|bybit|okx|hyperliquid)$"), PageQuery),
+    responses((status = 200, description = "Series cards", body = Envelope<Vec<SeriesCard>>)))]
 pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Data<Vec<SeriesCard>>, ApiError> {
     let page = q.page.resolve(MAX_LIMIT)?;
     let exchange = q.exchange.as_deref().map(|e| one_of("exchange", e, &Exchange::ALL, Exchange::id)).transpose()?;
@@ -116,10 +119,14 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery
     Ok(Data::paged(rows.into_iter().map(SeriesCard::from).collect(), page.meta(total)))
 }
 
+#[utoipa::path(get, path = "/series/{slug}", tag = "markets", params(("slug" = String, Path, description = "The series slug, e.g. btcusdt-binance")),
+    responses((status = 200, description = "The series card", body = Envelope<SeriesCard>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn get(State(state): State<AppState>, ApiPath(slug): ApiPath<String>) -> Result<Data<SeriesCard>, ApiError> {
     Ok(Data::new(markets::series_by_slug(&state.services, &slug).await?.into()))
 }
 
+#[utoipa::path(get, path = "/series/{slug}/rounds", tag = "markets", params(("slug" = String, Path, description = "The series slug"), PageQuery),
+    responses((status = 200, description = "Settled rounds, newest first", body = Envelope<Vec<SettledRound>>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn rounds(
     State(state): State<AppState>,
     ApiPath(slug): ApiPath<String>,

@@ -13,32 +13,39 @@ use crate::http::AppState;
 use crate::http::auth::AnyCaller;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
+use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiJson, ApiPath, amount, side};
 use crate::http::idempotency::idempotent;
 use crate::services::trading::{self, BuyOrder, SellOrder, Traded};
 use crate::services::{ServiceError, Services};
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BuyBody {
+    #[schema(pattern = "^(yes|no)$", example = "yes")]
     side: String,
+    #[schema(pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$", example = "10.50")]
     usdc_amount: String,
     #[serde(default)]
+    #[schema(pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$", example = "10.50")]
     min_shares: Option<String>,
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SellBody {
+    #[schema(pattern = "^(yes|no)$", example = "yes")]
     side: String,
+    #[schema(pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$", example = "10.50")]
     shares: String,
     #[serde(default)]
+    #[schema(pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$", example = "10.50")]
     min_usdc_out: Option<String>,
 }
 
 /// The contract's "result of placing a trade" (selling reports `cost_usdc` as the USDC
 /// received before the fee).
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct TradeResult {
     trade_id: Uuid,
     side: Side,
@@ -70,6 +77,8 @@ async fn recover(services: &Services, signature: String) -> Result<Option<TradeR
     Ok(trading::recover(services, &signature).await?.map(TradeResult::from))
 }
 
+#[utoipa::path(post, path = "/markets/{id}/trade", tag = "trading", request_body = BuyBody, params(("id" = uuid::Uuid, Path, description = "The market id"), ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key with the same body returns the first answer (24 h)")), security(("bearer" = []), ("api_key" = [])),
+    responses((status = 200, description = "The trade", body = Envelope<TradeResult>), (status = 202, description = "Sent but not yet confirmed: retry with the same Idempotency-Key for the result", body = Envelope<TradeResult>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED, INSUFFICIENT_BALANCE, INSUFFICIENT_SHARES or SLIPPAGE_EXCEEDED", body = ErrorEnvelope)))]
 pub async fn buy(
     State(state): State<AppState>,
     AnyCaller(caller): AnyCaller,
@@ -96,6 +105,8 @@ pub async fn buy(
     .await
 }
 
+#[utoipa::path(post, path = "/markets/{id}/sell", tag = "trading", request_body = SellBody, params(("id" = uuid::Uuid, Path, description = "The market id"), ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key with the same body returns the first answer (24 h)")), security(("bearer" = []), ("api_key" = [])),
+    responses((status = 200, description = "The trade (cost_usdc: USDC received before the fee)", body = Envelope<TradeResult>), (status = 202, description = "Sent but not yet confirmed: retry with the same Idempotency-Key for the result", body = Envelope<TradeResult>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED, INSUFFICIENT_BALANCE, INSUFFICIENT_SHARES or SLIPPAGE_EXCEEDED", body = ErrorEnvelope)))]
 pub async fn sell(
     State(state): State<AppState>,
     AnyCaller(caller): AnyCaller,
@@ -122,7 +133,7 @@ pub async fn sell(
     .await
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct DepositAddress {
     address: String,
     chain: &'static str,
@@ -130,12 +141,14 @@ pub struct DepositAddress {
     min_deposit: String,
 }
 
+#[utoipa::path(get, path = "/deposit/address", tag = "money", security(("bearer" = []), ("api_key" = [])),
+    responses((status = 200, description = "Where to send USDC", body = Envelope<DepositAddress>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
 pub async fn deposit_address(State(state): State<AppState>, AnyCaller(caller): AnyCaller) -> Result<Data<DepositAddress>, ApiError> {
     let d = trading::deposit_address(&state.services, &caller).await?;
     Ok(Data::new(DepositAddress { address: d.address, chain: "solana", token: "USDC", min_deposit: money::places(d.min_deposit as i128, 6, 2) }))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Balance {
     usdc_balance: String,
     locked_in_positions: String,
@@ -148,18 +161,22 @@ impl From<trading::Balance> for Balance {
     }
 }
 
+#[utoipa::path(get, path = "/users/me/balance", tag = "users", security(("bearer" = []), ("api_key" = [])),
+    responses((status = 200, description = "The caller's USDC", body = Envelope<Balance>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
 pub async fn balance(State(state): State<AppState>, AnyCaller(caller): AnyCaller) -> Result<Data<Balance>, ApiError> {
     Ok(Data::new(trading::balance(&state.services, &caller).await?.into()))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FaucetBody {
+    #[schema(pattern = "^[1-9A-HJ-NP-Za-km-z]{32,44}$", example = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM")]
     wallet_address: String,
+    #[schema(pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$", example = "10.50")]
     amount: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct FaucetResult {
     wallet_address: String,
     amount: String,
@@ -167,6 +184,8 @@ pub struct FaucetResult {
     remaining_today: String,
 }
 
+#[utoipa::path(post, path = "/dev/faucet", tag = "money", request_body = FaucetBody,
+    responses((status = 200, description = "Test USDC granted", body = Envelope<FaucetResult>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn faucet(State(state): State<AppState>, ApiJson(body): ApiJson<FaucetBody>) -> Result<Data<FaucetResult>, ApiError> {
     let amount = amount("amount", &body.amount)?;
     let g = trading::faucet(&state.services, &body.wallet_address, amount).await?;

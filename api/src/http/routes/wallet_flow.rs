@@ -3,7 +3,6 @@
 
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::domain::market::Side;
@@ -12,27 +11,48 @@ use crate::http::AppState;
 use crate::http::auth::{ReplayChecked, TokenCaller};
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
+use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiJson, ApiPath, amount, side};
 use crate::services::wallet_flow::{self, Ensured};
 
-pub async fn ensure_onchain(State(state): State<AppState>, TokenCaller(caller): TokenCaller, ApiPath(id): ApiPath<Uuid>) -> Result<Data<Value>, ApiError> {
+/// Whether a market exists on chain: `ready` with its address, or `needs_cosign` with the
+/// creation transaction for the wallet to sign (then `co-sign`).
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Readiness {
+    market_id: Uuid,
+    /// `ready` or `needs_cosign`.
+    #[schema(pattern = "^(ready|needs_cosign)$")]
+    status: &'static str,
+    /// The market's program-derived address, when `ready`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pda: Option<String>,
+    /// The creation transaction, base64, when `needs_cosign`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transaction: Option<String>,
+}
+
+#[utoipa::path(get, path = "/markets/{id}/ensure-onchain", tag = "wallet", params(("id" = uuid::Uuid, Path, description = "The market id")), security(("bearer" = [])),
+    responses((status = 200, description = "ready (with the PDA) or needs_cosign (with a transaction to sign)", body = Envelope<Readiness>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED: the market no longer takes trades", body = ErrorEnvelope)))]
+pub async fn ensure_onchain(State(state): State<AppState>, TokenCaller(caller): TokenCaller, ApiPath(id): ApiPath<Uuid>) -> Result<Data<Readiness>, ApiError> {
     Ok(Data::new(match wallet_flow::ensure_onchain(&state.services, &caller, id).await? {
-        Ensured::Ready { pda } => json!({"market_id": id, "pda": pda, "status": "ready"}),
-        Ensured::NeedsCosign { transaction } => json!({"market_id": id, "status": "needs_cosign", "transaction": transaction}),
+        Ensured::Ready { pda } => Readiness { market_id: id, status: "ready", pda: Some(pda), transaction: None },
+        Ensured::NeedsCosign { transaction } => Readiness { market_id: id, status: "needs_cosign", pda: None, transaction: Some(transaction) },
     }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CoSignBody {
     transaction: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct CoSigned {
     transaction: String,
 }
 
+#[utoipa::path(post, path = "/markets/{id}/co-sign", tag = "wallet", request_body = CoSignBody, params(("id" = uuid::Uuid, Path, description = "The market id")), security(("bearer" = [], "request_nonce" = [], "request_timestamp" = [])),
+    responses((status = 200, description = "The transaction, co-signed", body = Envelope<CoSigned>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 422, description = "REPLAY_DETECTED, or a refusal of the transaction (the code says which)", body = ErrorEnvelope)))]
 pub async fn co_sign(
     State(state): State<AppState>,
     TokenCaller(caller): TokenCaller,
@@ -44,16 +64,20 @@ pub async fn co_sign(
     Ok(Data::new(CoSigned { transaction }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConfirmBody {
+    #[schema(format = Uuid)]
     market_id: String,
+    #[schema(pattern = "^[1-9A-HJ-NP-Za-km-z]{64,88}$")]
     tx_sig: String,
+    #[schema(pattern = "^(yes|no)$", example = "yes")]
     side: String,
+    #[schema(pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$", example = "10.50")]
     shares: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Confirmed {
     trade_id: Uuid,
     side: Side,
@@ -64,6 +88,8 @@ pub struct Confirmed {
     new_no_price: String,
 }
 
+#[utoipa::path(post, path = "/trade/confirm", tag = "wallet", request_body = ConfirmBody, security(("bearer" = [], "request_nonce" = [], "request_timestamp" = [])),
+    responses((status = 200, description = "The trade the transaction made", body = Envelope<Confirmed>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 422, description = "REPLAY_DETECTED, or the transaction is not the trade described (the code says which)", body = ErrorEnvelope)))]
 pub async fn confirm(State(state): State<AppState>, TokenCaller(caller): TokenCaller, _: ReplayChecked, ApiJson(body): ApiJson<ConfirmBody>) -> Result<Data<Confirmed>, ApiError> {
     let market_id: Uuid = body.market_id.parse().map_err(|_| ApiError::InvalidInput("market_id must be a UUID".into()))?;
     let side = side(&body.side)?;

@@ -27,6 +27,7 @@ use crate::domain::api_key;
 use crate::domain::caller::{AuthMethod, Caller};
 use crate::http::AppState;
 use crate::http::error::ApiError;
+use crate::http::message_rate::MessageRate;
 use crate::http::ratelimit::ClientIp;
 use crate::services::{ServiceError, api_keys, stream};
 
@@ -100,6 +101,8 @@ impl Slot {
     }
 }
 
+#[utoipa::path(get, path = "/ws", tag = "stream",
+    responses((status = 101, description = "Switching to the WebSocket protocol")))]
 pub async fn upgrade(State(state): State<AppState>, ip: Option<Extension<ClientIp>>, ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>) -> Result<Response, ApiError> {
     let ws = ws.map_err(|e| ApiError::InvalidInput(format!("GET /v1/ws expects a WebSocket upgrade: {e}")))?;
     let ip = ip.map_or_else(|| "unknown".to_owned(), |Extension(ClientIp(ip))| ip);
@@ -159,8 +162,7 @@ impl Connection {
         let _ = socket.send(Message::Text(welcome.to_string().into())).await;
         let mut heartbeat = tokio::time::interval_at(Instant::now() + HEARTBEAT, HEARTBEAT);
         let mut heard = Instant::now();
-        // A fixed one-second window of client messages.
-        let (mut window, mut in_window) = (Instant::now(), 0u32);
+        let mut rate = MessageRate::per_second(MESSAGES_PER_SEC);
         loop {
             tokio::select! {
                 inbound = socket.recv() => {
@@ -171,12 +173,8 @@ impl Connection {
                         Message::Close(_) => break,
                         _ => {}
                     }
-                    if window.elapsed() >= Duration::from_secs(1) {
-                        (window, in_window) = (Instant::now(), 0);
-                    }
-                    in_window += 1;
                     let answer = match message {
-                        _ if in_window > MESSAGES_PER_SEC => {
+                        _ if !rate.admit() => {
                             error("RATE_LIMITED", &format!("at most {MESSAGES_PER_SEC} messages a second; this one was not processed"))
                         }
                         Message::Text(text) => self.handle(text.as_str()).await,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: sets the machine up, then every crate's tests against real Postgres
-# (each #[sqlx::test] gets a fresh database) and Redis.
+# (each #[sqlx::test] gets a fresh database) and Redis, then the contract checks against the
+# live service (scripts/contract.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -8,3 +9,10 @@ export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 export RUST_LOG="${RUST_LOG:-warn}"
 cargo test --workspace --locked "$@"
+# The live service against its OpenAPI document: the docs page in Chromium, then the contract
+# fuzzing (skipped when a filter was given, to run a few Rust tests quickly).
+if [ "$#" -eq 0 ]; then
+  bash scripts/contract.sh
+  # The Anchor TypeScript suite (tests/ts) against the embedded chain.
+  bash scripts/anchor-ts.sh
+fi

@@ -20,6 +20,7 @@ pub mod chain;
 pub mod domain;
 pub mod exchanges;
 pub mod http;
+pub mod operator;
 pub mod services;
 pub mod store;
 pub mod workers;

@@ -201,7 +201,7 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     // for every transaction of the flow (trades, events, a failure-free withdrawal…).
     for listed in chain.signatures_after(&funding_market::ID.to_string(), None).await.unwrap() {
         let direct = chain.transaction(&listed.signature).await.unwrap().unwrap();
-        let encoded = chain.encoded_transaction(&listed.signature).await.unwrap().unwrap();
+        let encoded = chain.encoded_transaction(&listed.signature, solana_transaction_status_client_types::UiTransactionEncoding::Json).await.unwrap().unwrap();
         assert_eq!(ConfirmedTransaction::from_encoded(&listed.signature, encoded).unwrap(), direct);
         assert!(!direct.inner_instructions.is_empty() || !direct.instructions.is_empty());
     }

@@ -34,6 +34,7 @@ pub async fn serve_fresh(name: &str, tune: impl FnOnce(&mut Config)) -> Service 
     config.scheduler_enabled = false;
     config.rate_public_per_min = u32::MAX;
     config.metrics_addr = None;
+    config.pubsub_addr = None;
     tune(&mut config);
     let app = Application::build(config).await.unwrap();
     let base = format!("http://{}", app.local_addr().expect("the serve role listens"));

@@ -142,6 +142,10 @@ pub struct Config {
     /// `FM_METRICS_ADDR`: the admin address serving Prometheus metrics at `/metrics`, apart from
     /// the API; `off` for none. Default `127.0.0.1:9464`.
     pub metrics_addr: Option<SocketAddr>,
+    /// `FM_PUBSUB_ADDR`: where the embedded chain's PubSub WebSocket listens; `off` for none.
+    /// Default: the HTTP address with the port + 1, where web3.js looks for it (an ephemeral
+    /// port when the HTTP port is 0). Only with the embedded chain.
+    pub pubsub_addr: Option<SocketAddr>,
 }
 
 /// The roles of a process (`FM_ROLES`).
@@ -248,8 +252,9 @@ impl Config {
     /// Reads configuration through `lookup` (the environment, or a map in tests).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
         let get = |name: &'static str, default: &str| lookup(name).unwrap_or_else(|| default.to_owned());
+        let bind_addr: SocketAddr = parse("FM_BIND_ADDR", get("FM_BIND_ADDR", "127.0.0.1:8080"))?;
         let config = Config {
-            bind_addr: parse("FM_BIND_ADDR", get("FM_BIND_ADDR", "127.0.0.1:8080"))?,
+            bind_addr,
             database_url: get("DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/funding_market"),
             db_max_connections: parse("FM_DB_MAX_CONNECTIONS", get("FM_DB_MAX_CONNECTIONS", "16"))?,
             run_migrations: parse("FM_RUN_MIGRATIONS", get("FM_RUN_MIGRATIONS", "true"))?,
@@ -347,6 +352,18 @@ impl Config {
             },
             push_ttl_secs: positive("FM_PUSH_TTL_SECS", get("FM_PUSH_TTL_SECS", "86400"))?,
             push_allow_http: parse("FM_PUSH_ALLOW_HTTP", get("FM_PUSH_ALLOW_HTTP", "false"))?,
+            pubsub_addr: match lookup("FM_PUBSUB_ADDR").as_deref().map(str::trim) {
+                Some("off") => None,
+                Some(addr) if !addr.is_empty() => Some(parse("FM_PUBSUB_ADDR", addr.to_owned())?),
+                _ => {
+                    let port = match bind_addr.port() {
+                        0 => 0,
+                        u16::MAX => return Err(invalid("FM_PUBSUB_ADDR", "", "FM_BIND_ADDR's port is 65535: set FM_PUBSUB_ADDR (or off)")),
+                        p => p + 1,
+                    };
+                    Some(SocketAddr::new(bind_addr.ip(), port))
+                }
+            },
             metrics_addr: match get("FM_METRICS_ADDR", "127.0.0.1:9464").trim() {
                 "off" | "" => None,
                 addr => Some(parse("FM_METRICS_ADDR", addr.to_owned())?),
@@ -484,6 +501,17 @@ mod tests {
         assert_eq!(c.redis_url, "redis://127.0.0.1:6379");
         assert_eq!(c.request_timeout, Duration::from_secs(10));
         assert!(c.run_migrations);
+    }
+
+    #[test]
+    fn pubsub_listens_next_to_the_http_port_unless_told() {
+        assert_eq!(with(&[]).unwrap().pubsub_addr.unwrap().to_string(), "127.0.0.1:8081", "where web3.js looks");
+        assert_eq!(with(&[("FM_BIND_ADDR", "0.0.0.0:9000")]).unwrap().pubsub_addr.unwrap().to_string(), "0.0.0.0:9001");
+        assert_eq!(with(&[("FM_BIND_ADDR", "127.0.0.1:0")]).unwrap().pubsub_addr.unwrap().port(), 0, "ephemeral beside ephemeral");
+        assert_eq!(with(&[("FM_PUBSUB_ADDR", "127.0.0.1:7000")]).unwrap().pubsub_addr.unwrap().to_string(), "127.0.0.1:7000");
+        assert_eq!(with(&[("FM_PUBSUB_ADDR", "off")]).unwrap().pubsub_addr, None);
+        assert_eq!(with(&[("FM_BIND_ADDR", "127.0.0.1:65535")]).unwrap_err().name, "FM_PUBSUB_ADDR");
+        assert_eq!(with(&[("FM_PUBSUB_ADDR", "nope")]).unwrap_err().name, "FM_PUBSUB_ADDR");
     }
 
     #[test]

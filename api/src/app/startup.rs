@@ -66,6 +66,8 @@ pub struct Application {
     supervisor: Supervisor,
     /// The admin listener serving `/metrics` (`FM_METRICS_ADDR`), and the pool it samples.
     metrics: Option<(TcpListener, PgPool)>,
+    /// The embedded chain's PubSub WebSocket (`FM_PUBSUB_ADDR`), with role `serve`.
+    pubsub: Option<(TcpListener, Router)>,
 }
 
 /// How often the settlement crank looks for rounds to pay out.
@@ -124,6 +126,14 @@ impl Application {
             false => None,
         };
         let server = listener.zip(state.clone()).map(|(listener, state)| (listener, app(state)));
+        // The local chain's node answers subscriptions beside its /rpc, as a validator does.
+        let pubsub = match (&chain, config.pubsub_addr) {
+            (Some(AnyChain::Embedded(embedded)), Some(addr)) if roles.serve => {
+                let listener = TcpListener::bind(addr).await.map_err(|source| StartupError::Bind { addr, source })?;
+                Some((listener, crate::http::pubsub::PubSub::start(embedded.clone()).await.router()))
+            }
+            _ => None,
+        };
         // Workers start last, once the chain and the server are ready.
         let supervisor = Supervisor::new(&config.database_url);
         // The oracle and the crank end rounds on chain: they run where the service has its keys.
@@ -169,7 +179,7 @@ impl Application {
             supervisor.spawn(IndexerWorker::new(chain.clone(), db, config.indexer_period));
         }
         tracing::info!(serve = roles.serve, workers = roles.workers, indexer = roles.indexer, "roles");
-        Ok(Application { server, chain, supervisor, metrics })
+        Ok(Application { server, chain, supervisor, metrics, pubsub })
     }
 
     /// The chain the process runs on, if a role opened one (benchmarks and tests drive it).
@@ -183,6 +193,11 @@ impl Application {
         self.metrics.as_ref().map(|(l, _)| l.local_addr().expect("a bound listener has an address"))
     }
 
+    /// The embedded chain's PubSub address, when it is served.
+    pub fn pubsub_addr(&self) -> Option<SocketAddr> {
+        self.pubsub.as_ref().map(|(l, _)| l.local_addr().expect("a bound listener has an address"))
+    }
+
     pub fn local_addr(&self) -> Option<SocketAddr> {
         self.server.as_ref().map(|(l, _)| l.local_addr().expect("a bound listener has an address"))
     }
@@ -190,10 +205,14 @@ impl Application {
     /// Runs until `shutdown` completes: then finishes in-flight requests, lets every worker
     /// finish its current job, and returns.
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
-        let Application { server, supervisor, metrics, .. } = self;
+        let Application { server, supervisor, metrics, pubsub, .. } = self;
         if let Some((listener, db)) = metrics {
             tracing::info!(addr = %listener.local_addr()?, "metrics at /metrics");
             tokio::spawn(super::metrics::serve(listener, db));
+        }
+        if let Some((listener, router)) = pubsub {
+            tracing::info!(addr = %listener.local_addr()?, "chain pubsub (WebSocket)");
+            tokio::spawn(async move { axum::serve(listener, router).await });
         }
         let served = match server {
             Some((listener, router)) => {

@@ -59,14 +59,17 @@ pub struct ServiceKeys {
 impl ServiceKeys {
     /// Reads solana-keygen keypair files (a JSON array of 64 bytes) and the mint's address.
     pub fn load(operator: &std::path::Path, authority: &std::path::Path, oracle: Option<&std::path::Path>, usdc_mint: &str) -> Result<ServiceKeys, String> {
-        let read = |path: &std::path::Path| -> Result<Keypair, String> {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let bytes: Vec<u8> = serde_json::from_str(&text).map_err(|e| format!("{}: not a keypair file: {e}", path.display()))?;
-            Keypair::try_from(bytes.as_slice()).map_err(|e| format!("{}: {e}", path.display()))
-        };
+        let read = |path: &std::path::Path| read_keypair(path).map_err(|e| format!("{}: {e}", path.display()));
         let usdc_mint = usdc_mint.parse().map_err(|_| format!("FM_USDC_MINT {usdc_mint:?} is not an address"))?;
         Ok(ServiceKeys { operator: read(operator)?, authority: read(authority)?, oracle: oracle.map(read).transpose()?, usdc_mint })
     }
+}
+
+/// Reads a solana-keygen keypair file (a JSON array of the 64 bytes).
+pub fn read_keypair(path: &std::path::Path) -> Result<Keypair, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let bytes: Vec<u8> = serde_json::from_str(&text).map_err(|e| format!("not a keypair file: {e}"))?;
+    Keypair::try_from(bytes.as_slice()).map_err(|e| e.to_string())
 }
 
 impl From<Side> for ProgramSide {

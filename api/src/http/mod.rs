@@ -8,8 +8,11 @@ pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod idempotency;
+pub mod message_rate;
 pub mod middleware;
+pub mod openapi;
 pub mod page;
+pub mod pubsub;
 pub mod ratelimit;
 pub mod routes;
 

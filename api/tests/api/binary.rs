@@ -23,10 +23,11 @@ impl Drop for KillOnDrop {
 async fn starts_creates_its_database_and_stops_on_sigterm() {
     let name = format!("fm_binary_{}", uuid::Uuid::new_v4().simple());
     let database_url = database_url(&name);
-    let (port, metrics_port) = (free_port(), free_port());
+    let (port, metrics_port, pubsub_port) = (free_port(), free_port(), free_port());
     let mut child = KillOnDrop(Command::new(env!("CARGO_BIN_EXE_funding-api"))
         .env("FM_BIND_ADDR", format!("127.0.0.1:{port}"))
         .env("FM_METRICS_ADDR", format!("127.0.0.1:{metrics_port}"))
+        .env("FM_PUBSUB_ADDR", format!("127.0.0.1:{pubsub_port}"))
         .env("DATABASE_URL", &database_url)
         .env("REDIS_URL", redis_url())
         .env("RUST_LOG", "warn")
@@ -50,6 +51,17 @@ async fn starts_creates_its_database_and_stops_on_sigterm() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(status, 200, "the service did not come up healthy");
+
+    // The embedded chain's PubSub answers beside it.
+    {
+        use futures_util::{SinkExt, StreamExt};
+        let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{pubsub_port}")).await.expect("pubsub listens");
+        let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "slotSubscribe"}).to_string();
+        socket.send(tokio_tungstenite::tungstenite::Message::Text(request.into())).await.unwrap();
+        let answer = tokio::time::timeout(Duration::from_secs(10), socket.next()).await.unwrap().unwrap().unwrap();
+        let answer: serde_json::Value = serde_json::from_str(answer.to_text().unwrap()).unwrap();
+        assert!(answer["result"].as_u64().is_some(), "{answer}");
+    }
 
     // The scheduler's first pass gives every configured series a round.
     let mut rounds = Vec::new();

@@ -25,6 +25,7 @@ impl Process {
             .env("FM_ROLES", roles)
             .env("FM_BIND_ADDR", format!("127.0.0.1:{port}"))
             .env("FM_METRICS_ADDR", "127.0.0.1:0")
+            .env("FM_PUBSUB_ADDR", "off")
             .env("DATABASE_URL", database_url)
             .env("REDIS_URL", redis_url())
             .env("RUST_LOG", "info")

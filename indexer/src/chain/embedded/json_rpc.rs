@@ -1,7 +1,11 @@
-//! The embedded chain answering Solana JSON-RPC, so a wallet (or `RpcChain`) can use it like a
-//! cluster: `sendTransaction`, `getSignatureStatuses`, `getLatestBlockhash`, `isBlockhashValid`,
-//! `getAccountInfo`, `getMultipleAccounts`, `getBalance`, `getTransaction`,
-//! `getSignaturesForAddress`, `getSlot`, `getHealth`. Parameters are read into, and answers
+//! The embedded chain answering Solana JSON-RPC, so a wallet, web3.js, `@solana/kit`, the Anchor
+//! client or `RpcChain` can use it like a cluster: `sendTransaction`, `simulateTransaction`,
+//! `getSignatureStatuses`, `getTransaction`, `getSignaturesForAddress`, `getLatestBlockhash`,
+//! `isBlockhashValid`, `getAccountInfo`, `getMultipleAccounts`, `getProgramAccounts`,
+//! `getBalance`, `getTokenAccountBalance`, `getTokenAccountsByOwner`, `getSlot`,
+//! `getBlockHeight`, `getEpochInfo`, `getVersion`, `getGenesisHash`, `getHealth`,
+//! `getMinimumBalanceForRentExemption`, `getFeeForMessage`, `getRecentPrioritizationFees`,
+//! `requestAirdrop`; one request or a batch (an array, at most [`MAX_BATCH`]). Parameters are read into, and answers
 //! built from, the same typed structs `solana-rpc-client` sends and expects
 //! (`solana-rpc-client-api`, `solana-transaction-status-client-types`), so the two sides
 //! cannot drift apart. The service mounts this at `/rpc` for local use.
@@ -18,18 +22,46 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use solana_account_decoder_client_types::{UiAccount, UiAccountData, UiAccountEncoding};
-use solana_rpc_client_api::config::{RpcSendTransactionConfig, RpcSignaturesForAddressConfig};
-use solana_rpc_client_api::response::{Response, RpcBlockhash, RpcResponseContext, RpcSimulateTransactionResult};
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::solana_program::program_pack::Pack;
+use solana_account::{AccountSharedData, ReadableAccount};
+use solana_account_decoder::encode_ui_account;
+use solana_account_decoder::parse_account_data::{AccountAdditionalDataV3, SplTokenAdditionalDataV2};
+use solana_account_decoder::parse_token::token_amount_to_ui_amount_v3;
+use solana_epoch_info::EpochInfo;
+use solana_message::VersionedMessage;
+use solana_rpc_client_api::config::{
+    RpcAccountInfoConfig, RpcEncodingConfigWrapper, RpcProgramAccountsConfig, RpcSendTransactionConfig, RpcSignatureStatusConfig, RpcSignaturesForAddressConfig,
+    RpcSimulateTransactionConfig, RpcTokenAccountsFilter, RpcTransactionConfig,
+};
+use solana_rpc_client_api::filter::{Memcmp, RpcFilterType};
+use solana_rpc_client_api::response::{Response, RpcBlockhash, RpcKeyedAccount, RpcPrioritizationFee, RpcResponseContext, RpcSimulateTransactionResult, RpcVersionInfo};
+use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status_client_types::{TransactionConfirmationStatus, TransactionStatus, UiTransactionEncoding};
 
 use super::EmbeddedChain;
+use super::node::MAX_AIRDROP_LAMPORTS;
 use crate::chain::{Account, ChainError};
+
+/// Requests per batch: what a client library sends at once stays far below it, and one HTTP
+/// request cannot queue unbounded work.
+pub const MAX_BATCH: usize = 100;
+
+/// Accounts one `getProgramAccounts` / `getTokenAccountsByOwner` answers: this chain holds a
+/// test's or a local run's accounts, and an answer must stay one HTTP response.
+pub const MAX_SCANNED_ACCOUNTS: usize = 10_000;
 
 /// Keys per `getMultipleAccounts` (Agave's `MAX_MULTIPLE_ACCOUNTS`).
 pub const MAX_MULTIPLE_ACCOUNTS: usize = 100;
 
 /// Signatures per `getSignatureStatuses` (Agave's `MAX_GET_SIGNATURE_STATUSES_QUERY_ITEMS`).
 pub const MAX_SIGNATURE_STATUSES: usize = 256;
+
+/// The largest account (`MAX_PERMITTED_DATA_LENGTH`, 10 MiB).
+const MAX_PERMITTED_DATA_LENGTH: usize = 10 * 1024 * 1024;
+
+/// Accounts a transaction may lock, so at most this many in a prioritization-fee query.
+const MAX_TX_ACCOUNT_LOCKS: usize = 128;
 
 /// The largest transaction, bytes: one network packet (1,280-byte IPv6 MTU less headers).
 pub const PACKET_DATA_SIZE: usize = 1232;
@@ -94,6 +126,38 @@ fn param<T: DeserializeOwned>(params: &Value, i: usize) -> Result<T, RpcFailure>
     serde_json::from_value(params.get(i).cloned().unwrap_or(Value::Null)).map_err(|e| invalid_params(format!("Invalid params: parameter {i}: {e}")))
 }
 
+/// A transaction's wire bytes from its encoded form, refused by length before decoding.
+fn decode_wire(transaction: &str, encoding: UiTransactionEncoding) -> Result<Vec<u8>, RpcFailure> {
+    let max_encoded = if encoding == UiTransactionEncoding::Base64 { MAX_BASE64_SIZE } else { MAX_BASE58_SIZE };
+    if transaction.len() > max_encoded {
+        return Err(invalid_params(format!(
+            "{encoding} encoded solana_transaction::versioned::VersionedTransaction too large: {} bytes (max: encoded/raw {max_encoded}/{PACKET_DATA_SIZE})",
+            transaction.len()
+        )));
+    }
+    match encoding {
+        UiTransactionEncoding::Base64 => BASE64.decode(transaction).map_err(|_| invalid_params("Invalid params: not base64")),
+        UiTransactionEncoding::Base58 => bs58::decode(transaction).into_vec().map_err(|_| invalid_params("Invalid params: not base58")),
+        other => Err(invalid_params(format!("Invalid params: unsupported encoding {other}"))),
+    }
+}
+
+fn address(value: &str) -> Result<Pubkey, RpcFailure> {
+    value.parse().map_err(|_| invalid_params("Invalid param: Invalid"))
+}
+
+/// An account in the encoding asked for (`jsonParsed` decodes SPL token accounts and mints,
+/// with the mint's decimals; anything else falls back to base64, as a node does).
+pub fn encoded_account(chain: &EmbeddedChain, address: &Pubkey, account: &AccountSharedData, config: &RpcAccountInfoConfig) -> UiAccount {
+    let encoding = config.encoding.unwrap_or(UiAccountEncoding::Base64);
+    let additional = (encoding == UiAccountEncoding::JsonParsed && account.owner() == &spl_token_interface::ID)
+        .then(|| spl_token_interface::state::Account::unpack(account.data()).ok())
+        .flatten()
+        .and_then(|token| chain.mint_decimals(&token.mint))
+        .map(|decimals| AccountAdditionalDataV3 { spl_token_additional_data: Some(SplTokenAdditionalDataV2::with_decimals(decimals)) });
+    encode_ui_account(address, account, encoding, additional, config.data_slice)
+}
+
 fn ui_account(a: Account) -> UiAccount {
     UiAccount {
         lamports: a.lamports,
@@ -106,8 +170,26 @@ fn ui_account(a: Account) -> UiAccount {
 }
 
 impl EmbeddedChain {
-    /// Answers one JSON-RPC request (a batch is not supported).
+    /// Answers one JSON-RPC request, or a batch (an array of them: an array of answers, in
+    /// order, as a node answers).
     pub async fn json_rpc(&self, request: &Value) -> Value {
+        match request {
+            Value::Array(requests) if requests.is_empty() => json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid request: empty batch"}, "id": null}),
+            Value::Array(requests) if requests.len() > MAX_BATCH => {
+                json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": format!("Invalid request: at most {MAX_BATCH} requests per batch")}, "id": null})
+            }
+            Value::Array(requests) => {
+                let mut answers = Vec::with_capacity(requests.len());
+                for request in requests {
+                    answers.push(self.one(request).await);
+                }
+                Value::Array(answers)
+            }
+            request => self.one(request).await,
+        }
+    }
+
+    async fn one(&self, request: &Value) -> Value {
         let id = request.get("id").cloned().unwrap_or(Value::Null);
         let method = request["method"].as_str().unwrap_or("");
         let params = request.get("params").cloned().unwrap_or(json!([]));
@@ -123,6 +205,17 @@ impl EmbeddedChain {
         }
     }
 
+    /// `program`'s accounts passing `filters`, or a node's refusal when there are more than one
+    /// answer may carry (never a silently cut list).
+    fn scanned(&self, program: &Pubkey, filters: &[RpcFilterType]) -> Result<Vec<(Pubkey, AccountSharedData)>, RpcFailure> {
+        let accounts = self.program_accounts(program, filters)?;
+        if accounts.len() > MAX_SCANNED_ACCOUNTS {
+            let message = format!("{program} excluded from account secondary indexes; this RPC method unavailable for key (over {MAX_SCANNED_ACCOUNTS} accounts)");
+            return Err(RpcFailure { code: -32010, message, data: None });
+        }
+        Ok(accounts)
+    }
+
     async fn with_context<T: Serialize>(&self, value: T) -> Answer {
         let slot = self.clock().await.map(|c| c.slot).unwrap_or(0);
         to_json(Response { context: RpcResponseContext { slot, api_version: None }, value })
@@ -131,24 +224,115 @@ impl EmbeddedChain {
     async fn answer(&self, method: &str, params: &Value) -> Answer {
         match method {
             "getHealth" => Ok(json!("ok")),
+            "getBlockHeight" => Ok(json!(self.block_height())),
+            "getEpochInfo" => {
+                let e = self.epoch_position().await?;
+                to_json(EpochInfo {
+                    epoch: e.epoch,
+                    slot_index: e.slot_index,
+                    slots_in_epoch: e.slots_in_epoch,
+                    absolute_slot: e.absolute_slot,
+                    block_height: e.block_height,
+                    transaction_count: Some(e.transaction_count),
+                })
+            }
+            // The Agave runtime this chain embeds.
+            "getVersion" => to_json(RpcVersionInfo { solana_core: "4.0.0".into(), feature_set: None }),
+            "getGenesisHash" => Ok(json!(self.genesis_hash())),
+            "getMinimumBalanceForRentExemption" => {
+                let len: usize = param(params, 0)?;
+                if len > MAX_PERMITTED_DATA_LENGTH {
+                    return Err(invalid_params(format!("Invalid params: data length {len} is over the maximum {MAX_PERMITTED_DATA_LENGTH}")));
+                }
+                Ok(json!(self.rent_exempt_minimum(len)))
+            }
+            "getFeeForMessage" => {
+                let encoded: String = param(params, 0)?;
+                let bytes = BASE64.decode(&encoded).map_err(|_| invalid_params("Invalid params: not base64"))?;
+                if bytes.len() > PACKET_DATA_SIZE {
+                    return Err(invalid_params("Invalid params: message too large"));
+                }
+                let message: VersionedMessage = bincode::deserialize(&bytes).map_err(|e| invalid_params(format!("Invalid params: not a message: {e}")))?;
+                let fee = self.fee_for_message(message)?;
+                self.with_context(fee).await
+            }
+            // No fee market here: every recent slot cleared at zero.
+            "getRecentPrioritizationFees" => {
+                let accounts: Option<Vec<String>> = param(params, 0)?;
+                if accounts.as_ref().is_some_and(|a| a.len() > MAX_TX_ACCOUNT_LOCKS) {
+                    return Err(too_many(MAX_TX_ACCOUNT_LOCKS));
+                }
+                let slot = self.clock().await?.slot;
+                to_json(vec![RpcPrioritizationFee { slot: slot.saturating_sub(1), prioritization_fee: 0 }])
+            }
+            "simulateTransaction" => {
+                let transaction: String = param(params, 0)?;
+                let config: Option<RpcSimulateTransactionConfig> = param(params, 1)?;
+                let config = config.unwrap_or_default();
+                let wire = decode_wire(&transaction, config.encoding.unwrap_or(UiTransactionEncoding::Base58))?;
+                let tx: VersionedTransaction = bincode::deserialize(&wire).map_err(|e| invalid_params(format!("failed to deserialize transaction: {e}")))?;
+                let result = self.simulate(tx, config.sig_verify, config.replace_recent_blockhash, config.inner_instructions)?;
+                self.with_context(result).await
+            }
+            "getProgramAccounts" => {
+                let program = address(&param::<String>(params, 0)?)?;
+                let config: Option<RpcProgramAccountsConfig> = param(params, 1)?;
+                let config = config.unwrap_or_default();
+                let filters = config.filters.unwrap_or_default();
+                for filter in &filters {
+                    filter.verify().map_err(|e| invalid_params(format!("Invalid params: {e}")))?;
+                }
+                let accounts = self.scanned(&program, &filters)?;
+                let keyed: Vec<RpcKeyedAccount> = accounts
+                    .iter()
+                    .map(|(address, account)| RpcKeyedAccount { pubkey: address.to_string(), account: encoded_account(self, address, account, &config.account_config) })
+                    .collect();
+                if config.with_context.unwrap_or(false) { self.with_context(keyed).await } else { to_json(keyed) }
+            }
+            "getTokenAccountBalance" => {
+                let token_account = address(&param::<String>(params, 0)?)?;
+                let not_token = || invalid_params("Invalid param: not a Token account");
+                let account = self.bank_account(&token_account).ok_or_else(not_token)?;
+                let token = (account.owner() == &spl_token_interface::ID).then(|| spl_token_interface::state::Account::unpack(account.data()).ok()).flatten().ok_or_else(not_token)?;
+                let decimals = self.mint_decimals(&token.mint).ok_or_else(|| invalid_params("Invalid param: mint could not be unpacked"))?;
+                self.with_context(token_amount_to_ui_amount_v3(token.amount, &SplTokenAdditionalDataV2::with_decimals(decimals))).await
+            }
+            "getTokenAccountsByOwner" => {
+                let owner = address(&param::<String>(params, 0)?)?;
+                let filter: RpcTokenAccountsFilter = param(params, 1)?;
+                let config: Option<RpcAccountInfoConfig> = param(params, 2)?;
+                let config = config.unwrap_or_default();
+                let mint = match filter {
+                    RpcTokenAccountsFilter::Mint(mint) => Some(address(&mint)?),
+                    RpcTokenAccountsFilter::ProgramId(program) if address(&program)? == spl_token_interface::ID => None,
+                    RpcTokenAccountsFilter::ProgramId(_) => return Err(invalid_params("Invalid param: unrecognized Token program id")),
+                };
+                // An SPL token account: 165 bytes, the mint at 0, the owner at 32.
+                let mut filters = vec![RpcFilterType::DataSize(spl_token_interface::state::Account::LEN as u64), RpcFilterType::Memcmp(Memcmp::new_raw_bytes(32, owner.to_bytes().to_vec()))];
+                if let Some(mint) = mint {
+                    filters.push(RpcFilterType::Memcmp(Memcmp::new_raw_bytes(0, mint.to_bytes().to_vec())));
+                }
+                let accounts = self.scanned(&spl_token_interface::ID, &filters)?;
+                let keyed: Vec<RpcKeyedAccount> = accounts
+                    .iter()
+                    .map(|(address, account)| RpcKeyedAccount { pubkey: address.to_string(), account: encoded_account(self, address, account, &config) })
+                    .collect();
+                self.with_context(keyed).await
+            }
+            "requestAirdrop" => {
+                let to = address(&param::<String>(params, 0)?)?;
+                let lamports: u64 = param(params, 1)?;
+                if lamports == 0 || lamports > MAX_AIRDROP_LAMPORTS {
+                    return Err(invalid_params(format!("Invalid params: lamports must be from 1 to {MAX_AIRDROP_LAMPORTS}")));
+                }
+                Ok(json!(self.airdrop(&to, lamports).await?))
+            }
             "getSlot" => Ok(json!(self.clock().await?.slot)),
             "sendTransaction" => {
                 let transaction: String = param(params, 0)?;
                 let config: Option<RpcSendTransactionConfig> = param(params, 1)?;
                 let config = config.unwrap_or_default();
-                let encoding = config.encoding.unwrap_or(UiTransactionEncoding::Base58);
-                let max_encoded = if encoding == UiTransactionEncoding::Base64 { MAX_BASE64_SIZE } else { MAX_BASE58_SIZE };
-                if transaction.len() > max_encoded {
-                    return Err(invalid_params(format!(
-                        "{encoding} encoded solana_transaction::versioned::VersionedTransaction too large: {} bytes (max: encoded/raw {max_encoded}/{PACKET_DATA_SIZE})",
-                        transaction.len()
-                    )));
-                }
-                let wire = match encoding {
-                    UiTransactionEncoding::Base64 => BASE64.decode(&transaction).map_err(|_| invalid_params("Invalid params: not base64"))?,
-                    UiTransactionEncoding::Base58 => bs58::decode(&transaction).into_vec().map_err(|_| invalid_params("Invalid params: not base58"))?,
-                    other => return Err(invalid_params(format!("Invalid params: unsupported encoding {other}"))),
-                };
+                let wire = decode_wire(&transaction, config.encoding.unwrap_or(UiTransactionEncoding::Base58))?;
                 let signature = if config.skip_preflight { self.send_skipping_preflight(&wire).await } else { self.send_and_confirm(&wire).await };
                 match signature {
                     Ok(signature) => Ok(json!(signature)),
@@ -159,6 +343,9 @@ impl EmbeddedChain {
             }
             "getSignatureStatuses" => {
                 let signatures: Vec<String> = param(params, 0)?;
+                // `searchTransactionHistory` changes nothing here: the whole ledger is kept, so
+                // every status is found either way.
+                let _: Option<RpcSignatureStatusConfig> = param(params, 1)?;
                 if signatures.len() > MAX_SIGNATURE_STATUSES {
                     return Err(too_many(MAX_SIGNATURE_STATUSES));
                 }
@@ -200,7 +387,12 @@ impl EmbeddedChain {
                 let accounts = self.accounts(&addresses).await?;
                 self.with_context(accounts.into_iter().map(|a| a.map(ui_account)).collect::<Vec<_>>()).await
             }
-            "getTransaction" => to_json(self.encoded_transaction(&param::<String>(params, 0)?).await?),
+            "getTransaction" => {
+                let signature: String = param(params, 0)?;
+                let config: Option<RpcEncodingConfigWrapper<RpcTransactionConfig>> = param(params, 1)?;
+                let encoding = config.map(|c| c.convert_to_current()).and_then(|c| c.encoding).unwrap_or(UiTransactionEncoding::Json);
+                to_json(self.encoded_transaction(&signature, encoding).await?)
+            }
             "getSignaturesForAddress" => {
                 let address: String = param(params, 0)?;
                 let config: Option<RpcSignaturesForAddressConfig> = param(params, 1)?;

@@ -25,7 +25,9 @@
 
 mod bank;
 mod json_rpc;
-pub use json_rpc::{MAX_MULTIPLE_ACCOUNTS, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE};
+mod node;
+pub use json_rpc::{MAX_MULTIPLE_ACCOUNTS, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE, encoded_account};
+pub use node::{LedgerEntry, passes as filter_passes};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,7 +57,8 @@ use solana_transaction::versioned::{Legacy, TransactionVersion};
 use solana_transaction_error::TransactionError;
 use solana_transaction_status_client_types::{
     EncodedConfirmedTransactionWithStatusMeta, EncodedTransaction, EncodedTransactionWithStatusMeta, InnerInstruction, InnerInstructions,
-    TransactionConfirmationStatus, TransactionStatusMeta, UiCompiledInstruction, UiMessage, UiRawMessage, UiTransaction,
+    TransactionBinaryEncoding, TransactionConfirmationStatus, TransactionStatusMeta, UiCompiledInstruction, UiMessage, UiRawMessage, UiTransaction,
+    UiTransactionEncoding,
 };
 use tokio::sync::{Mutex, watch};
 
@@ -75,11 +78,15 @@ pub struct GenesisParams {
     pub min_trade: u64,
     /// Test USDC minted into the treasury, which funds market subsidies (micro-USDC).
     pub treasury_funds: u64,
+    /// Whether genesis initializes the program's config (and funds the treasury and roles).
+    /// Without it the chain is as a fresh deployment is: the program and the mint, no config,
+    /// for an operator to initialize (`funding-admin init`, tested so).
+    pub initialize_config: bool,
 }
 
 impl Default for GenesisParams {
     fn default() -> Self {
-        GenesisParams { fee_bps: 100, min_deposit: 1_000_000, min_trade: 1_000_000, treasury_funds: 10_000_000 * 1_000_000 }
+        GenesisParams { fee_bps: 100, min_deposit: 1_000_000, min_trade: 1_000_000, treasury_funds: 10_000_000 * 1_000_000, initialize_config: true }
     }
 }
 
@@ -242,7 +249,7 @@ impl EmbeddedChain {
                 .map_err(|e| EmbeddedError::Corrupt(e.to_string()))?;
             self.send_as_payer(&[create, init], &[&keys.mint]).await?;
         }
-        if self.account(&client::config_pda().to_string()).await?.is_none() {
+        if genesis.initialize_config && self.account(&client::config_pda().to_string()).await?.is_none() {
             let payer = self.payer();
             let params = InitializeParams {
                 authority: keys.authority.pubkey(),
@@ -277,7 +284,14 @@ impl EmbeddedChain {
         let payer = &self.0.runtime.genesis_payer;
         let mut all: Vec<&Keypair> = vec![payer];
         all.extend_from_slice(signers);
-        let tx = Transaction::new_signed_with_payer(instructions, Some(&payer.pubkey()), &all, self.0.runtime.bank().last_blockhash());
+        // Two equal requests (the same faucet grant twice in a second) would otherwise be the
+        // same bytes under the same blockhash, and the second "already processed": a distinct
+        // compute-unit limit per send makes each one its own transaction, at no cost.
+        static SENDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = SENDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 100_000;
+        let unique = solana_compute_budget_interface::ComputeBudgetInstruction::set_compute_unit_limit(1_300_000 + n);
+        let instructions: Vec<ProgramInstruction> = std::iter::once(unique).chain(instructions.iter().cloned()).collect();
+        let tx = Transaction::new_signed_with_payer(&instructions, Some(&payer.pubkey()), &all, self.0.runtime.bank().last_blockhash());
         let wire = bincode::serialize(&tx).expect("a transaction serialises");
         self.send_and_confirm(&wire).await
     }
@@ -360,7 +374,7 @@ impl EmbeddedChain {
             }
         }
         let batch = bank.prepare_sanitized_batch(std::slice::from_ref(&sanitized));
-        let recording = ExecutionRecordingConfig { enable_cpi_recording: true, ..Default::default() };
+        let recording = ExecutionRecordingConfig { enable_cpi_recording: true, enable_log_recording: true, ..Default::default() };
         let (mut results, _) = bank.load_execute_and_commit_transactions(&batch, MAX_PROCESSING_AGE, recording, &mut Default::default(), None);
         drop(batch);
         let committed = match results.pop() {
@@ -371,9 +385,10 @@ impl EmbeddedChain {
             None => return Err(ChainError::Transport("the bank returned no result".into())),
         };
         let inner = committed.inner_instructions.unwrap_or_default();
+        let logs = committed.log_messages.unwrap_or_default();
         let err = committed.status.err();
         self.0.last_slot.store(clock.slot, Ordering::Relaxed);
-        let landed = Landing { tx: &tx, signature: &signature, slot: clock.slot, block_time: clock.unix_timestamp, err: err.as_ref(), inner };
+        let landed = Landing { tx: &tx, signature: &signature, slot: clock.slot, block_time: clock.unix_timestamp, err: err.as_ref(), inner, logs };
         self.persist(&mut writer, &landed).await?;
         drop(writer);
         match err {
@@ -441,7 +456,7 @@ impl EmbeddedChain {
     /// Makes a landed transaction durable: its ledger row and the accounts it touched, in one
     /// database transaction; then wakes followers.
     async fn record(&self, writer: &mut sqlx::PgConnection, landed: &Landing<'_>) -> Result<(), ChainError> {
-        let Landing { tx, signature, slot, block_time, err, ref inner } = *landed;
+        let Landing { tx, signature, slot, block_time, err, ref inner, ref logs } = *landed;
         let keys = tx.message.static_account_keys();
         let instruction_json = |ix: &solana_message::compiled_instruction::CompiledInstruction| -> Value {
             let program_id = keys.get(ix.program_id_index as usize).map(|k| k.to_string()).unwrap_or_default();
@@ -482,8 +497,8 @@ impl EmbeddedChain {
         // One statement, so one atomic write and one round trip.
         let seq: i64 = sqlx::query_scalar(
             "WITH ledger AS (
-                 INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $17) RETURNING seq
+                 INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash, wire, log_messages)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $17, $18, $19) RETURNING seq
              ), upserted AS (
                  INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch)
                  SELECT * FROM unnest($10::TEXT[], $11::BIGINT[], $12::TEXT[], $13::BYTEA[], $14::BOOLEAN[], $15::BIGINT[])
@@ -519,6 +534,8 @@ impl EmbeddedChain {
         .bind(&stored.rent_epochs)
         .bind(&stored.closed)
         .bind(tx.message.recent_blockhash().to_string())
+        .bind(bincode::serialize(tx).expect("a transaction serializes"))
+        .bind(logs)
         .fetch_one(&mut *writer)
         .await
         .map_err(db_error)?;
@@ -635,7 +652,7 @@ impl EmbeddedChain {
 
     async fn ledger_row(&self, signature: &str) -> Result<Option<LedgerRow>, ChainError> {
         sqlx::query_as(
-            "SELECT slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash FROM embedded_ledger WHERE signature = $1",
+            "SELECT slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash, wire, log_messages FROM embedded_ledger WHERE signature = $1",
         )
         .bind(signature)
         .fetch_optional(&self.0.db)
@@ -679,25 +696,44 @@ impl EmbeddedChain {
             recent_blockhash: row.recent_blockhash,
             instructions: stored(&row.instructions).iter().map(compiled).collect::<Result<_, _>>()?,
             inner,
+            wire: row.wire,
+            logs: row.log_messages,
         }))
     }
 
-    /// `getTransaction` (encoding `json`) as a node answers it, or `None`. Built through the
-    /// status types' own `TransactionStatusMeta` conversion.
-    pub async fn encoded_transaction(&self, signature: &str) -> Result<Option<EncodedConfirmedTransactionWithStatusMeta>, ChainError> {
+    /// `getTransaction` as a node answers it, or `None`: `json` (and `jsonParsed`, answered as
+    /// `json`), or the signed transaction in `base64`/`base58`. Built through the status
+    /// types' own `TransactionStatusMeta` conversion.
+    pub async fn encoded_transaction(&self, signature: &str, encoding: UiTransactionEncoding) -> Result<Option<EncodedConfirmedTransactionWithStatusMeta>, ChainError> {
         let Some(landed) = self.landed(signature).await? else {
             return Ok(None);
+        };
+        let binary = match (encoding, &landed.wire) {
+            (UiTransactionEncoding::Base64, Some(wire)) => Some(EncodedTransaction::Binary(BASE64.encode(wire), TransactionBinaryEncoding::Base64)),
+            (UiTransactionEncoding::Base58 | UiTransactionEncoding::Binary, Some(wire)) => {
+                Some(EncodedTransaction::Binary(bs58::encode(wire).into_string(), TransactionBinaryEncoding::Base58))
+            }
+            (UiTransactionEncoding::Base64 | UiTransactionEncoding::Base58 | UiTransactionEncoding::Binary, None) => {
+                return Err(ChainError::invalid_params(format!("{signature} landed before this chain kept wire bytes: ask for encoding json")));
+            }
+            _ => None,
         };
         let meta = TransactionStatusMeta {
             status: landed.err.map_or(Ok(()), Err),
             fee: 5000 * u64::from(landed.header.num_required_signatures),
             inner_instructions: Some(landed.inner),
-            log_messages: Some(vec![]),
+            log_messages: Some(landed.logs.unwrap_or_default()),
             pre_token_balances: Some(vec![]),
             post_token_balances: Some(vec![]),
             rewards: Some(vec![]),
             ..TransactionStatusMeta::default()
         };
+        // Every signature, from the kept wire bytes (rows from before they were kept: the first).
+        let signatures = landed
+            .wire
+            .as_deref()
+            .and_then(|wire| bincode::deserialize::<VersionedTransaction>(wire).ok())
+            .map_or_else(|| vec![signature.to_owned()], |tx| tx.signatures.iter().map(ToString::to_string).collect());
         let message = UiRawMessage {
             header: landed.header,
             account_keys: landed.account_keys,
@@ -709,7 +745,7 @@ impl EmbeddedChain {
             slot: landed.slot,
             block_time: Some(landed.block_time),
             transaction: EncodedTransactionWithStatusMeta {
-                transaction: EncodedTransaction::Json(UiTransaction { signatures: vec![signature.to_owned()], message: UiMessage::Raw(message) }),
+                transaction: binary.unwrap_or_else(|| EncodedTransaction::Json(UiTransaction { signatures, message: UiMessage::Raw(message) })),
                 meta: Some(meta.into()),
                 version: Some(TransactionVersion::Legacy(Legacy::Legacy)),
             },
@@ -792,6 +828,7 @@ struct Landing<'a> {
     block_time: i64,
     err: Option<&'a TransactionError>,
     inner: Vec<Vec<solana_message::inner_instruction::InnerInstruction>>,
+    logs: Vec<String>,
 }
 
 /// A landed transaction, typed from its ledger row.
@@ -804,6 +841,9 @@ struct Landed {
     recent_blockhash: String,
     instructions: Vec<CompiledInstruction>,
     inner: Vec<InnerInstructions>,
+    /// The signed transaction's bytes and its logs (none for rows landed before they were kept).
+    wire: Option<Vec<u8>>,
+    logs: Option<Vec<String>>,
 }
 
 /// A landed transaction as stored (see the migration for the JSON shapes).
@@ -817,6 +857,8 @@ struct LedgerRow {
     instructions: Value,
     inner_instructions: Value,
     recent_blockhash: String,
+    wire: Option<Vec<u8>>,
+    log_messages: Option<Vec<String>>,
 }
 
 /// The accounts a transaction wrote, as columns for one `unnest` upsert.

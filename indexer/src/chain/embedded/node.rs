@@ -1,0 +1,193 @@
+//! What the embedded chain answers as a node beyond sending and reading single accounts: block
+//! height and epoch, fees and rent, scans of a program's and an owner's accounts, simulation,
+//! airdrops. Read straight from the bank, as a validator's RPC service does; `json_rpc` turns
+//! these into the wire answers.
+
+use std::collections::HashSet;
+
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::solana_program::program_pack::Pack;
+use solana_account::{AccountSharedData, ReadableAccount};
+use solana_accounts_db::accounts_index::ScanConfig;
+use solana_message::{SanitizedMessage, SanitizedVersionedMessage, SimpleAddressLoader, VersionedMessage};
+use solana_rpc_client_api::filter::RpcFilterType;
+use solana_rpc_client_api::response::{RpcBlockhash, RpcSimulateTransactionResult};
+use solana_transaction::TransactionVerificationMode;
+use solana_transaction::versioned::VersionedTransaction;
+use solana_transaction_status_client_types::{InnerInstruction, InnerInstructions, UiInnerInstructions, UiTransactionReturnData};
+
+use super::EmbeddedChain;
+use crate::chain::ChainError;
+
+/// The most SOL one `requestAirdrop` gives (lamports): enough for any test, and a bound on what
+/// one request can ask of the genesis account.
+pub const MAX_AIRDROP_LAMPORTS: u64 = 1_000 * 1_000_000_000;
+
+/// A landed transaction as PubSub notifies it: what it was, where it landed, what it logged and
+/// which accounts it named.
+#[derive(Clone, Debug)]
+pub struct LedgerEntry {
+    /// The ledger's sequence number (what `EmbeddedChain::subscribe` announces).
+    pub seq: i64,
+    pub signature: String,
+    pub slot: u64,
+    pub err: Option<solana_transaction_error::TransactionError>,
+    /// Empty for transactions landed before logs were kept.
+    pub logs: Vec<String>,
+    pub account_keys: Vec<Pubkey>,
+}
+
+/// The epoch position of a slot, as `getEpochInfo` answers it.
+pub struct EpochPosition {
+    pub epoch: u64,
+    pub slot_index: u64,
+    pub slots_in_epoch: u64,
+    pub absolute_slot: u64,
+    pub block_height: u64,
+    pub transaction_count: u64,
+}
+
+impl EmbeddedChain {
+    /// The working bank's block height, the height `getLatestBlockhash`'s
+    /// `lastValidBlockHeight` is counted in.
+    pub fn block_height(&self) -> u64 {
+        self.0.runtime.bank().block_height()
+    }
+
+    pub async fn epoch_position(&self) -> Result<EpochPosition, ChainError> {
+        let bank = self.0.runtime.bank();
+        let slot = self.clock().await?.slot;
+        let (epoch, slot_index) = bank.get_epoch_and_slot_index(slot);
+        Ok(EpochPosition {
+            epoch,
+            slot_index,
+            slots_in_epoch: bank.get_slots_in_epoch(epoch),
+            absolute_slot: slot,
+            block_height: bank.block_height(),
+            transaction_count: bank.transaction_count(),
+        })
+    }
+
+    /// Stands for the cluster's identity: derived from the chain's mint, which is made once and
+    /// kept with the chain, so it is the same across restarts of one database and differs
+    /// between databases (as two clusters' genesis hashes do).
+    pub fn genesis_hash(&self) -> String {
+        use sha2::Digest;
+        let digest = sha2::Sha256::new().chain_update(b"funding-market embedded chain").chain_update(self.mint().as_ref()).finalize();
+        bs58::encode(digest).into_string()
+    }
+
+    pub fn rent_exempt_minimum(&self, data_len: usize) -> u64 {
+        self.0.runtime.bank().get_minimum_balance_for_rent_exemption(data_len)
+    }
+
+    /// What `message` would cost (`None` when its blockhash is unknown or expired).
+    pub fn fee_for_message(&self, message: VersionedMessage) -> Result<Option<u64>, ChainError> {
+        let bank = self.0.runtime.bank();
+        let invalid = |e: String| ChainError::invalid_params(format!("invalid message: {e}"));
+        let sanitized = SanitizedVersionedMessage::try_from(message).map_err(|e| invalid(e.to_string()))?;
+        let message = SanitizedMessage::try_new(sanitized, SimpleAddressLoader::Disabled, &HashSet::new()).map_err(|e| invalid(e.to_string()))?;
+        Ok(bank.get_fee_for_message(&message))
+    }
+
+    /// Every account `program` owns that passes every filter, in address order.
+    pub fn program_accounts(&self, program: &Pubkey, filters: &[RpcFilterType]) -> Result<Vec<(Pubkey, AccountSharedData)>, ChainError> {
+        let bank = self.0.runtime.bank();
+        let mut accounts = bank
+            .get_filtered_program_accounts(program, |account| filters.iter().all(|f| passes(f, account)), &ScanConfig::default())
+            .map_err(|e| ChainError::Transport(format!("account scan: {e}")))?;
+        accounts.sort_unstable_by_key(|(address, _)| *address);
+        Ok(accounts)
+    }
+
+    /// A token account's or mint's decimals: the mint's (`None`: not a classic SPL mint).
+    pub fn mint_decimals(&self, mint: &Pubkey) -> Option<u8> {
+        let account = self.0.runtime.bank().get_account(mint)?;
+        (account.owner() == &spl_token_interface::ID).then(|| spl_token_interface::state::Mint::unpack(account.data()).ok().map(|m| m.decimals)).flatten()
+    }
+
+    /// The transactions landed after ledger sequence `after`, oldest first, at most `limit`.
+    pub async fn ledger_after(&self, after: i64, limit: i64) -> Result<Vec<LedgerEntry>, ChainError> {
+        let rows: Vec<(i64, String, i64, Option<serde_json::Value>, Option<Vec<String>>, Vec<String>)> = sqlx::query_as(
+            "SELECT seq, signature, slot, err, log_messages, account_keys FROM embedded_ledger WHERE seq > $1 ORDER BY seq LIMIT $2",
+        )
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.0.db)
+        .await
+        .map_err(super::db_error)?;
+        rows.into_iter()
+            .map(|(seq, signature, slot, err, logs, account_keys)| {
+                let err = super::stored_error(&signature, err)?;
+                let account_keys = account_keys
+                    .iter()
+                    .map(|k| k.parse().map_err(|_| ChainError::Format(format!("ledger row of {signature}: account key {k}"))))
+                    .collect::<Result<_, _>>()?;
+                Ok(LedgerEntry { seq, signature, slot: slot as u64, err, logs: logs.unwrap_or_default(), account_keys })
+            })
+            .collect()
+    }
+
+    /// An account as the bank holds it (for the encodings `json_rpc` offers).
+    pub fn bank_account(&self, address: &Pubkey) -> Option<AccountSharedData> {
+        self.0.runtime.bank().get_account(address)
+    }
+
+    /// Runs `tx` against the current state without committing it, as `simulateTransaction`
+    /// does: signatures checked only if `sig_verify`, the blockhash replaced by the latest if
+    /// `replace_blockhash` (then the answer says which), inner instructions if asked.
+    pub fn simulate(&self, mut tx: VersionedTransaction, sig_verify: bool, replace_blockhash: bool, inner: bool) -> Result<RpcSimulateTransactionResult, ChainError> {
+        if sig_verify && replace_blockhash {
+            return Err(ChainError::invalid_params("sigVerify may not be used with replaceRecentBlockhash"));
+        }
+        let bank = self.0.runtime.bank();
+        let replacement = if replace_blockhash {
+            let hash = bank.last_blockhash();
+            tx.message.set_recent_blockhash(hash);
+            let last_valid_block_height = bank.get_blockhash_last_valid_block_height(&hash).unwrap_or_default();
+            Some(RpcBlockhash { blockhash: hash.to_string(), last_valid_block_height })
+        } else {
+            None
+        };
+        let mode = if sig_verify { TransactionVerificationMode::FullVerification } else { TransactionVerificationMode::HashOnly };
+        let sanitized = bank.verify_transaction(tx, mode).map_err(|e| ChainError::invalid_params(format!("invalid transaction: {e}")))?;
+        let simulated = bank.simulate_transaction_unchecked(&sanitized, inner);
+        let inner_instructions = simulated.inner_instructions.filter(|_| inner).map(|groups| {
+            groups
+                .into_iter()
+                .enumerate()
+                .filter(|(_, group)| !group.is_empty())
+                .map(|(index, group)| {
+                    let instructions = group.into_iter().map(|i| InnerInstruction { instruction: i.instruction, stack_height: Some(u32::from(i.stack_height)) }).collect();
+                    UiInnerInstructions::from(InnerInstructions { index: index as u8, instructions })
+                })
+                .collect()
+        });
+        Ok(RpcSimulateTransactionResult {
+            err: simulated.result.err().map(Into::into),
+            logs: Some(simulated.logs),
+            accounts: None,
+            units_consumed: Some(simulated.units_consumed),
+            loaded_accounts_data_size: Some(simulated.loaded_accounts_data_size),
+            return_data: simulated.return_data.map(UiTransactionReturnData::from),
+            inner_instructions,
+            replacement_blockhash: replacement,
+            fee: simulated.fee,
+            pre_balances: simulated.pre_balances,
+            post_balances: simulated.post_balances,
+            pre_token_balances: None,
+            post_token_balances: None,
+            loaded_addresses: None,
+        })
+    }
+}
+
+/// One `getProgramAccounts` filter: `dataSize`, `memcmp`, or `tokenAccountState` (an
+/// initialized SPL token account).
+pub fn passes(filter: &RpcFilterType, account: &AccountSharedData) -> bool {
+    match filter {
+        RpcFilterType::DataSize(size) => account.data().len() as u64 == *size,
+        RpcFilterType::Memcmp(compare) => compare.bytes_match(account.data()),
+        RpcFilterType::TokenAccountState => spl_token_interface::state::Account::unpack(account.data()).is_ok(),
+    }
+}

@@ -55,6 +55,9 @@ pub struct Config {
     /// `FM_RATE_RPC_PER_SEC`: requests per second per client IP to the embedded chain's `/rpc`.
     /// Default 50.
     pub rate_rpc_per_sec: u32,
+    /// `FM_RATE_SYNC_MS`: how often each replica reconciles its rate-limit counts with Redis (a
+    /// decision misses at most the other replicas' last two of these). Default 100.
+    pub rate_sync_every: Duration,
     /// `FM_OPERATOR_NEW_USERS_PER_DAY`: users whose on-chain accounts (0.0057 SOL of rent each)
     /// the operator pays for per UTC day; past it, users create their own from their wallet.
     /// Default 1000.
@@ -281,6 +284,7 @@ impl Config {
             rate_auth_per_min: positive("FM_RATE_AUTH_PER_MIN", get("FM_RATE_AUTH_PER_MIN", "300"))?,
             rate_trade_per_sec: positive("FM_RATE_TRADE_PER_SEC", get("FM_RATE_TRADE_PER_SEC", "10"))?,
             rate_rpc_per_sec: positive("FM_RATE_RPC_PER_SEC", get("FM_RATE_RPC_PER_SEC", "50"))?,
+            rate_sync_every: millis("FM_RATE_SYNC_MS", get("FM_RATE_SYNC_MS", "100"))?,
             operator_new_users_per_day: parse("FM_OPERATOR_NEW_USERS_PER_DAY", get("FM_OPERATOR_NEW_USERS_PER_DAY", "1000"))?,
             trusted_proxies: get("FM_TRUSTED_PROXIES", "")
                 .split(',')
@@ -401,6 +405,7 @@ impl Config {
             rate_auth_per_min: self.rate_auth_per_min,
             rate_trade_per_sec: self.rate_trade_per_sec,
             rate_rpc_per_sec: self.rate_rpc_per_sec,
+            rate_sync_every: self.rate_sync_every,
             trusted_proxies: self.trusted_proxies.clone(),
             deposit_webhook_auth: self.deposit_webhook_auth.clone(),
             cors_origins: self.cors_origins.clone(),

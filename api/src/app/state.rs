@@ -24,7 +24,9 @@ impl AppState {
             new_users_per_day: config.operator_new_users_per_day,
             push: Arc::new(PushSettings::new(config.vapid_private_key.clone(), config.vapid_subject.clone(), config.push_allow_http, config.push_ttl_secs)),
         };
-        AppState { services, http: Arc::new(config.http_settings()), ws: Arc::new(crate::http::routes::ws::hub::Hub::new()) }
+        let http = Arc::new(config.http_settings());
+        let limits = Arc::new(crate::http::ratelimit::counts::WindowCounts::new(http.rate_sync_every));
+        AppState { services, http, ws: Arc::new(crate::http::routes::ws::hub::Hub::new()), limits }
     }
 
     pub fn with_onchain(mut self, onchain: crate::chain::OnChain) -> AppState {

@@ -38,6 +38,8 @@ pub struct HttpSettings {
     pub rate_trade_per_sec: u32,
     /// `/rpc` requests per second per client IP.
     pub rate_rpc_per_sec: u32,
+    /// How often this replica's rate-limit counts are reconciled with Redis.
+    pub rate_sync_every: Duration,
     /// Proxies (address ranges) whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// The `Authorization` value deposit webhooks must carry (`None`: every delivery refused).
@@ -53,6 +55,8 @@ pub struct AppState {
     pub http: Arc<HttpSettings>,
     /// This replica's WebSocket subscriptions.
     pub ws: Arc<routes::ws::hub::Hub>,
+    /// This replica's rate-limit counts, reconciled with Redis in batches.
+    pub limits: Arc<ratelimit::counts::WindowCounts>,
 }
 
 /// The whole HTTP application for `state`: routes behind the service's middleware.

@@ -117,6 +117,38 @@ async fn public_requests_are_limited_per_ip_exactly(db: PgPool) {
     assert_eq!(app.get("/health").await.status(), 200);
 }
 
+/// Two replicas (one Redis namespace) share one limit: what one admitted is counted by the other
+/// once the counts are reconciled, and neither asks Redis per request.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn replicas_share_a_limit_through_redis(db: PgPool) {
+    let mut config = config();
+    config.rate_public_per_min = 10;
+    config.rate_sync_every = Duration::from_millis(50);
+    let one = spawn(state_with(config.clone(), db.clone(), &redis_url())).await;
+    let other = spawn(state_with(config, db, &redis_url())).await;
+    // Inside one window, so both replicas count in the same one.
+    let window_left = 60 - chrono::Utc::now().timestamp() % 60;
+    if window_left < 10 {
+        tokio::time::sleep(Duration::from_secs(window_left as u64)).await;
+    }
+    let remaining = |r: &reqwest::Response| r.headers()["x-ratelimit-remaining"].to_str().unwrap().parse::<u64>().unwrap();
+    for expected in (4..10).rev() {
+        let r = one.get("/v1/no-such-route").await;
+        assert_eq!((r.status().as_u16(), remaining(&r)), (404, expected));
+    }
+    // Reconciled within a few passes: the other replica starts from six.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut statuses = Vec::new();
+    for _ in 0..6 {
+        statuses.push(other.get("/v1/no-such-route").await.status().as_u16());
+    }
+    assert_eq!(statuses, [404, 404, 404, 404, 429, 429], "the other replica admits only the rest of the limit");
+    // And the first replica learns of the other's four at its next passes.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = one.get("/v1/no-such-route").await;
+    assert_eq!((r.status().as_u16(), remaining(&r)), (429, 0));
+}
+
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn keys_and_users_have_their_own_buckets_and_trading_is_per_second(db: PgPool) {
     let mut config = config();

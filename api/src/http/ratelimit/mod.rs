@@ -1,5 +1,6 @@
-//! Rate limits in Redis, shared by every replica: fixed windows counted atomically by a Lua
-//! script (INCR and EXPIRE in one step).
+//! Rate limits shared by every replica through Redis: fixed windows, counted in this process and
+//! reconciled with Redis in batches (`counts`), so a request costs no Redis round trip except the
+//! first of its bucket's window here.
 //!
 //! Buckets: trading routes 10/s per user; other requests with valid credentials 300/min per API
 //! key (per user for tokens); everything else 60/min per client IP. `/health` is exempt (load
@@ -17,9 +18,11 @@
 //! The embedded chain's `/rpc` (not part of `/v1`, and without credentials) has a bucket of
 //! its own: `FM_RATE_RPC_PER_SEC` per client IP.
 //!
-//! If Redis does not answer within 250 ms the request is served unlimited (fail open: an outage
-//! of the limiter must not become an outage of the API) without the three headers, and a
-//! warning is logged.
+//! If Redis does not answer a window's first sync within 250 ms the request is served unlimited
+//! (fail open: an outage of the limiter must not become an outage of the API) without the three
+//! headers, and a warning is logged.
+
+pub mod counts;
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
@@ -36,14 +39,6 @@ use super::error::ApiError;
 use crate::domain::caller::AuthMethod;
 
 const REDIS_BUDGET: Duration = Duration::from_millis(250);
-
-static COUNT_SCRIPT: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
-    redis::Script::new(
-        "local n = redis.call('INCR', KEYS[1]) \
-         if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end \
-         return n",
-    )
-});
 
 /// The client's address as limits count it (IPv4, or an IPv6 /64), for handlers that keep limits
 /// of their own (the WebSocket's connections per IP).
@@ -86,7 +81,7 @@ pub async fn authenticate_and_limit(State(state): State<AppState>, mut req: Requ
     let identity = auth::identify(&state, req.headers()).await;
     if let Some(failures) = failures.filter(|_| matches!(identity, Identity::Invalid(_))) {
         // Counted for the next request; this one is answered (and counted) as usual.
-        let _ = tokio::time::timeout(REDIS_BUDGET, count(&state, &window_key(&state, &failures, now), failures.window_secs)).await;
+        let _ = count(&state, &failures, now).await;
     }
     let bucket = bucket_for(&state, &identity, req.method(), req.uri().path(), &ip);
     req.extensions_mut().insert(identity);
@@ -96,17 +91,9 @@ pub async fn authenticate_and_limit(State(state): State<AppState>, mut req: Requ
 /// Counts the request in `bucket` and serves it, or refuses it when over the limit.
 async fn limited(state: &AppState, bucket: &Bucket, now: u64, req: Request, next: Next) -> Response {
     let reset = bucket.reset(now);
-    let counted = tokio::time::timeout(REDIS_BUDGET, count(state, &window_key(state, bucket, now), bucket.window_secs)).await;
-    let count = match counted {
-        Ok(Ok(n)) => n,
-        Ok(Err(e)) => {
-            tracing::warn!(error = %e, "rate limiter unavailable, serving unlimited");
-            return next.run(req).await;
-        }
-        Err(_) => {
-            tracing::warn!("rate limiter timed out, serving unlimited");
-            return next.run(req).await;
-        }
+    let Ok(count) = count(state, bucket, now).await else {
+        tracing::warn!("rate limiter unavailable, serving unlimited");
+        return next.run(req).await;
     };
     let mut response = if count > bucket.limit as u64 {
         metrics::counter!("fm_rate_limited_total", "bucket" => bucket.kind).increment(1);
@@ -134,11 +121,8 @@ fn window_key(state: &AppState, bucket: &Bucket, now: u64) -> String {
 /// A 429 if `bucket` is already at its limit in this window (it is read, not counted). Fails
 /// open like the limiter.
 async fn refuse_when_over(state: &AppState, bucket: &Bucket, now: u64) -> Option<Response> {
-    let read = async {
-        let mut conn = state.services.redis.connection().await?;
-        redis::cmd("GET").arg(window_key(state, bucket, now)).query_async::<Option<u64>>(&mut conn).await
-    };
-    let used = tokio::time::timeout(REDIS_BUDGET, read).await.ok()?.ok()??;
+    let key = window_key(state, bucket, now);
+    let used = state.limits.peek(&state.services.redis, &key, bucket.reset(now), 2 * bucket.window_secs, REDIS_BUDGET).await.ok()?;
     if used < bucket.limit as u64 {
         return None;
     }
@@ -149,10 +133,11 @@ async fn refuse_when_over(state: &AppState, bucket: &Bucket, now: u64) -> Option
     Some(response)
 }
 
-async fn count(state: &AppState, key: &str, window_secs: u64) -> Result<u64, redis::RedisError> {
-    let mut conn = state.services.redis.connection().await?;
-    // Twice the window, so a key outlives clock skew between replicas.
-    COUNT_SCRIPT.key(key).arg(2 * window_secs).invoke_async(&mut conn).await
+/// Counts the request in `bucket`'s current window; the window's count with it.
+async fn count(state: &AppState, bucket: &Bucket, now: u64) -> Result<u64, counts::Unavailable> {
+    let key = window_key(state, bucket, now);
+    // The key lives twice the window in Redis, so it outlives clock skew between replicas.
+    state.limits.add(&state.services.redis, &key, bucket.reset(now), 2 * bucket.window_secs, REDIS_BUDGET).await
 }
 
 fn bucket_for(state: &AppState, identity: &Identity, method: &Method, path: &str, ip: &str) -> Bucket {

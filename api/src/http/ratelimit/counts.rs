@@ -1,0 +1,198 @@
+//! Window counts kept in this process and reconciled with Redis in batches, so a request costs
+//! no Redis round trip while replicas still share their limits.
+//!
+//! Every bucket-window (a Redis key such as `ns:rl:ip:203.0.113.9:29460712`) has a local entry:
+//! `synced`, the count Redis last answered (every replica's requests up to then, ours included),
+//! and `unsynced`, what this replica counted since. A request is decided on `synced + unsynced`
+//! with no I/O. A background pass every `sync_every` sends each touched entry's `unsynced` with
+//! one pipelined `INCRBY` per key and takes the answer as the new `synced`.
+//!
+//! An entry that is new (the first request of a window here) or stale (not synced for two
+//! passes) is synced before its request is decided — one round trip, so a replica never decides
+//! on a count older than two passes. Requests arriving while that sync is in flight count
+//! locally at once.
+//!
+//! Error bound: within one replica the count is exact (every request is counted exactly once,
+//! locally, and sent once). Across replicas a decision misses at most what the *other* replicas
+//! admitted for that bucket in the last two passes (200 ms by default): with R replicas serving
+//! one client evenly at r requests/s, at most ·r·0.2 requests beyond the limit per window.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+use crate::store::cache::Redis;
+
+const SHARDS: usize = 16;
+
+/// The process's window counts.
+pub struct WindowCounts {
+    shards: Vec<Mutex<HashMap<String, Entry>>>,
+    hasher: RandomState,
+    sync_every: Duration,
+    syncing: OnceLock<()>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    /// Redis's count at the last sync (all replicas).
+    synced: u64,
+    /// Counted here since (sent, if a sync is in flight, only once its answer arrives).
+    unsynced: u64,
+    /// When `synced` was read; `None` before the first answer.
+    synced_at: Option<Instant>,
+    /// A sync of this entry is in flight (its amount is subtracted when it answers).
+    in_flight: bool,
+    /// Counted here since the last pass.
+    touched: bool,
+    /// The key's lifetime in Redis (twice the window: it outlives clock skew between replicas).
+    ttl_secs: u64,
+    /// Unix second after which the window is over and the entry can go once sent.
+    ends_at: u64,
+}
+
+/// Redis did not answer an entry's first sync: the caller serves the request unlimited.
+#[derive(Debug)]
+pub struct Unavailable;
+
+impl WindowCounts {
+    pub fn new(sync_every: Duration) -> WindowCounts {
+        WindowCounts {
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            hasher: RandomState::new(),
+            sync_every,
+            syncing: OnceLock::new(),
+        }
+    }
+
+    fn shard(&self, key: &str) -> &Mutex<HashMap<String, Entry>> {
+        &self.shards[self.hasher.hash_one(key) as usize % SHARDS]
+    }
+
+    /// Counts one request in `key` (a window ending at `ends_at`, kept `ttl_secs` in Redis) and
+    /// returns the window's count with it. `budget` bounds the one round trip a new or stale
+    /// entry takes.
+    pub async fn add(self: &Arc<Self>, redis: &Redis, key: &str, ends_at: u64, ttl_secs: u64, budget: Duration) -> Result<u64, Unavailable> {
+        self.count(redis, key, 1, ends_at, ttl_secs, budget).await
+    }
+
+    /// The window's count without counting (the failed-key check), synced like `add`.
+    pub async fn peek(self: &Arc<Self>, redis: &Redis, key: &str, ends_at: u64, ttl_secs: u64, budget: Duration) -> Result<u64, Unavailable> {
+        self.count(redis, key, 0, ends_at, ttl_secs, budget).await
+    }
+
+    async fn count(self: &Arc<Self>, redis: &Redis, key: &str, by: u64, ends_at: u64, ttl_secs: u64, budget: Duration) -> Result<u64, Unavailable> {
+        self.start_syncing(redis);
+        let stale_after = 2 * self.sync_every;
+        let sending = {
+            let mut shard = self.shard(key).lock().unwrap();
+            let entry = shard.entry(key.to_owned()).or_insert_with(|| Entry {
+                synced: 0,
+                unsynced: 0,
+                synced_at: None,
+                in_flight: false,
+                touched: false,
+                ttl_secs,
+                ends_at,
+            });
+            entry.unsynced += by;
+            entry.touched |= by > 0;
+            let fresh = entry.synced_at.is_some_and(|at| at.elapsed() <= stale_after);
+            if fresh || entry.in_flight {
+                return Ok(entry.synced + entry.unsynced);
+            }
+            entry.in_flight = true;
+            entry.unsynced
+        };
+        // New or stale: ask Redis before deciding.
+        let answer = tokio::time::timeout(budget, send(redis, &[(key.to_owned(), sending, ttl_secs)])).await;
+        let mut shard = self.shard(key).lock().unwrap();
+        match answer {
+            Ok(Ok(counts)) => {
+                let entry = shard.get_mut(key).expect("an entry in flight is never removed");
+                settle(entry, sending, counts[0]);
+                // This request was the last of those sent: Redis's answer is its place. (Those
+                // counted here meanwhile were decided on what was known then.)
+                Ok(counts[0])
+            }
+            _ => {
+                // Served unlimited; the entry goes, so the next request asks again.
+                shard.remove(key);
+                Err(Unavailable)
+            }
+        }
+    }
+
+    /// Starts the background pass (once per process, on first use: it needs the runtime).
+    fn start_syncing(self: &Arc<Self>, redis: &Redis) {
+        self.syncing.get_or_init(|| {
+            tokio::spawn(sync_forever(Arc::downgrade(self), redis.clone(), self.sync_every));
+        });
+    }
+
+    /// One pass: sends every touched entry's count, takes Redis's answers, and drops entries of
+    /// windows that are over and fully sent.
+    pub async fn sync(&self, redis: &Redis) {
+        let now = chrono::Utc::now().timestamp() as u64;
+        let mut batch = Vec::new();
+        for shard in &self.shards {
+            let mut shard = shard.lock().unwrap();
+            // A window that is over decides nothing more: its unsent remainder can go with it.
+            shard.retain(|_, e| e.in_flight || e.ends_at >= now);
+            for (key, entry) in shard.iter_mut().filter(|(_, e)| e.touched && !e.in_flight) {
+                entry.in_flight = true;
+                entry.touched = false;
+                batch.push((key.clone(), entry.unsynced, entry.ttl_secs));
+            }
+        }
+        if batch.is_empty() {
+            return;
+        }
+        let answer = send(redis, &batch).await;
+        for (i, (key, sending, _)) in batch.iter().enumerate() {
+            let mut shard = self.shard(key).lock().unwrap();
+            let Some(entry) = shard.get_mut(key) else { continue };
+            match &answer {
+                Ok(counts) => settle(entry, *sending, counts[i]),
+                // Kept unsynced (sent with the next pass), and marked stale so a decision on it
+                // asks Redis first.
+                Err(_) => {
+                    entry.in_flight = false;
+                    entry.touched = true;
+                }
+            }
+        }
+        if let Err(e) = answer {
+            tracing::warn!(error = %e, keys = batch.len(), "rate limit counts not synced; kept for the next pass");
+        }
+    }
+}
+
+/// Takes Redis's answer for an entry that sent `sent`.
+fn settle(entry: &mut Entry, sent: u64, count: u64) {
+    entry.synced = count;
+    entry.unsynced -= sent;
+    entry.synced_at = Some(Instant::now());
+    entry.in_flight = false;
+}
+
+/// `INCRBY key n` (and the key's expiry) for each entry, pipelined; the counts after.
+async fn send(redis: &Redis, batch: &[(String, u64, u64)]) -> Result<Vec<u64>, redis::RedisError> {
+    let mut conn = redis.connection().await?;
+    let mut pipe = redis::pipe();
+    for (key, n, ttl) in batch {
+        pipe.cmd("INCRBY").arg(key).arg(n).cmd("EXPIRE").arg(key).arg(ttl).ignore();
+    }
+    pipe.query_async(&mut conn).await
+}
+
+async fn sync_forever(counts: Weak<WindowCounts>, redis: Redis, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(counts) = counts.upgrade() else { return };
+        counts.sync(&redis).await;
+    }
+}

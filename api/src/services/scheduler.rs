@@ -78,6 +78,7 @@ impl Scheduler {
             }
         }
         report.status_changes = rounds::advance_statuses(&self.db, now).await?;
+        crate::store::markets::compact_status_counts(&self.db).await?;
         Ok(report)
     }
 

@@ -59,23 +59,70 @@ pub async fn market(db: &PgPool, id: Uuid) -> Result<Option<MarketRow>, sqlx::Er
     sqlx::query_as(&format!("{MARKET_SELECT} WHERE m.id = $1")).bind(id).fetch_optional(db).await
 }
 
+/// The statuses whose markets list latest first (the others soonest first).
+const FINISHED: [MarketStatus; 2] = [MarketStatus::Settled, MarketStatus::Voided];
+
 /// A page of markets, optionally of one status: unfinished ones soonest first, finished ones
-/// latest first.
+/// latest first (ties by id), and how many there are.
+///
+/// Neither the count nor the page scans the table: the total is summed from
+/// `market_status_counts`, a page beyond it is not queried at all, and a page is read in two
+/// parts (unfinished, then finished), each in the order of a partial index, with the offset
+/// skipped on the index alone before the rows are read.
 pub async fn list_markets(db: &PgPool, status: Option<MarketStatus>, limit: i64, offset: i64) -> Result<(Vec<MarketRow>, i64), sqlx::Error> {
-    let rows = sqlx::query_as(&format!(
-        "{MARKET_SELECT} WHERE ($1::text IS NULL OR m.status = $1)
-         ORDER BY CASE WHEN m.status IN ('settled', 'voided') THEN 1 ELSE 0 END,
-                  CASE WHEN m.status IN ('settled', 'voided') THEN -extract(epoch FROM m.settlement_ts) ELSE extract(epoch FROM m.settlement_ts) END,
-                  m.id
-         LIMIT $2 OFFSET $3"
+    let counts: Vec<(MarketStatus, i64)> =
+        sqlx::query_as("SELECT status, sum(n)::BIGINT FROM market_status_counts WHERE $1::text IS NULL OR status = $1 GROUP BY status")
+            .bind(status)
+            .fetch_all(db)
+            .await?;
+    let total: i64 = counts.iter().map(|(_, n)| n).sum();
+    let unfinished: i64 = counts.iter().filter(|(s, _)| !FINISHED.contains(s)).map(|(_, n)| n).sum();
+    let mut rows = Vec::new();
+    if offset < unfinished {
+        rows = listing_part(db, status, false, limit, offset).await?;
+    }
+    let wanted = limit - rows.len() as i64;
+    if wanted > 0 && offset + (rows.len() as i64) < total {
+        let skip = (offset - unfinished).max(0);
+        rows.extend(listing_part(db, status, true, wanted, skip).await?);
+    }
+    Ok((rows, total))
+}
+
+/// One part of the listing: the page's ids in index order (`finished`: latest first), then
+/// their rows.
+async fn listing_part(db: &PgPool, status: Option<MarketStatus>, finished: bool, limit: i64, offset: i64) -> Result<Vec<MarketRow>, sqlx::Error> {
+    let (part, order) = if finished {
+        ("m.status IN ('settled', 'voided')", "m.settlement_ts DESC, m.id")
+    } else {
+        ("m.status IN ('pending', 'open', 'closed', 'resolving')", "m.settlement_ts, m.id")
+    };
+    sqlx::query_as(&format!(
+        "{MARKET_SELECT}
+         JOIN unnest(ARRAY(
+             SELECT m.id FROM markets m WHERE {part} AND ($1::text IS NULL OR m.status = $1)
+             ORDER BY {order} LIMIT $2 OFFSET $3)) WITH ORDINALITY AS page (id, at) ON page.id = m.id
+         ORDER BY page.at"
     ))
     .bind(status)
     .bind(limit)
     .bind(offset)
     .fetch_all(db)
+    .await
+}
+
+/// Folds `market_status_counts` into one row per status that has markets (the trigger appends a
+/// row per change).
+/// Safe beside writers and other compactions: each deletes only rows it sees, and adds back
+/// exactly their sum in the same transaction.
+pub async fn compact_status_counts(db: &PgPool) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "WITH folded AS (DELETE FROM market_status_counts RETURNING status, n)
+         INSERT INTO market_status_counts (status, n) SELECT status, sum(n) FROM folded GROUP BY status HAVING sum(n) <> 0",
+    )
+    .execute(db)
     .await?;
-    let total = sqlx::query_scalar("SELECT count(*) FROM markets WHERE ($1::text IS NULL OR status = $1)").bind(status).fetch_one(db).await?;
-    Ok((rows, total))
+    Ok(())
 }
 
 /// The series' settled (and voided) rounds, latest first.

@@ -135,14 +135,23 @@ pub async fn leaderboard(db: &PgPool, since: Option<NaiveDate>, sort: SortBy, li
         SortBy::WinRate => "(CASE WHEN settled = 0 THEN 0 ELSE wins::NUMERIC / settled END) DESC, settled DESC, volume DESC, wallet",
         SortBy::Volume => "volume DESC, realized_pnl DESC, wallet",
     };
+    // All time reads the totals the trigger keeps, in the order of one of their indexes; a
+    // period adds up its days.
+    let traders = match since {
+        None => "SELECT wallet, realized_pnl, volume, trades, settled, wins FROM trader_totals WHERE $1::DATE IS NULL",
+        Some(_) => {
+            // Sorted outside the aggregate: an expression in ORDER BY names the input columns.
+            "SELECT * FROM (
+                 SELECT wallet, sum(realized_pnl)::BIGINT AS realized_pnl, sum(volume)::BIGINT AS volume, sum(trades)::BIGINT AS trades,
+                        sum(settled)::BIGINT AS settled, sum(wins)::BIGINT AS wins
+                 FROM trader_stats WHERE day >= $1 GROUP BY wallet) period"
+        }
+    };
     sqlx::query_as(&format!(
-        "WITH period AS (
-             SELECT wallet, sum(realized_pnl)::BIGINT AS realized_pnl, sum(volume)::BIGINT AS volume, sum(trades)::BIGINT AS trades,
-                    sum(settled)::BIGINT AS settled, sum(wins)::BIGINT AS wins
-             FROM trader_stats WHERE $1::DATE IS NULL OR day >= $1 GROUP BY wallet)
+        "WITH top AS ({traders} ORDER BY {order} LIMIT $2)
          SELECT p.wallet, u.display_name, p.realized_pnl, p.volume, p.trades, p.settled, p.wins
-         FROM period p LEFT JOIN users u ON u.wallet_address = p.wallet
-         ORDER BY {order} LIMIT $2"
+         FROM top p LEFT JOIN users u ON u.wallet_address = p.wallet
+         ORDER BY {order}"
     ))
     .bind(since)
     .bind(limit)

@@ -287,3 +287,110 @@ async fn series_are_ensured_by_concurrent_replicas(db: PgPool) {
         assert_eq!(count, default_series().len() as i64);
     }
 }
+
+/// The listing as one query over the whole table would give it (what `list_markets` answered
+/// before it read counts and partial indexes): the reference the paged answers are checked
+/// against.
+async fn listing_by_full_sort(db: &PgPool, status: Option<&str>) -> Vec<String> {
+    sqlx::query_scalar(
+        "SELECT id::text FROM markets WHERE ($1::text IS NULL OR status = $1)
+         ORDER BY CASE WHEN status IN ('settled', 'voided') THEN 1 ELSE 0 END,
+                  CASE WHEN status IN ('settled', 'voided') THEN -extract(epoch FROM settlement_ts) ELSE extract(epoch FROM settlement_ts) END,
+                  id",
+    )
+    .bind(status)
+    .fetch_all(db)
+    .await
+    .unwrap()
+}
+
+/// Pages the listing through the API at several sizes and statuses and compares it with the
+/// full sort (and `total` with the count).
+async fn check_listing(app: &TestApp, db: &PgPool) {
+    for status in [None, Some("open"), Some("settled"), Some("voided"), Some("pending")] {
+        let full = listing_by_full_sort(db, status).await;
+        let filter = status.map(|s| format!("&status={s}")).unwrap_or_default();
+        for limit in [1, 5, 7, 100] {
+            let mut paged = Vec::new();
+            for page in 1..=(full.len() / limit + 2) {
+                let (code, body) = json(app, &format!("/v1/markets?limit={limit}&page={page}{filter}")).await;
+                assert_eq!(code, 200);
+                assert_eq!(body["meta"]["total"], full.len(), "{filter} limit {limit} page {page}");
+                paged.extend(body["data"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_owned()));
+            }
+            assert_eq!(paged, full, "{filter} limit {limit}");
+        }
+        let (code, body) = json(app, &format!("/v1/markets?limit=100&offset=99999999{filter}")).await;
+        assert_eq!((code, body["data"].as_array().unwrap().len(), body["meta"]["total"].as_u64()), (200, 0, Some(full.len() as u64)));
+    }
+}
+
+/// Every page, of every size tried, is the matching slice of the full sort, and `total` is the
+/// count — across statuses moving, the count rows being compacted, and offsets past the end.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn market_pages_are_slices_of_the_full_listing(db: PgPool) {
+    let app = app_with_series(&db).await;
+    let now = Utc::now();
+    let statuses = ["pending", "open", "closed", "resolving", "settled", "voided"];
+    let slugs = ["okx-ethusdt", "okx-btcusdt", "binance-btcusdt"];
+    let mut ids = Vec::new();
+    for i in 0..36 {
+        // Three series share each settlement time, so ties are broken by id.
+        let settlement = now + chrono::Duration::hours((i / 3) as i64 - 6);
+        ids.push(insert_market(&db, slugs[i % 3], i as i32 + 1, settlement, statuses[(i * 7) % 6], 500_000).await);
+    }
+    check_listing(&app, &db).await;
+    // Statuses move (the count rows grow), then are compacted to one row per status.
+    sqlx::query("UPDATE markets SET status = 'settled' WHERE status IN ('closed', 'resolving')").execute(&db).await.unwrap();
+    sqlx::query("UPDATE markets SET status = 'voided' WHERE id = $1").bind(ids[0]).execute(&db).await.unwrap();
+    sqlx::query("DELETE FROM markets WHERE id = $1").bind(ids[1]).execute(&db).await.unwrap();
+    check_listing(&app, &db).await;
+    api::store::markets::compact_status_counts(&db).await.unwrap();
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM market_status_counts").fetch_one(&db).await.unwrap();
+    let statuses_present: i64 = sqlx::query_scalar("SELECT count(DISTINCT status) FROM markets").fetch_one(&db).await.unwrap();
+    assert_eq!(rows, statuses_present, "one row per status after compaction");
+    check_listing(&app, &db).await;
+}
+
+/// The all-time totals the trigger keeps equal the sum of every trader's days, through inserts,
+/// upserts and deletes of days.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn trader_totals_are_the_sum_of_their_days(db: PgPool) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(19);
+    for _ in 0..400 {
+        let wallet = format!("w{}", rng.random_range(0..20));
+        let day = chrono::NaiveDate::from_ymd_opt(2026, 11, rng.random_range(1..=20)).unwrap();
+        if rng.random_range(0..10) == 0 {
+            sqlx::query("DELETE FROM trader_stats WHERE wallet = $1 AND day = $2").bind(&wallet).bind(day).execute(&db).await.unwrap();
+            continue;
+        }
+        sqlx::query(
+            "INSERT INTO trader_stats (wallet, day, volume, trades, realized_pnl, settled, wins) VALUES ($1, $2, $3, 1, $4, $5, $6)
+             ON CONFLICT (wallet, day) DO UPDATE SET volume = trader_stats.volume + EXCLUDED.volume, trades = trader_stats.trades + 1,
+                 realized_pnl = trader_stats.realized_pnl + EXCLUDED.realized_pnl, settled = trader_stats.settled + EXCLUDED.settled,
+                 wins = trader_stats.wins + EXCLUDED.wins",
+        )
+        .bind(&wallet)
+        .bind(day)
+        .bind(rng.random_range(1_000_000..50_000_000i64))
+        .bind(rng.random_range(-20_000_000..20_000_000i64))
+        .bind(rng.random_range(0..3i32))
+        .bind(rng.random_range(0..2i32))
+        .execute(&db)
+        .await
+        .unwrap();
+    }
+    let differing: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (
+             SELECT wallet, sum(volume)::BIGINT, sum(trades)::BIGINT, sum(realized_pnl)::BIGINT, sum(settled)::BIGINT, sum(wins)::BIGINT
+             FROM trader_stats GROUP BY wallet
+             EXCEPT SELECT wallet, volume, trades, realized_pnl, settled, wins FROM trader_totals) d",
+    )
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    let totals: i64 = sqlx::query_scalar("SELECT count(*) FROM trader_totals").fetch_one(&db).await.unwrap();
+    let traders: i64 = sqlx::query_scalar("SELECT count(DISTINCT wallet) FROM trader_stats").fetch_one(&db).await.unwrap();
+    assert_eq!((differing, totals), (0, traders));
+}

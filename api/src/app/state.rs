@@ -23,9 +23,10 @@ impl AppState {
             answer_within: answer_within(config.request_timeout),
             new_users_per_day: config.operator_new_users_per_day,
             push: Arc::new(PushSettings::new(config.vapid_private_key.clone(), config.vapid_subject.clone(), config.push_allow_http, config.push_ttl_secs)),
+            market_cache: Arc::new(crate::services::market_cache::MarketCache::new()),
         };
         let http = Arc::new(config.http_settings());
-        let limits = Arc::new(crate::http::ratelimit::counts::WindowCounts::new(http.rate_sync_every));
+        let limits = Arc::new(crate::services::rate_counts::WindowCounts::new(http.rate_sync_every));
         AppState { services, http, ws: Arc::new(crate::http::routes::ws::hub::Hub::new()), limits }
     }
 

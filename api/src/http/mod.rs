@@ -56,7 +56,7 @@ pub struct AppState {
     /// This replica's WebSocket subscriptions.
     pub ws: Arc<routes::ws::hub::Hub>,
     /// This replica's rate-limit counts, reconciled with Redis in batches.
-    pub limits: Arc<ratelimit::counts::WindowCounts>,
+    pub limits: Arc<crate::services::rate_counts::WindowCounts>,
 }
 
 /// The whole HTTP application for `state`: routes behind the service's middleware.

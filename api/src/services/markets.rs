@@ -8,7 +8,7 @@ use super::{Page, ServiceError, Services};
 use crate::domain::exchange::Exchange;
 use crate::domain::market::{MarketStatus, Side};
 use crate::domain::money;
-use crate::domain::quote::{self, Quote, QuoteError};
+use crate::domain::quote::{self, PricedMarket, Quote, QuoteError};
 use crate::store::markets::{self, MarketRow, TradeRow, TradesOf};
 use crate::store::series::{self, SeriesRow};
 
@@ -36,23 +36,26 @@ pub async fn prices(s: &Services, id: Uuid) -> Result<Vec<(chrono::DateTime<Utc>
     Ok(markets::price_history(&s.db, market.id, 10_000).await?)
 }
 
-/// Buying in `market` now, under the terms trades run on; the market's id with the fill.
-fn fill(s: &Services, market: &MarketRow, side: Side, amount: u64) -> Result<(Uuid, Quote), ServiceError> {
-    quote::buy(&market.priced(), &s.terms(), side, amount, Utc::now()).map(|q| (market.id, q)).map_err(|e| quote_error(market, e))
+/// Buying in market `id` (in state `priced`) now, under the terms trades run on; the market's
+/// id with the fill.
+fn fill(s: &Services, id: Uuid, priced: &PricedMarket, side: Side, amount: u64) -> Result<(Uuid, Quote), ServiceError> {
+    quote::buy(priced, &s.terms(), side, amount, Utc::now()).map(|q| (id, q)).map_err(|e| quote_error(id, priced.status, e))
 }
 
-fn quote_error(market: &MarketRow, e: QuoteError) -> ServiceError {
+fn quote_error(id: Uuid, status: MarketStatus, e: QuoteError) -> ServiceError {
     match e {
-        QuoteError::NotOpen(status) => ServiceError::MarketClosed(format!("market {} is {status}, not open for trading", market.id)),
+        QuoteError::NotOpen(status) => ServiceError::MarketClosed(format!("market {id} is {status}, not open for trading")),
         QuoteError::BelowMinimum { min } => ServiceError::InvalidInput(format!("amount must be at least {}", money::places(min as i128, 6, 2))),
         QuoteError::NoShares | QuoteError::Amount(_) => ServiceError::InvalidInput(e.to_string()),
-        QuoteError::State(_) => ServiceError::internal(format_args!("market {}: {e}", market.id)),
+        QuoteError::State(_) => ServiceError::internal(format_args!("market {id} ({status}): {e}")),
     }
 }
 
 /// Buying `side` with `amount` micro-USDC in market `id`, as the program would fill it now.
+/// Priced from the in-memory market cache (no database round trip once the market is held).
 pub async fn quote(s: &Services, id: Uuid, side: Side, amount: u64) -> Result<(Uuid, Quote), ServiceError> {
-    fill(s, &market(s, id).await?, side, amount)
+    let priced = s.market_cache.priced(&s.db, id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {id}")))?;
+    fill(s, id, &priced, side, amount)
 }
 
 /// The same for a series' open round; the series by id or slug.
@@ -65,7 +68,7 @@ pub async fn series_quote(s: &Services, series: &str, side: Side, amount: u64) -
     let market = markets::open_round(&s.db, found.id)
         .await?
         .ok_or_else(|| ServiceError::MarketClosed(format!("series {} has no open round", found.slug)))?;
-    fill(s, &market, side, amount)
+    fill(s, market.id, &market.priced(), side, amount)
 }
 
 pub async fn series_list(s: &Services, exchange: Option<Exchange>, page: Page) -> Result<(Vec<SeriesRow>, i64), ServiceError> {

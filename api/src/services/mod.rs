@@ -9,8 +9,10 @@ pub mod deposits;
 pub mod error;
 pub mod idempotency;
 pub mod market_data;
+pub mod market_cache;
 pub mod markets;
 pub mod oracle;
+pub mod rate_counts;
 pub mod push;
 pub mod replay;
 pub mod scheduler;
@@ -70,6 +72,8 @@ pub struct Services {
     pub new_users_per_day: u32,
     /// Web push: the VAPID key and the rules for subscriptions and messages.
     pub push: Arc<push::PushSettings>,
+    /// Markets' pricing state in memory, for quotes.
+    pub market_cache: Arc<market_cache::MarketCache>,
 }
 
 impl Services {

@@ -55,6 +55,17 @@ impl Redis {
         redis::cmd("PING").query_async::<String>(&mut conn).await.map(|_| ())
     }
 
+    /// `INCRBY key n` for each `(key, n, ttl_secs)`, each key then set to expire in `ttl_secs`,
+    /// in one pipeline; the counts after, in order (the rate limiter's reconciliation).
+    pub async fn add_to_counts(&self, batch: &[(String, u64, u64)]) -> RedisResult<Vec<u64>> {
+        let mut conn = self.connection().await?;
+        let mut pipe = redis::pipe();
+        for (key, n, ttl) in batch {
+            pipe.cmd("INCRBY").arg(key).arg(n).cmd("EXPIRE").arg(key).arg(ttl).ignore();
+        }
+        pipe.query_async(&mut conn).await
+    }
+
     /// `SET key value NX EX ttl`: whether the key was new.
     pub async fn set_new(&self, key: &str, value: &str, ttl_secs: u64) -> RedisResult<bool> {
         let mut conn = self.connection().await?;

@@ -394,3 +394,74 @@ async fn trader_totals_are_the_sum_of_their_days(db: PgPool) {
     let traders: i64 = sqlx::query_scalar("SELECT count(DISTINCT wallet) FROM trader_stats").fetch_one(&db).await.unwrap();
     assert_eq!((differing, totals), (0, traders));
 }
+
+/// Quotes are priced from the in-memory market cache: a change to a market's row reaches them
+/// within a second (in practice a millisecond or two; the test prints what it saw), a cached
+/// market is quoted with Postgres unable to answer, and once changes stop every quote equals
+/// one computed from the row.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn quotes_follow_the_market_row_from_memory(db: PgPool) {
+    use api::domain::market::Side;
+    use api::services::markets::quote;
+    series::ensure(&db, &default_series()).await.unwrap();
+    let services = services(&db);
+    let now = Utc::now();
+    let slugs = ["okx-ethusdt", "okx-btcusdt", "binance-btcusdt", "bybit-solusdt", "okx-tonusdt"];
+    let mut ids = Vec::new();
+    for (i, slug) in slugs.iter().enumerate() {
+        ids.push(insert_market(&db, slug, 1, now + chrono::Duration::hours(3), "open", 300_000 + 100_000 * i as u32).await);
+    }
+    let amount = 10_000_000;
+    let from_row = |id: Uuid| {
+        let (db, services) = (db.clone(), services.clone());
+        async move {
+            let priced = api::store::markets::priced(&db, id).await.unwrap().unwrap();
+            api::domain::quote::buy(&priced, &services.terms(), Side::Yes, amount, Utc::now()).unwrap()
+        }
+    };
+    // Held once the listener is up (a read before it is not kept).
+    let started = std::time::Instant::now();
+    while services.market_cache.len() < ids.len() {
+        assert!(started.elapsed() < Duration::from_secs(5), "the cache never filled");
+        for id in &ids {
+            quote(&services, *id, Side::Yes, amount).await.unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Served without Postgres.
+    let mut lock = db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE markets IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    let held = tokio::time::timeout(Duration::from_secs(2), quote(&services, ids[0], Side::Yes, amount)).await;
+    assert!(held.is_ok_and(|q| q.is_ok()), "a held market is quoted without a query");
+    lock.rollback().await.unwrap();
+
+    let mut slowest = Duration::ZERO;
+    for round in 0..40u64 {
+        let id = ids[(round % ids.len() as u64) as usize];
+        sqlx::query("UPDATE markets SET q_yes = q_yes + $2, q_no = q_no + $3 WHERE id = $1")
+            .bind(id)
+            .bind((round as i64 % 7) * 1_000_000 + 1)
+            .bind((round as i64 % 5) * 1_000_000)
+            .execute(&db)
+            .await
+            .unwrap();
+        let committed = std::time::Instant::now();
+        let expected = from_row(id).await;
+        while quote(&services, id, Side::Yes, amount).await.unwrap().1 != expected {
+            assert!(committed.elapsed() < Duration::from_secs(1), "round {round}: a change not quoted within a second");
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+        slowest = slowest.max(committed.elapsed());
+    }
+    println!("slowest change-to-quote: {slowest:?}");
+    for id in &ids {
+        assert_eq!(quote(&services, *id, Side::Yes, amount).await.unwrap().1, from_row(*id).await);
+    }
+    // A market that closes is refused from the cache as from the row.
+    sqlx::query("UPDATE markets SET status = 'closed' WHERE id = $1").bind(ids[1]).execute(&db).await.unwrap();
+    let refused = std::time::Instant::now();
+    while quote(&services, ids[1], Side::Yes, amount).await.is_ok() {
+        assert!(refused.elapsed() < Duration::from_secs(1), "a closed market still quoted after a second");
+        tokio::time::sleep(Duration::from_micros(200)).await;
+    }
+}

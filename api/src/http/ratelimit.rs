@@ -1,5 +1,5 @@
 //! Rate limits shared by every replica through Redis: fixed windows, counted in this process and
-//! reconciled with Redis in batches (`counts`), so a request costs no Redis round trip except the
+//! reconciled with Redis in batches (`services::rate_counts`), so a request costs no Redis round trip except the
 //! first of its bucket's window here.
 //!
 //! Buckets: trading routes 10/s per user; other requests with valid credentials 300/min per API
@@ -22,8 +22,6 @@
 //! (fail open: an outage of the limiter must not become an outage of the API) without the three
 //! headers, and a warning is logged.
 
-pub mod counts;
-
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
@@ -37,6 +35,7 @@ use super::AppState;
 use super::auth::{self, Identity};
 use super::error::ApiError;
 use crate::domain::caller::AuthMethod;
+use crate::services::rate_counts;
 
 const REDIS_BUDGET: Duration = Duration::from_millis(250);
 
@@ -134,7 +133,7 @@ async fn refuse_when_over(state: &AppState, bucket: &Bucket, now: u64) -> Option
 }
 
 /// Counts the request in `bucket`'s current window; the window's count with it.
-async fn count(state: &AppState, bucket: &Bucket, now: u64) -> Result<u64, counts::Unavailable> {
+async fn count(state: &AppState, bucket: &Bucket, now: u64) -> Result<u64, rate_counts::Unavailable> {
     let key = window_key(state, bucket, now);
     // The key lives twice the window in Redis, so it outlives clock skew between replicas.
     state.limits.add(&state.services.redis, &key, bucket.reset(now), 2 * bucket.window_secs, REDIS_BUDGET).await

@@ -1,4 +1,4 @@
-//! Window counts kept in this process and reconciled with Redis in batches, so a request costs
+//! Rate-limit window counts kept in this process and reconciled with Redis in batches, so a request costs
 //! no Redis round trip while replicas still share their limits.
 //!
 //! Every bucket-window (a Redis key such as `ns:rl:ip:203.0.113.9:29460712`) has a local entry:
@@ -177,14 +177,8 @@ fn settle(entry: &mut Entry, sent: u64, count: u64) {
     entry.in_flight = false;
 }
 
-/// `INCRBY key n` (and the key's expiry) for each entry, pipelined; the counts after.
 async fn send(redis: &Redis, batch: &[(String, u64, u64)]) -> Result<Vec<u64>, redis::RedisError> {
-    let mut conn = redis.connection().await?;
-    let mut pipe = redis::pipe();
-    for (key, n, ttl) in batch {
-        pipe.cmd("INCRBY").arg(key).arg(n).cmd("EXPIRE").arg(key).arg(ttl).ignore();
-    }
-    pipe.query_async(&mut conn).await
+    redis.add_to_counts(batch).await
 }
 
 async fn sync_forever(counts: Weak<WindowCounts>, redis: Redis, every: Duration) {

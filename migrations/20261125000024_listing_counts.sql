@@ -1,10 +1,13 @@
 -- Listing pages that stay fast at 100,000 settled markets and 100,000 traders (issue 19).
 
 -- Markets per status, for `total` on every page of GET /v1/markets without counting the table.
--- A trigger appends a +1/-1 row per change instead of updating one counter row: concurrent
--- transactions never wait on each other (or deadlock) over a shared counter. A compaction
--- (`store::markets::compact_status_counts`, run by the scheduler) folds the rows into one per
--- status; a reader sums what is there, which is exact at its snapshot either way.
+-- Triggers append rows of (status, +n/-n) instead of updating one counter row: concurrent
+-- transactions never wait on each other (or deadlock) over a shared counter. An insert or
+-- delete statement appends one row per status it touched (a statement-level trigger over its
+-- transition table: seeding a hundred thousand rounds is one row); a status change, one row
+-- each way. A compaction (`store::markets::compact_status_counts`: each scheduler pass, and a
+-- listing that finds many rows) folds them into one per status; a reader sums what is there,
+-- which is exact at its snapshot either way.
 CREATE TABLE market_status_counts (
     id     BIGSERIAL PRIMARY KEY,
     status TEXT NOT NULL,
@@ -12,20 +15,30 @@ CREATE TABLE market_status_counts (
 );
 CREATE INDEX market_status_counts_by_status ON market_status_counts (status) INCLUDE (n);
 
-CREATE FUNCTION count_market_statuses() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION count_inserted_markets() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        INSERT INTO market_status_counts (status, n) VALUES (OLD.status, -1);
-    END IF;
-    IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        INSERT INTO market_status_counts (status, n) VALUES (NEW.status, 1);
-    END IF;
+    INSERT INTO market_status_counts (status, n) SELECT status, count(*) FROM inserted GROUP BY status;
     RETURN NULL;
 END $$;
-CREATE TRIGGER count_market_statuses_insert_delete AFTER INSERT OR DELETE ON markets
-    FOR EACH ROW EXECUTE FUNCTION count_market_statuses();
-CREATE TRIGGER count_market_statuses_update AFTER UPDATE OF status ON markets
-    FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION count_market_statuses();
+CREATE TRIGGER count_inserted_markets AFTER INSERT ON markets
+    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION count_inserted_markets();
+
+CREATE FUNCTION count_deleted_markets() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO market_status_counts (status, n) SELECT status, -count(*) FROM deleted GROUP BY status;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER count_deleted_markets AFTER DELETE ON markets
+    REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION count_deleted_markets();
+
+-- Row-level, so only a real status change costs anything (a trade updates its market's row).
+CREATE FUNCTION count_market_status_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO market_status_counts (status, n) VALUES (OLD.status, -1), (NEW.status, 1);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER count_market_status_change AFTER UPDATE OF status ON markets
+    FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION count_market_status_change();
 INSERT INTO market_status_counts (status, n) SELECT status, count(*) FROM markets GROUP BY status;
 
 -- Pages of markets in listing order (unfinished soonest first, finished latest first, then id),

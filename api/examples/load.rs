@@ -1,9 +1,10 @@
-//! The read-path benchmark: seeds 4,000 series (each with an open round) into a fresh database,
-//! serves the real application and a bare axum handler, and drives each with the same load
-//! generator in the same run: requests/s and latency percentiles.
+//! The read-path benchmark: seeds 4,000 series (each with an open round and 25 settled ones:
+//! 100,000 settled markets) and 100,000 traders with a day of statistics each into a fresh
+//! database, serves the real application and a bare axum handler, and drives each with the
+//! same load generator in the same run: requests/s and latency percentiles.
 //!
 //! `bash scripts/bench-api.sh` (release build; needs Postgres and Redis: scripts/setup.sh).
-//! Rate limits are raised out of the way but still counted in Redis on every request.
+//! Rate limits are raised out of the way but still counted (in process, reconciled with Redis).
 
 use std::time::{Duration, Instant};
 
@@ -52,6 +53,29 @@ async fn main() {
     .await
     .unwrap();
     let market: uuid::Uuid = sqlx::query_scalar("SELECT id FROM markets LIMIT 1").fetch_one(&conn).await.unwrap();
+    // The settled history and the traders the listing and the leaderboard must stay fast over.
+    let seeding = Instant::now();
+    sqlx::query(
+        "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
+                              yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, outcome, actual_rate, settled_at)
+         SELECT gen_random_uuid(), s.id, 1 + k, now() - make_interval(hours => 8 * k + 8), now() - make_interval(hours => 8 * k, mins => 5),
+                now() - make_interval(hours => 8 * k), 'settled', s.liquidity_b, 0, 0, 500000, 500000, 0,
+                CASE WHEN k % 2 = 0 THEN 'yes' ELSE 'no' END, CASE WHEN k % 2 = 0 THEN 100 ELSE -100 END, now() - make_interval(hours => 8 * k)
+         FROM series s CROSS JOIN generate_series(1, 25) k",
+    )
+    .execute(&conn)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO trader_stats (wallet, day, volume, trades, realized_pnl, settled, wins)
+         SELECT 'trader' || i, current_date - (i % 30), 1000000 * (1 + i % 997), 1 + i % 13, (i * 7919) % 20000000 - 10000000, i % 11, (i % 11) / 2
+         FROM generate_series(1, 100000) i",
+    )
+    .execute(&conn)
+    .await
+    .unwrap();
+    sqlx::query("VACUUM ANALYZE").execute(&conn).await.unwrap();
+    println!("seeding 100,000 settled markets and 100,000 traders: {:.1} s", seeding.elapsed().as_secs_f64());
 
     let mut config = Config::from_env().unwrap();
     config.rate_public_per_min = u32::MAX;
@@ -66,6 +90,14 @@ async fn main() {
         ("GET /v1/series?limit=50", format!("{app}/v1/series?limit=50")),
         ("GET /v1/series?limit=50&page=60", format!("{app}/v1/series?limit=50&page=60")),
         ("GET /v1/markets/{id}/quote", format!("{app}/v1/markets/{market}/quote?side=yes&amount=25")),
+        ("GET /v1/markets/{id}", format!("{app}/v1/markets/{market}")),
+        ("GET /v1/markets?limit=100", format!("{app}/v1/markets?limit=100")),
+        ("GET /v1/markets?status=settled&limit=100", format!("{app}/v1/markets?status=settled&limit=100")),
+        ("  ...&offset=50000", format!("{app}/v1/markets?status=settled&limit=100&offset=50000")),
+        ("  ...&offset=99999999", format!("{app}/v1/markets?status=settled&limit=100&offset=99999999")),
+        ("GET /v1/leaderboard?period=all&limit=100", format!("{app}/v1/leaderboard?period=all&limit=100")),
+        ("  ...&sort_by=win_rate", format!("{app}/v1/leaderboard?period=all&limit=100&sort_by=win_rate")),
+        ("GET /v1/leaderboard?period=7d&limit=100", format!("{app}/v1/leaderboard?period=7d&limit=100")),
     ] {
         let (rps, p50, p99, p999) = drive(url).await;
         println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2}");

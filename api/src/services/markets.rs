@@ -1,6 +1,8 @@
 //! Reading series and markets, and quoting: a quote is the `lmsr` fill under the terms the
 //! program's config sets (`Services::terms`), the same the trade will run on.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use chrono::Utc;
 use uuid::Uuid;
 
@@ -16,8 +18,25 @@ pub async fn market(s: &Services, id: Uuid) -> Result<MarketRow, ServiceError> {
     markets::market(&s.db, id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {id}")))
 }
 
+/// Count rows a listing may sum before it has them compacted.
+const COUNT_ROWS_BEFORE_COMPACTION: i64 = 64;
+/// One compaction at a time in this process.
+static COMPACTING: AtomicBool = AtomicBool::new(false);
+
 pub async fn list(s: &Services, status: Option<MarketStatus>, page: Page) -> Result<(Vec<MarketRow>, i64), ServiceError> {
-    Ok(markets::list_markets(&s.db, status, page.limit, page.offset).await?)
+    let listed = markets::list_markets(&s.db, status, page.limit, page.offset).await?;
+    // Status changes between scheduler passes (a settlement wave) append count rows; the
+    // listing that finds many folds them, off its own request.
+    if listed.count_rows > COUNT_ROWS_BEFORE_COMPACTION && !COMPACTING.swap(true, Ordering::AcqRel) {
+        let db = s.db.clone();
+        tokio::spawn(async move {
+            if let Err(e) = markets::compact_status_counts(&db).await {
+                tracing::warn!(error = %e, "compacting market status counts failed");
+            }
+            COMPACTING.store(false, Ordering::Release);
+        });
+    }
+    Ok((listed.rows, listed.total))
 }
 
 pub async fn trades(s: &Services, id: Uuid, page: Page) -> Result<(Vec<TradeRow>, i64), ServiceError> {

@@ -76,6 +76,14 @@ pub async fn priced(db: &PgPool, id: Uuid) -> Result<Option<PricedMarket>, sqlx:
 /// The statuses whose markets list latest first (the others soonest first).
 const FINISHED: [MarketStatus; 2] = [MarketStatus::Settled, MarketStatus::Voided];
 
+/// A page of markets (`list_markets`), how many there are, and how many rows their count was
+/// summed from (the caller compacts them when there are many).
+pub struct MarketPage {
+    pub rows: Vec<MarketRow>,
+    pub total: i64,
+    pub count_rows: i64,
+}
+
 /// A page of markets, optionally of one status: unfinished ones soonest first, finished ones
 /// latest first (ties by id), and how many there are.
 ///
@@ -83,14 +91,16 @@ const FINISHED: [MarketStatus; 2] = [MarketStatus::Settled, MarketStatus::Voided
 /// `market_status_counts`, a page beyond it is not queried at all, and a page is read in two
 /// parts (unfinished, then finished), each in the order of a partial index, with the offset
 /// skipped on the index alone before the rows are read.
-pub async fn list_markets(db: &PgPool, status: Option<MarketStatus>, limit: i64, offset: i64) -> Result<(Vec<MarketRow>, i64), sqlx::Error> {
-    let counts: Vec<(MarketStatus, i64)> =
-        sqlx::query_as("SELECT status, sum(n)::BIGINT FROM market_status_counts WHERE $1::text IS NULL OR status = $1 GROUP BY status")
-            .bind(status)
-            .fetch_all(db)
-            .await?;
-    let total: i64 = counts.iter().map(|(_, n)| n).sum();
-    let unfinished: i64 = counts.iter().filter(|(s, _)| !FINISHED.contains(s)).map(|(_, n)| n).sum();
+pub async fn list_markets(db: &PgPool, status: Option<MarketStatus>, limit: i64, offset: i64) -> Result<MarketPage, sqlx::Error> {
+    let counts: Vec<(MarketStatus, i64, i64)> = sqlx::query_as(
+        "SELECT status, sum(n)::BIGINT, count(*) FROM market_status_counts WHERE $1::text IS NULL OR status = $1 GROUP BY status",
+    )
+    .bind(status)
+    .fetch_all(db)
+    .await?;
+    let total: i64 = counts.iter().map(|(_, n, _)| n).sum();
+    let count_rows: i64 = counts.iter().map(|(_, _, rows)| rows).sum();
+    let unfinished: i64 = counts.iter().filter(|(s, _, _)| !FINISHED.contains(s)).map(|(_, n, _)| n).sum();
     let mut rows = Vec::new();
     if offset < unfinished {
         rows = listing_part(db, status, false, limit, offset).await?;
@@ -100,7 +110,7 @@ pub async fn list_markets(db: &PgPool, status: Option<MarketStatus>, limit: i64,
         let skip = (offset - unfinished).max(0);
         rows.extend(listing_part(db, status, true, wanted, skip).await?);
     }
-    Ok((rows, total))
+    Ok(MarketPage { rows, total, count_rows })
 }
 
 /// One part of the listing: the page's ids in index order (`finished`: latest first), then

@@ -53,6 +53,17 @@ async fn main() {
     .await
     .unwrap();
     let market: uuid::Uuid = sqlx::query_scalar("SELECT id FROM markets LIMIT 1").fetch_one(&conn).await.unwrap();
+    // Four rounds ahead of each open one: 20,000 unfinished markets in all.
+    sqlx::query(
+        "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
+                              yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
+         SELECT gen_random_uuid(), id, 26 + k, now() + make_interval(hours => 8 * k - 7), now() + make_interval(hours => 8 * k + 1, mins => -5),
+                now() + make_interval(hours => 8 * k + 1), 'pending', liquidity_b, 0, 0, 500000, 500000, 0
+         FROM series CROSS JOIN generate_series(1, 4) k",
+    )
+    .execute(&conn)
+    .await
+    .unwrap();
     // The settled history and the traders the listing and the leaderboard must stay fast over.
     let seeding = Instant::now();
     sqlx::query(
@@ -80,11 +91,23 @@ async fn main() {
     let mut config = Config::from_env().unwrap();
     config.rate_public_per_min = u32::MAX;
     let redis = Redis::new(&config.redis_url, config.health_timeout, &config.redis_namespace).unwrap();
-    let app = serve(api::http::app(AppState::new(&config, conn.clone(), redis))).await;
+    let state = AppState::new(&config, conn.clone(), redis);
+    let services = state.services.clone();
+    let app = serve(api::http::app(state)).await;
+    // Every unfinished market's pricing state in the quote cache (once its listener is up), as a
+    // service quoting all of them holds it.
+    let unfinished: Vec<uuid::Uuid> =
+        sqlx::query_scalar("SELECT id FROM markets WHERE status IN ('pending', 'open')").fetch_all(&conn).await.unwrap();
+    while services.market_cache.len() < unfinished.len() {
+        for id in &unfinished {
+            services.market_cache.priced(&conn, *id).await.unwrap();
+        }
+    }
+    println!("{} unfinished markets held by the quote cache; resident memory {} MB", services.market_cache.len(), resident_mb());
     let bare = serve(Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))).await;
 
     println!("{SERIES} series, {CONNECTIONS} connections, {SECONDS} s each, load generator in the same process");
-    println!("{:<40} {:>10} {:>9} {:>9} {:>9}", "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms");
+    println!("{:<40} {:>10} {:>9} {:>9} {:>9} {:>8}", "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "RSS MB");
     for (label, url) in [
         ("bare axum handler", format!("{bare}/")),
         ("GET /v1/series?limit=50", format!("{app}/v1/series?limit=50")),
@@ -100,7 +123,14 @@ async fn main() {
         ("GET /v1/leaderboard?period=7d&limit=100", format!("{app}/v1/leaderboard?period=7d&limit=100")),
     ] {
         let (rps, p50, p99, p999) = drive(url).await;
-        println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2}");
+        println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", resident_mb());
     }
     conn.close().await;
+}
+
+/// This process's resident memory (service and load generator together), from /proc.
+fn resident_mb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb: u64 = status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).unwrap_or(0);
+    kb / 1024
 }

@@ -16,11 +16,10 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, Weak};
-use std::time::Duration;
-
 use sqlx::PgPool;
-use sqlx::postgres::PgListener;
 use uuid::Uuid;
+
+use super::notices::{self, Listening};
 
 use crate::domain::quote::PricedMarket;
 use crate::store::markets;
@@ -94,40 +93,19 @@ impl MarketCache {
     }
 }
 
-/// Listens for changed markets for as long as the cache exists, reconnecting after a failure.
+/// Drops the markets the notices name, for as long as the cache exists.
 async fn listen(cache: Weak<MarketCache>, db: PgPool) {
-    let mut backoff = Duration::from_millis(100);
-    loop {
-        let connected = async {
-            let mut listener = PgListener::connect_with(&db).await?;
-            listener.listen(CHANNEL).await?;
-            Ok::<_, sqlx::Error>(listener)
-        }
-        .await;
-        match connected {
-            Ok(mut listener) => {
-                backoff = Duration::from_millis(100);
-                let Some(held) = cache.upgrade() else { return };
-                held.live.store(true, Ordering::Release);
-                drop(held);
-                loop {
-                    let notice = listener.try_recv().await;
-                    let Some(held) = cache.upgrade() else { return };
-                    match notice {
-                        Ok(Some(notice)) => held.forget(Some(Uuid::parse_str(notice.payload()).unwrap_or_default())),
-                        // The connection was lost, and with it any notices sent meanwhile.
-                        Ok(None) | Err(_) => {
-                            held.live.store(false, Ordering::Release);
-                            held.forget(None);
-                            tracing::warn!("the market cache's listener lost its connection; serving from Postgres until it is back");
-                            break;
-                        }
-                    }
-                }
+    notices::listen(db, CHANNEL, |event| {
+        let Some(cache) = cache.upgrade() else { return false };
+        match event {
+            Listening::Connected => cache.live.store(true, Ordering::Release),
+            Listening::Notice(id) => cache.forget(Some(Uuid::parse_str(id).unwrap_or_default())),
+            Listening::Lost => {
+                cache.live.store(false, Ordering::Release);
+                cache.forget(None);
             }
-            Err(e) => tracing::warn!(error = %e, "the market cache cannot listen; serving from Postgres"),
         }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(Duration::from_secs(5));
-    }
+        true
+    })
+    .await
 }

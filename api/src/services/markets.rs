@@ -91,7 +91,7 @@ pub async fn series_quote(s: &Services, series: &str, side: Side, amount: u64) -
 }
 
 pub async fn series_list(s: &Services, exchange: Option<Exchange>, page: Page) -> Result<(Vec<SeriesRow>, i64), ServiceError> {
-    Ok(series::list_series(&s.db, exchange.map(Exchange::id), page.limit, page.offset).await?)
+    Ok(s.series_cards.page(&s.db, exchange.map(Exchange::id), page.limit, page.offset).await?)
 }
 
 pub async fn series_by_slug(s: &Services, slug: &str) -> Result<SeriesRow, ServiceError> {

@@ -11,11 +11,13 @@ pub mod idempotency;
 pub mod market_data;
 pub mod market_cache;
 pub mod markets;
+pub mod notices;
 pub mod oracle;
 pub mod rate_counts;
 pub mod push;
 pub mod replay;
 pub mod scheduler;
+pub mod series_cards;
 pub mod settlement;
 pub mod sign_in;
 pub mod stream;
@@ -74,6 +76,8 @@ pub struct Services {
     pub push: Arc<push::PushSettings>,
     /// Markets' pricing state in memory, for quotes.
     pub market_cache: Arc<market_cache::MarketCache>,
+    /// Active series' cards in memory, for the series listing.
+    pub series_cards: Arc<series_cards::SeriesCards>,
 }
 
 impl Services {

@@ -9,7 +9,7 @@ use crate::domain::market::MarketStatus;
 use crate::domain::series::{SeriesSpec, liquidity_for_tier};
 
 /// A series with its statistics and its current round, if any.
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Clone, Debug, sqlx::FromRow)]
 pub struct SeriesRow {
     pub id: Uuid,
     pub exchange: String,
@@ -32,7 +32,7 @@ pub struct SeriesRow {
 
 /// The round a series card shows: the open one, else the next pending, else the one closing
 /// or resolving. All `None` when the series has no unfinished round.
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Clone, Debug, sqlx::FromRow)]
 pub struct CurrentRound {
     pub round_id: Option<Uuid>,
     pub round_number: Option<i32>,
@@ -88,6 +88,16 @@ pub async fn list_series(db: &PgPool, exchange: Option<&str>, limit: i64, offset
         .fetch_one(db)
         .await?;
     Ok((rows, total))
+}
+
+/// Every active series' card, in listing order (the series listing's full load).
+pub async fn active_cards(db: &PgPool) -> Result<Vec<SeriesRow>, sqlx::Error> {
+    sqlx::query_as(&series_cards("SELECT * FROM series s WHERE s.active")).fetch_all(db).await
+}
+
+/// The cards of those of `ids` that are active.
+pub async fn cards_of(db: &PgPool, ids: &[Uuid]) -> Result<Vec<SeriesRow>, sqlx::Error> {
+    sqlx::query_as(&series_cards("SELECT * FROM series s WHERE s.id = ANY($1) AND s.active")).bind(ids).fetch_all(db).await
 }
 
 pub async fn series_by_slug(db: &PgPool, slug: &str) -> Result<Option<SeriesRow>, sqlx::Error> {

@@ -484,3 +484,58 @@ async fn quotes_follow_the_market_row_from_memory(db: PgPool) {
         tokio::time::sleep(Duration::from_micros(200)).await;
     }
 }
+
+/// The series listing is served from memory once loaded: every page equals the one Postgres
+/// gives, a change to a series or to a round a card shows is listed within a second (the test
+/// prints the slowest), and a page is answered with the series table locked.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn series_listing_follows_changes_from_memory(db: PgPool) {
+    series::ensure(&db, &default_series()).await.unwrap();
+    let services = services(&db);
+    let cards = services.series_cards.clone();
+    let pages: [(Option<&str>, i64, i64); 5] = [(None, 50, 0), (None, 5, 5), (Some("okx"), 3, 1), (Some("binance"), 200, 0), (None, 10, 1000)];
+    let same_as_postgres = |db: PgPool, cards: Arc<api::services::series_cards::SeriesCards>| async move {
+        for (exchange, limit, offset) in pages {
+            let held = cards.page(&db, exchange, limit, offset).await.unwrap();
+            let read = series::list_series(&db, exchange, limit, offset).await.unwrap();
+            if format!("{held:?}") != format!("{read:?}") {
+                return false;
+            }
+        }
+        true
+    };
+    let started = std::time::Instant::now();
+    while cards.is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(5), "the cards were never loaded");
+        cards.page(&db, None, 1, 0).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(same_as_postgres(db.clone(), cards.clone()).await);
+    let mut lock = db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE series IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    let held = tokio::time::timeout(Duration::from_secs(2), cards.page(&db, None, 50, 0)).await;
+    assert!(held.is_ok_and(|page| page.is_ok()), "a page is answered without a query");
+    lock.rollback().await.unwrap();
+
+    let now = Utc::now();
+    let market = insert_market(&db, "okx-ethusdt", 1, now + chrono::Duration::hours(3), "open", 500_000).await;
+    let changes = [
+        "UPDATE markets SET yes_price_ppm = 612345, total_volume = total_volume + 5000000, trade_count = trade_count + 1 WHERE id = $1",
+        "UPDATE markets SET status = 'closed' WHERE id = $1",
+        "UPDATE series SET total_rounds = total_rounds + 1, yes_rounds = yes_rounds + 1, last_outcome = 'yes' WHERE id = (SELECT series_id FROM markets WHERE id = $1)",
+        "UPDATE series SET active = false WHERE id = (SELECT series_id FROM markets WHERE id = $1)",
+        "UPDATE series SET active = true WHERE id = (SELECT series_id FROM markets WHERE id = $1)",
+        "DELETE FROM markets WHERE id = $1",
+    ];
+    let mut slowest = Duration::ZERO;
+    for change in changes {
+        sqlx::query(change).bind(market).execute(&db).await.unwrap();
+        let committed = std::time::Instant::now();
+        while !same_as_postgres(db.clone(), cards.clone()).await {
+            assert!(committed.elapsed() < Duration::from_secs(1), "not listed within a second: {change}");
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+        slowest = slowest.max(committed.elapsed());
+    }
+    println!("slowest change-to-listing: {slowest:?}");
+}

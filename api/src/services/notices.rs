@@ -1,0 +1,57 @@
+//! Postgres notices for this process's in-memory read models (`market_cache`, `series_cards`):
+//! one listening connection per model, reconnected after a failure. Notices sent while it is
+//! disconnected are lost, so the model is told (`Listening::Lost`) and forgets what it holds.
+
+use std::time::Duration;
+
+use sqlx::PgPool;
+use sqlx::postgres::PgListener;
+
+/// What the listener reports to its model.
+pub enum Listening<'a> {
+    /// Listening now: every change committed from here on will be notified.
+    Connected,
+    /// A notice's payload.
+    Notice(&'a str),
+    /// The connection dropped (notices may have been lost).
+    Lost,
+}
+
+/// Listens on `channel` and reports to `report` until it returns `false` (its model is gone).
+pub async fn listen(db: PgPool, channel: &'static str, mut report: impl FnMut(Listening<'_>) -> bool) {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let connected = async {
+            let mut listener = PgListener::connect_with(&db).await?;
+            listener.listen(channel).await?;
+            Ok::<_, sqlx::Error>(listener)
+        }
+        .await;
+        match connected {
+            Ok(mut listener) => {
+                backoff = Duration::from_millis(100);
+                if !report(Listening::Connected) {
+                    return;
+                }
+                loop {
+                    let going = match listener.try_recv().await {
+                        Ok(Some(notice)) => report(Listening::Notice(notice.payload())),
+                        Ok(None) | Err(_) => {
+                            tracing::warn!(channel, "a read model's listener lost its connection; reading Postgres until it is back");
+                            if !report(Listening::Lost) {
+                                return;
+                            }
+                            break;
+                        }
+                    };
+                    if !going {
+                        return;
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(channel, error = %e, "a read model cannot listen; reading Postgres"),
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+}

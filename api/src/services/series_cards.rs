@@ -1,0 +1,205 @@
+//! The series listing (`GET /v1/series`) from memory: every active series' card (statistics
+//! and current round) in listing order (tier, then slug), so a page costs no database round
+//! trip.
+//!
+//! Kept current by Postgres notices (migration 26): a trigger on `series`, and one on `markets`
+//! for what a card shows of its rounds, notify `fm_series_cards` with the series' id when it
+//! commits. A notice marks the card dirty; the next listing re-reads the dirty cards (one query
+//! for all of them) before it answers. A listing therefore reflects every change whose notice
+//! has arrived (a millisecond or two after the commit on one machine). Cards are served only
+//! while the listener is connected and after a full load; when the connection drops everything
+//! is forgotten and listings read Postgres until the next full load.
+//!
+//! Two listings re-reading the same dirty card race harmlessly: a card is replaced only by a
+//! read that started after the newest notice naming it (notices are numbered as they arrive).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use super::notices::{self, Listening};
+use crate::store::series::{self, SeriesRow};
+
+const CHANNEL: &str = "fm_series_cards";
+
+#[derive(Default)]
+pub struct SeriesCards {
+    state: Mutex<Cards>,
+    /// One full load at a time (a slower, older load must not overwrite a newer one).
+    loading: tokio::sync::Mutex<()>,
+    started: OnceLock<()>,
+}
+
+#[derive(Default)]
+struct Cards {
+    /// The listener is connected.
+    live: bool,
+    /// Every active series is held (a full load finished while live).
+    complete: bool,
+    ordered: BTreeMap<(i16, String), Arc<SeriesRow>>,
+    keys: HashMap<Uuid, (i16, String)>,
+    /// Cards to re-read, with the number of the last notice naming each.
+    dirty: HashMap<Uuid, u64>,
+    /// Notices received (numbers them).
+    notices: u64,
+}
+
+impl SeriesCards {
+    pub fn new() -> SeriesCards {
+        SeriesCards::default()
+    }
+
+    /// A page of active series (optionally of one exchange), tier then slug, and how many there
+    /// are: from memory once loaded, else from Postgres.
+    pub async fn page(self: &Arc<Self>, db: &PgPool, exchange: Option<&str>, limit: i64, offset: i64) -> Result<(Vec<SeriesRow>, i64), sqlx::Error> {
+        self.start_listening(db);
+        let (live, complete) = self.flags();
+        if !live {
+            return series::list_series(db, exchange, limit, offset).await;
+        }
+        if !complete {
+            self.load_all(db).await?;
+        }
+        self.reread_dirty(db).await?;
+        match self.from_memory(exchange, limit, offset) {
+            Some(page) => Ok(page),
+            None => series::list_series(db, exchange, limit, offset).await,
+        }
+    }
+
+    fn flags(&self) -> (bool, bool) {
+        let cards = self.state.lock().unwrap();
+        (cards.live, cards.complete)
+    }
+
+    /// The page from the held cards; `None` unless they are current (listening, fully loaded).
+    fn from_memory(&self, exchange: Option<&str>, limit: i64, offset: i64) -> Option<(Vec<SeriesRow>, i64)> {
+        let cards = self.state.lock().unwrap();
+        if !(cards.live && cards.complete) {
+            return None;
+        }
+        let mut total = 0i64;
+        let mut rows = Vec::new();
+        for card in cards.ordered.values().filter(|c| exchange.is_none_or(|e| c.exchange == e)) {
+            if total >= offset && (rows.len() as i64) < limit {
+                rows.push(SeriesRow::clone(card));
+            }
+            total += 1;
+        }
+        Some((rows, total))
+    }
+
+    /// How many cards are held (tests).
+    pub fn len(&self) -> usize {
+        self.state.lock().unwrap().ordered.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    async fn load_all(&self, db: &PgPool) -> Result<(), sqlx::Error> {
+        let _one_at_a_time = self.loading.lock().await;
+        let Some(started_after) = self.notices_if_incomplete() else { return Ok(()) };
+        let rows = series::active_cards(db).await?;
+        let mut cards = self.state.lock().unwrap();
+        if !cards.live {
+            return Ok(());
+        }
+        cards.ordered.clear();
+        cards.keys.clear();
+        for row in rows {
+            cards.put(row);
+        }
+        // What was notified before the read began is in it; later notices stay dirty.
+        cards.dirty.retain(|_, notice| *notice > started_after);
+        cards.complete = true;
+        Ok(())
+    }
+
+    /// The notices received so far, when a full load is due.
+    fn notices_if_incomplete(&self) -> Option<u64> {
+        let cards = self.state.lock().unwrap();
+        (cards.live && !cards.complete).then_some(cards.notices)
+    }
+
+    fn dirty(&self) -> Vec<(Uuid, u64)> {
+        self.state.lock().unwrap().dirty.iter().map(|(id, n)| (*id, *n)).collect()
+    }
+
+    async fn reread_dirty(&self, db: &PgPool) -> Result<(), sqlx::Error> {
+        let wanted = self.dirty();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<Uuid> = wanted.iter().map(|(id, _)| *id).collect();
+        let mut read: HashMap<Uuid, SeriesRow> = series::cards_of(db, &ids).await?.into_iter().map(|row| (row.id, row)).collect();
+        let mut cards = self.state.lock().unwrap();
+        for (id, notice) in wanted {
+            // Only if no newer notice came (then this read may predate it) and nobody else
+            // replaced the card since.
+            if cards.dirty.get(&id) != Some(&notice) {
+                continue;
+            }
+            cards.dirty.remove(&id);
+            cards.remove(id);
+            // Absent: no longer active (or gone).
+            if let Some(row) = read.remove(&id) {
+                cards.put(row);
+            }
+        }
+        Ok(())
+    }
+
+    fn start_listening(self: &Arc<Self>, db: &PgPool) {
+        self.started.get_or_init(|| {
+            tokio::spawn(listen(Arc::downgrade(self), db.clone()));
+        });
+    }
+}
+
+impl Cards {
+    fn put(&mut self, row: SeriesRow) {
+        let key = (row.tier, row.slug.clone());
+        self.keys.insert(row.id, key.clone());
+        self.ordered.insert(key, Arc::new(row));
+    }
+
+    fn remove(&mut self, id: Uuid) {
+        if let Some(key) = self.keys.remove(&id) {
+            self.ordered.remove(&key);
+        }
+    }
+
+    fn forget_all(&mut self) {
+        self.complete = false;
+        self.ordered.clear();
+        self.keys.clear();
+        self.dirty.clear();
+    }
+}
+
+async fn listen(cards: Weak<SeriesCards>, db: PgPool) {
+    notices::listen(db, CHANNEL, |event| {
+        let Some(held) = cards.upgrade() else { return false };
+        let mut cards = held.state.lock().unwrap();
+        match event {
+            Listening::Connected => cards.live = true,
+            Listening::Notice(id) => {
+                cards.notices += 1;
+                let notice = cards.notices;
+                if let Ok(id) = Uuid::parse_str(id) {
+                    cards.dirty.insert(id, notice);
+                }
+            }
+            Listening::Lost => {
+                cards.live = false;
+                cards.forget_all();
+            }
+        }
+        true
+    })
+    .await
+}

@@ -54,6 +54,31 @@ impl<T: Serialize> Data<T> {
     }
 }
 
+/// The envelope borrowed, to render a body without consuming it.
+#[derive(Serialize)]
+struct EnvelopeRef<'a, T> {
+    data: Option<&'a T>,
+    meta: &'a Meta,
+    error: Option<()>,
+}
+
+impl<T: Serialize> Data<T> {
+    /// The body this answers with (status 200 bodies kept to be answered again).
+    pub fn body(&self) -> axum::body::Bytes {
+        let Data(_, data, meta) = self;
+        serde_json::to_vec(&EnvelopeRef { data: Some(data), meta, error: None }).expect("an envelope serializes").into()
+    }
+}
+
+/// A 200 answered with an envelope rendered before (`Data::body`).
+pub struct Rendered(pub axum::body::Bytes);
+
+impl IntoResponse for Rendered {
+    fn into_response(self) -> Response {
+        with_marker(([(axum::http::header::CONTENT_TYPE, "application/json")], self.0).into_response())
+    }
+}
+
 impl<T: Serialize> IntoResponse for Data<T> {
     fn into_response(self) -> Response {
         let Data(status, data, meta) = self;

@@ -55,6 +55,8 @@ pub struct AppState {
     pub http: Arc<HttpSettings>,
     /// This replica's WebSocket subscriptions.
     pub ws: Arc<routes::ws::hub::Hub>,
+    /// Series listing pages already rendered, by the cards' version.
+    pub series_pages: Arc<routes::series::RenderedPages>,
     /// This replica's rate-limit counts, reconciled with Redis in batches.
     pub limits: Arc<crate::services::rate_counts::WindowCounts>,
 }

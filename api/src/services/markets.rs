@@ -12,6 +12,7 @@ use crate::domain::market::{MarketStatus, Side};
 use crate::domain::money;
 use crate::domain::quote::{self, PricedMarket, Quote, QuoteError};
 use crate::store::markets::{self, MarketRow, TradeRow, TradesOf};
+use crate::services::series_cards::SeriesPage;
 use crate::store::series::{self, SeriesRow};
 
 pub async fn market(s: &Services, id: Uuid) -> Result<MarketRow, ServiceError> {
@@ -90,8 +91,15 @@ pub async fn series_quote(s: &Services, series: &str, side: Side, amount: u64) -
     fill(s, market.id, &market.priced(), side, amount)
 }
 
-pub async fn series_list(s: &Services, exchange: Option<Exchange>, page: Page) -> Result<(Vec<SeriesRow>, i64), ServiceError> {
+/// A page of the series listing (from the in-memory cards once they are loaded).
+pub async fn series_list(s: &Services, exchange: Option<Exchange>, page: Page) -> Result<SeriesPage, ServiceError> {
     Ok(s.series_cards.page(&s.db, exchange.map(Exchange::id), page.limit, page.offset).await?)
+}
+
+/// The version of the in-memory series cards, brought up to date; `None` while listings read
+/// Postgres. A page read at a version is the same page while the version holds.
+pub async fn series_cards_version(s: &Services) -> Result<Option<u64>, ServiceError> {
+    Ok(s.series_cards.current(&s.db).await?)
 }
 
 pub async fn series_by_slug(s: &Services, slug: &str) -> Result<SeriesRow, ServiceError> {

@@ -17,7 +17,8 @@ pub enum Listening<'a> {
     Lost,
 }
 
-/// Listens on `channel` and reports to `report` until it returns `false` (its model is gone).
+/// Listens on `channel` and reports to `report` until it returns `false` (its model is gone)
+/// or `db` is closed.
 pub async fn listen(db: PgPool, channel: &'static str, mut report: impl FnMut(Listening<'_>) -> bool) {
     let mut backoff = Duration::from_millis(100);
     loop {
@@ -34,7 +35,12 @@ pub async fn listen(db: PgPool, channel: &'static str, mut report: impl FnMut(Li
                     return;
                 }
                 loop {
-                    let going = match listener.try_recv().await {
+                    // A closed pool ends the listener (and its connection) with it.
+                    let received = tokio::select! {
+                        received = listener.try_recv() => received,
+                        _ = db.close_event() => return,
+                    };
+                    let going = match received {
                         Ok(Some(notice)) => report(Listening::Notice(notice.payload())),
                         Ok(None) | Err(_) => {
                             tracing::warn!(channel, "a read model's listener lost its connection; reading Postgres until it is back");

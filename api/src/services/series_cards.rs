@@ -32,6 +32,16 @@ pub struct SeriesCards {
     started: OnceLock<()>,
 }
 
+/// A page of the listing.
+#[derive(Debug)]
+pub struct SeriesPage {
+    pub rows: Vec<SeriesRow>,
+    /// How many series the listing has (of the exchange asked for).
+    pub total: i64,
+    /// The held cards' version it was read at; `None` when read from Postgres.
+    pub version: Option<u64>,
+}
+
 #[derive(Default)]
 struct Cards {
     /// The listener is connected.
@@ -44,6 +54,9 @@ struct Cards {
     dirty: HashMap<Uuid, u64>,
     /// Notices received (numbers them).
     notices: u64,
+    /// Bumped by every change to the held cards: a page rendered at one version is the same
+    /// page while it holds.
+    version: u64,
 }
 
 impl SeriesCards {
@@ -52,21 +65,32 @@ impl SeriesCards {
     }
 
     /// A page of active series (optionally of one exchange), tier then slug, and how many there
-    /// are: from memory once loaded, else from Postgres.
-    pub async fn page(self: &Arc<Self>, db: &PgPool, exchange: Option<&str>, limit: i64, offset: i64) -> Result<(Vec<SeriesRow>, i64), sqlx::Error> {
+    /// are: from memory once loaded (with the version of the cards it was read at), else from
+    /// Postgres.
+    pub async fn page(self: &Arc<Self>, db: &PgPool, exchange: Option<&str>, limit: i64, offset: i64) -> Result<SeriesPage, sqlx::Error> {
+        if self.current(db).await?.is_some()
+            && let Some(page) = self.from_memory(exchange, limit, offset)
+        {
+            return Ok(page);
+        }
+        let (rows, total) = series::list_series(db, exchange, limit, offset).await?;
+        Ok(SeriesPage { rows, total, version: None })
+    }
+
+    /// Brings the held cards up to date (a full load, or the dirty ones re-read) and returns
+    /// their version; `None` when pages must come from Postgres (not listening).
+    pub async fn current(self: &Arc<Self>, db: &PgPool) -> Result<Option<u64>, sqlx::Error> {
         self.start_listening(db);
         let (live, complete) = self.flags();
         if !live {
-            return series::list_series(db, exchange, limit, offset).await;
+            return Ok(None);
         }
         if !complete {
             self.load_all(db).await?;
         }
         self.reread_dirty(db).await?;
-        match self.from_memory(exchange, limit, offset) {
-            Some(page) => Ok(page),
-            None => series::list_series(db, exchange, limit, offset).await,
-        }
+        let cards = self.state.lock().unwrap();
+        Ok((cards.live && cards.complete).then_some(cards.version))
     }
 
     fn flags(&self) -> (bool, bool) {
@@ -75,7 +99,7 @@ impl SeriesCards {
     }
 
     /// The page from the held cards; `None` unless they are current (listening, fully loaded).
-    fn from_memory(&self, exchange: Option<&str>, limit: i64, offset: i64) -> Option<(Vec<SeriesRow>, i64)> {
+    fn from_memory(&self, exchange: Option<&str>, limit: i64, offset: i64) -> Option<SeriesPage> {
         let cards = self.state.lock().unwrap();
         if !(cards.live && cards.complete) {
             return None;
@@ -88,7 +112,7 @@ impl SeriesCards {
             }
             total += 1;
         }
-        Some((rows, total))
+        Some(SeriesPage { rows, total, version: Some(cards.version) })
     }
 
     /// How many cards are held (tests).
@@ -162,18 +186,21 @@ impl SeriesCards {
 
 impl Cards {
     fn put(&mut self, row: SeriesRow) {
+        self.version += 1;
         let key = (row.tier, row.slug.clone());
         self.keys.insert(row.id, key.clone());
         self.ordered.insert(key, Arc::new(row));
     }
 
     fn remove(&mut self, id: Uuid) {
+        self.version += 1;
         if let Some(key) = self.keys.remove(&id) {
             self.ordered.remove(&key);
         }
     }
 
     fn forget_all(&mut self) {
+        self.version += 1;
         self.complete = false;
         self.ordered.clear();
         self.keys.clear();

@@ -13,7 +13,7 @@ mod leaderboard;
 mod markets;
 mod money;
 mod push;
-mod series;
+pub mod series;
 mod trading;
 mod users;
 mod wallet_flow;

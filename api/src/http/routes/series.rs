@@ -11,7 +11,7 @@ use crate::domain::market::MarketStatus;
 use crate::domain::money::{micros, places, ppm};
 use crate::domain::rate::{FundingRate, rate_8};
 use crate::http::AppState;
-use crate::http::envelope::Data;
+use crate::http::envelope::{Data, Rendered};
 use crate::http::error::ApiError;
 use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiPath, ApiQuery, one_of};
@@ -112,11 +112,45 @@ pub struct ListQuery {
 
 #[utoipa::path(get, path = "/series", tag = "markets", params(("exchange" = Option<String>, Query, description = "binance, bybit, okx or hyperliquid", pattern = "^(binance|bybit|okx|hyperliquid)$"), PageQuery),
     responses((status = 200, description = "Series cards", body = Envelope<Vec<SeriesCard>>)))]
-pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Data<Vec<SeriesCard>>, ApiError> {
+pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Rendered, ApiError> {
     let page = q.page.resolve(MAX_LIMIT)?;
     let exchange = q.exchange.as_deref().map(|e| one_of("exchange", e, &Exchange::ALL, Exchange::id)).transpose()?;
-    let (rows, total) = markets::series_list(&state.services, exchange, page).await?;
-    Ok(Data::paged(rows.into_iter().map(SeriesCard::from).collect(), page.meta(total)))
+    let key = (exchange, page.limit, page.offset);
+    if let Some(version) = markets::series_cards_version(&state.services).await?
+        && let Some(body) = state.series_pages.get(&key, version)
+    {
+        return Ok(Rendered(body));
+    }
+    let listed = markets::series_list(&state.services, exchange, page).await?;
+    let body = Data::paged(listed.rows.into_iter().map(SeriesCard::from).collect::<Vec<_>>(), page.meta(listed.total)).body();
+    if let Some(version) = listed.version {
+        state.series_pages.put(key, version, body.clone());
+    }
+    Ok(Rendered(body))
+}
+
+/// Listing pages already rendered, each with the version of the series cards it was read at:
+/// while the cards hold that version the same request gets the same bytes (a front end polling
+/// its page costs a map look-up). Bounded: past `RenderedPages::CAPACITY` pages it starts over.
+#[derive(Default)]
+pub struct RenderedPages(std::sync::Mutex<std::collections::HashMap<PageKey, (u64, axum::body::Bytes)>>);
+
+type PageKey = (Option<Exchange>, i64, i64);
+
+impl RenderedPages {
+    const CAPACITY: usize = 1_000;
+
+    fn get(&self, key: &PageKey, version: u64) -> Option<axum::body::Bytes> {
+        self.0.lock().unwrap().get(key).filter(|(at, _)| *at == version).map(|(_, body)| body.clone())
+    }
+
+    fn put(&self, key: PageKey, version: u64, body: axum::body::Bytes) {
+        let mut pages = self.0.lock().unwrap();
+        if pages.len() >= Self::CAPACITY && !pages.contains_key(&key) {
+            pages.clear();
+        }
+        pages.insert(key, (version, body));
+    }
 }
 
 #[utoipa::path(get, path = "/series/{slug}", tag = "markets", params(("slug" = String, Path, description = "The series slug, e.g. btcusdt-binance")),

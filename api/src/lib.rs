@@ -28,3 +28,9 @@ pub mod workers;
 pub use app::config::Config;
 pub use app::state::AppState;
 pub use http::error::ApiError;
+
+/// Every binary of the service (the server, the operator command, the benchmarks, the tests)
+/// allocates with mimalloc: under load glibc's malloc serialised the request threads on its
+/// arena locks.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -1,5 +1,5 @@
-//! Projects the program's events into Postgres. One confirmed transaction at a time, in one
-//! database transaction that also advances the cursor: every event is recorded once (unique on
+//! Projects the program's events into Postgres. A batch of confirmed transactions at a time, in
+//! one database transaction that also advances the cursor: every event is recorded once (unique on
 //! signature + outer instruction + event index, with its raw bytes), and only a newly recorded
 //! event changes the projection, so duplicate deliveries are no-ops. Failed transactions and
 //! instructions that are not events are skipped. Out-of-order deliveries cannot regress state:
@@ -17,8 +17,12 @@ use crate::chain::ConfirmedTransaction;
 use crate::deposits;
 use crate::events::{self, ProgramEvent};
 use crate::stats;
-use funding_market::events::TradeExecuted;
 use funding_market::state::{Outcome, Side};
+
+mod payouts;
+mod trades;
+use payouts::PayoutRun;
+use trades::TradeRun;
 
 pub struct Projector {
     db: PgPool,
@@ -69,10 +73,7 @@ impl Projector {
         let Some(last) = txs.last() else { return Ok(0) };
         let mut db = self.db.begin().await?;
         serialize_projections(&mut db).await?;
-        let mut new = 0;
-        for tx in txs {
-            new += self.record_events(&mut db, tx).await?;
-        }
+        let new = self.record_events(&mut db, txs).await?;
         let tx = last;
         sqlx::query(
             "INSERT INTO chain_cursor (program, signature, slot) VALUES ($1, $2, $3)
@@ -94,126 +95,66 @@ impl Projector {
     pub async fn apply_ahead(&self, tx: &ConfirmedTransaction) -> Result<usize, sqlx::Error> {
         let mut db = self.db.begin().await?;
         serialize_projections(&mut db).await?;
-        let new = self.record_events(&mut db, tx).await?;
+        let new = self.record_events(&mut db, std::slice::from_ref(tx)).await?;
         db.commit().await?;
         Ok(new)
     }
 
-    async fn record_events(&self, db: &mut PgConnection, tx: &ConfirmedTransaction) -> Result<usize, sqlx::Error> {
+    /// Records and projects the events of `txs`, in order: runs of consecutive trades (`trades`)
+    /// and of consecutive payouts (`payouts`) a run at a time, every other event on its own
+    /// between them.
+    async fn record_events(&self, db: &mut PgConnection, txs: &[ConfirmedTransaction]) -> Result<usize, sqlx::Error> {
         let mut new = 0;
-        if tx.err.is_some() {
-            return Ok(0);
-        }
-        let mut per_instruction: HashMap<usize, i32> = HashMap::new();
-        for inner in tx.inner_instructions.iter().filter(|i| i.instruction.program_id == self.program_id) {
-            let Some(event) = events::decode(&inner.instruction.data) else { continue };
-            let index = per_instruction.entry(inner.outer_index).or_insert(0);
-            let at = At {
-                signature: &tx.signature,
-                ix_index: inner.outer_index as i32,
-                slot: tx.slot as i64,
-                tx_index: tx.transaction_index.unwrap_or(0) as i32,
-            };
-            let event_index = *index;
-            *index += 1;
-            // Trades are most of the events: recorded and projected in one statement.
-            if let ProgramEvent::TradeExecuted(e) = &event {
-                new += record_trade(&mut *db, e, &at, event_index, &inner.instruction.data).await?;
-                continue;
+        let (mut trades, mut payouts) = (TradeRun::default(), PayoutRun::default());
+        for tx in txs.iter().filter(|tx| tx.err.is_none()) {
+            let mut per_instruction: HashMap<usize, i32> = HashMap::new();
+            for inner in tx.inner_instructions.iter().filter(|i| i.instruction.program_id == self.program_id) {
+                let Some(event) = events::decode(&inner.instruction.data) else { continue };
+                let index = per_instruction.entry(inner.outer_index).or_insert(0);
+                let at = At {
+                    signature: &tx.signature,
+                    ix_index: inner.outer_index as i32,
+                    slot: tx.slot as i64,
+                    tx_index: tx.transaction_index.unwrap_or(0) as i32,
+                };
+                let event_index = *index;
+                *index += 1;
+                // At most one run is open: a change of kind ends it.
+                match &event {
+                    ProgramEvent::TradeExecuted(e) => {
+                        new += payouts.flush(&mut *db).await?;
+                        trades.push(e, &at, event_index, &inner.instruction.data);
+                        continue;
+                    }
+                    ProgramEvent::PositionSettled(e) => {
+                        new += trades.flush(&mut *db).await?;
+                        payouts.push(e, &at, event_index, &inner.instruction.data);
+                        continue;
+                    }
+                    _ => new += trades.flush(&mut *db).await? + payouts.flush(&mut *db).await?,
+                }
+                let recorded = sqlx::query(
+                    "INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data) VALUES ($1, $2, $3, $4, $5, $6)
+                     ON CONFLICT DO NOTHING",
+                )
+                .bind(at.signature)
+                .bind(at.ix_index)
+                .bind(event_index)
+                .bind(at.slot)
+                .bind(event.kind())
+                .bind(&inner.instruction.data)
+                .execute(&mut *db)
+                .await?
+                .rows_affected();
+                if recorded == 1 {
+                    project(&mut *db, &event, &at).await?;
+                    new += 1;
+                }
             }
-            let recorded = sqlx::query(
-                "INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data) VALUES ($1, $2, $3, $4, $5, $6)
-                 ON CONFLICT DO NOTHING",
-            )
-            .bind(at.signature)
-            .bind(at.ix_index)
-            .bind(event_index)
-            .bind(at.slot)
-            .bind(event.kind())
-            .bind(&inner.instruction.data)
-            .execute(&mut *db)
-            .await?
-            .rows_affected();
-            if recorded == 1 {
-                project(&mut *db, &event, &at).await?;
-                new += 1;
-            }
         }
+        new += trades.flush(&mut *db).await? + payouts.flush(&mut *db).await?;
         Ok(new)
     }
-}
-
-/// Records a trade event and, if it is new and its market known, projects it: the market (q,
-/// prices, volume, trade count — only if later than what is there), the trade, the position
-/// (only if later), the second's price point (only if not older than the market), the
-/// trader's vault balance (only if from a later transaction: slot, then position in the block) and day statistics. One round trip: data-
-/// modifying CTEs, each reading the table snapshot from before the statement.
-async fn record_trade(db: &mut PgConnection, e: &TradeExecuted, at: &At<'_>, event_index: i32, data: &[u8]) -> Result<usize, sqlx::Error> {
-    let (recorded, known): (i64, i64) = sqlx::query_as(
-        "WITH ev AS (
-             INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data)
-             VALUES ($1, $2, $3, $4, 'TradeExecuted', $5) ON CONFLICT DO NOTHING RETURNING 1
-         ), mk AS (
-             SELECT id FROM markets WHERE onchain_address = $6 AND EXISTS (SELECT 1 FROM ev)
-         ), market_update AS (
-             UPDATE markets SET q_yes = $16, q_no = $17, yes_price_ppm = $14, total_volume = $18, trade_count = $19::INT
-             WHERE id = (SELECT id FROM mk) AND trade_count < $19::INT
-         ), trade AS (
-             INSERT INTO trades (id, market_id, user_id, wallet, signature, side, is_buy, shares, amount, fee, yes_price_ppm, created_at, slot)
-             SELECT $7, mk.id, (SELECT id FROM users WHERE wallet_address = $8), $8, $1, $9, $10, $11, $12, $13, $14, $15, $4 FROM mk
-         ), position AS (
-             INSERT INTO positions (market_id, wallet, yes_shares, no_shares, last_trade_count, updated_at)
-             SELECT mk.id, $8, $20, $21, $19, $15 FROM mk
-             ON CONFLICT (market_id, wallet) DO UPDATE SET yes_shares = EXCLUDED.yes_shares, no_shares = EXCLUDED.no_shares,
-                 last_trade_count = EXCLUDED.last_trade_count, updated_at = EXCLUDED.updated_at
-             WHERE positions.last_trade_count < EXCLUDED.last_trade_count
-         ), price AS (
-             -- One point per second: a later trade in the same second replaces the point, an
-             -- earlier one delivered late does not.
-             INSERT INTO market_prices (market_id, at, yes_price_ppm) SELECT mk.id, $15, $14 FROM mk
-             ON CONFLICT (market_id, at) DO UPDATE SET yes_price_ppm = EXCLUDED.yes_price_ppm
-             WHERE $19::INT >= (SELECT trade_count FROM markets WHERE id = EXCLUDED.market_id)
-         ), balance AS (
-             INSERT INTO vault_balances (wallet, balance, slot, tx_index, updated_at) SELECT $8, $22, $4, $24, $15 FROM mk
-             ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot, tx_index = EXCLUDED.tx_index,
-                 updated_at = EXCLUDED.updated_at
-             WHERE (vault_balances.slot, vault_balances.tx_index) <= (EXCLUDED.slot, EXCLUDED.tx_index)
-         ), stats AS (
-             INSERT INTO trader_stats (wallet, day, volume, trades) SELECT $8, $23, $12, 1 FROM mk
-             ON CONFLICT (wallet, day) DO UPDATE SET volume = trader_stats.volume + EXCLUDED.volume, trades = trader_stats.trades + 1
-         )
-         SELECT (SELECT count(*) FROM ev), (SELECT count(*) FROM mk)",
-    )
-    .bind(at.signature)
-    .bind(at.ix_index)
-    .bind(event_index)
-    .bind(at.slot)
-    .bind(data)
-    .bind(e.market.to_string())
-    .bind(Uuid::new_v4())
-    .bind(e.wallet.to_string())
-    .bind(side(e.side))
-    .bind(e.is_buy)
-    .bind(e.shares as i64)
-    .bind(e.amount as i64)
-    .bind(e.fee as i64)
-    .bind(e.yes_price as i32)
-    .bind(time(e.ts))
-    .bind(e.q_yes as i64)
-    .bind(e.q_no as i64)
-    .bind(e.volume as i64)
-    .bind(e.trade_count as i64)
-    .bind(e.position_yes as i64)
-    .bind(e.position_no as i64)
-    .bind(e.user_vault_balance as i64)
-    .bind(time(e.ts).date_naive())
-    .bind(at.tx_index)
-    .fetch_one(db)
-    .await?;
-    if recorded == 1 && known == 0 {
-        tracing::warn!(market = %e.market, "trade in a market unknown to the service; event kept");
-    }
-    Ok(recorded as usize)
 }
 
 /// Every projecting transaction takes this lock first (released at commit). Projections touch
@@ -350,7 +291,7 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
                 tracing::warn!(market = %Uuid::from_bytes(e.market_id), "on-chain market unknown to the service; event kept");
             }
         }
-        // Recorded and projected together by `record_trade`.
+        // Recorded and projected a run at a time (`trades`).
         ProgramEvent::TradeExecuted(_) => {}
         ProgramEvent::MarketFinalized(e) => {
             let Some((market_id, series_id)) = market_of(db, &e.market).await? else { return Ok(()) };
@@ -361,55 +302,8 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
             };
             finalize_market(db, market_id, series_id, outcome, time(e.ts), Some(at.signature)).await?;
         }
-        ProgramEvent::PositionSettled(e) => {
-            let Some((market_id, _)) = market_of(db, &e.market).await? else { return Ok(()) };
-            sqlx::query(
-                "INSERT INTO settlements (market_id, wallet, yes_shares, no_shares, payout, voided, at, signature)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
-            )
-            .bind(market_id)
-            .bind(e.wallet.to_string())
-            .bind(e.yes_shares as i64)
-            .bind(e.no_shares as i64)
-            .bind(e.payout as i64)
-            .bind(e.voided)
-            .bind(time(e.ts))
-            .bind(at.signature)
-            .execute(&mut *db)
-            .await?;
-            sqlx::query(
-                "INSERT INTO outbox (kind, market_id, wallet, payload)
-                 VALUES ('settlement_payout', $1, $2, jsonb_build_object('payout', $3::bigint, 'voided', $4::boolean))
-                 ON CONFLICT DO NOTHING",
-            )
-            .bind(market_id)
-            .bind(e.wallet.to_string())
-            .bind(e.payout as i64)
-            .bind(e.voided)
-            .execute(&mut *db)
-            .await?;
-            sqlx::query("DELETE FROM positions WHERE market_id = $1 AND wallet = $2").bind(market_id).bind(e.wallet.to_string()).execute(&mut *db).await?;
-            set_balance(db, &e.wallet, e.user_vault_balance, at, e.ts).await?;
-            if !e.voided {
-                // What the position returned over its life: the payout and sell proceeds (net of
-                // fees) less what its buys cost (fees included).
-                sqlx::query(
-                    "WITH flows AS (
-                         SELECT COALESCE(sum(CASE WHEN is_buy THEN -(amount + fee) ELSE amount - fee END), 0)::BIGINT AS net
-                         FROM trades WHERE market_id = $1 AND wallet = $2)
-                     INSERT INTO trader_stats (wallet, day, realized_pnl, settled, wins)
-                     SELECT $2, $3, $4 + net, 1, CASE WHEN $4 + net > 0 THEN 1 ELSE 0 END FROM flows
-                     ON CONFLICT (wallet, day) DO UPDATE SET realized_pnl = trader_stats.realized_pnl + EXCLUDED.realized_pnl,
-                         settled = trader_stats.settled + 1, wins = trader_stats.wins + EXCLUDED.wins",
-                )
-                .bind(market_id)
-                .bind(e.wallet.to_string())
-                .bind(time(e.ts).date_naive())
-                .bind(e.payout as i64)
-                .execute(&mut *db)
-                .await?;
-            }
-        }
+        // Recorded and projected a run at a time (`payouts`).
+        ProgramEvent::PositionSettled(_) => {}
         ProgramEvent::Withdrawn(e) => {
             sqlx::query(
                 "INSERT INTO chain_withdrawals (signature, ix_index, wallet, destination, amount, at) VALUES ($1, $2, $3, $4, $5, $6)

@@ -209,3 +209,167 @@ async fn same_slot_balances_follow_the_block_order(db: PgPool) {
     let balance: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet.to_string()).fetch_one(&db).await.unwrap();
     assert_eq!(balance, 44_900_000);
 }
+
+/// A run of trades projected in one statement gives the tables that projecting them one at a
+/// time gives: the same deliveries — trades of two markets and four wallets, several in a
+/// second and in a slot, deposits between them, delivered out of order and repeated — applied
+/// one transaction at a time to one copy of the markets and in batches of seven to another.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
+    // A small deterministic generator (xorshift), so a failure can be replayed.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    // The ledger, as indexes: (market, wallet, count in its market, slot, position in the block, ts, balance).
+    enum Step {
+        Trade { market: usize, wallet: usize, count: u64, ts: i64, balance: u64, position: u64 },
+        Deposit { wallet: usize, balance: u64 },
+        Payout { market: usize, wallet: usize, payout: u64, voided: bool, balance: u64 },
+    }
+    let mut counts = [0u64; 2];
+    let mut ledger = Vec::new();
+    let mut slot = 100u64;
+    for i in 0..160u64 {
+        if next(4) != 0 {
+            slot += 1;
+        }
+        let step = if next(10) == 0 {
+            Step::Deposit { wallet: next(4) as usize, balance: 1_000 + next(1_000) }
+        } else {
+            let market = next(2) as usize;
+            counts[market] += 1;
+            Step::Trade { market, wallet: next(4) as usize, count: counts[market], ts: T + i as i64 / 3, balance: 1_000 + next(1_000), position: next(50) }
+        };
+        ledger.push((step, slot, (i % 5) as u32));
+    }
+    // Then every position is paid: one market resolved, the other voided.
+    for market in 0..2 {
+        for wallet in 0..4 {
+            slot += next(2);
+            let step = Step::Payout { market, wallet, payout: next(3) * 1_000_000, voided: market == 1, balance: 2_000 + next(1_000) };
+            ledger.push((step, slot, wallet as u32));
+        }
+    }
+    let mut delivery: Vec<usize> = (0..ledger.len()).collect();
+    for _ in 0..60 {
+        let i = next(delivery.len() as u64 - 1) as usize;
+        delivery.swap(i, i + 1);
+    }
+    for _ in 0..30 {
+        let i = next(delivery.len() as u64) as usize;
+        delivery.insert(next(delivery.len() as u64) as usize, delivery[i]);
+    }
+
+    struct World {
+        markets: Vec<(uuid::Uuid, Pubkey)>,
+        wallets: Vec<Pubkey>,
+        txs: Vec<indexer::chain::ConfirmedTransaction>,
+    }
+    let first = seed_market(&db).await;
+    let mut worlds = Vec::new();
+    for name in ["one-at-a-time", "batched"] {
+        let mut markets = Vec::new();
+        for round in 0..2 {
+            let id = uuid::Uuid::new_v4();
+            sqlx::query(
+                "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
+                 SELECT $1, series_id, $2, open_ts, close_ts, settlement_ts + $2 * interval '1 hour', status, liquidity_b, 0, 0, 500000, 500000, 0 FROM markets WHERE id = $3",
+            )
+            .bind(id)
+            .bind(10 + round + 2 * worlds.len() as i32)
+            .bind(first)
+            .execute(&db)
+            .await
+            .unwrap();
+            let address = Pubkey::new_unique();
+            sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1").bind(id).bind(address.to_string()).execute(&db).await.unwrap();
+            markets.push((id, address));
+        }
+        let wallets: Vec<Pubkey> = (0..4).map(|_| Pubkey::new_unique()).collect();
+        let txs = ledger
+            .iter()
+            .enumerate()
+            .map(|(i, (step, slot, index))| {
+                let data = match *step {
+                    Step::Trade { market, wallet, count, ts, balance, position } => {
+                        let mut t = trade(markets[market].1, wallets[wallet], count, position, count * 7, balance);
+                        t.ts = ts;
+                        event_data(&t)
+                    }
+                    Step::Deposit { wallet, balance } => event_data(&DepositSwept { wallet: wallets[wallet], amount: 1, vault_balance: balance, ts: T }),
+                    Step::Payout { market, wallet, payout, voided, balance } => event_data(&PositionSettled {
+                        market: markets[market].1, wallet: wallets[wallet], yes_shares: payout, no_shares: 0, payout, voided,
+                        user_vault_balance: balance, ts: T + 100,
+                    }),
+                };
+                let mut t = tx(&format!("{name}-{i}"), *slot, vec![data]);
+                t.transaction_index = Some(*index);
+                t
+            })
+            .collect();
+        worlds.push(World { markets, wallets, txs });
+    }
+
+    // Every table the trades touch, with markets and wallets named by their index.
+    async fn tables(db: &PgPool, world: &World) -> Vec<String> {
+        let mut rows = Vec::new();
+        for (m, (id, _)) in world.markets.iter().enumerate() {
+            let market: (i64, i64, i32, i64, i32) =
+                sqlx::query_as("SELECT q_yes, q_no, yes_price_ppm, total_volume, trade_count FROM markets WHERE id = $1").bind(id).fetch_one(db).await.unwrap();
+            rows.push(format!("market {m} {market:?}"));
+            let prices: Vec<(chrono::DateTime<chrono::Utc>, i32)> =
+                sqlx::query_as("SELECT at, yes_price_ppm FROM market_prices WHERE market_id = $1 ORDER BY at").bind(id).fetch_all(db).await.unwrap();
+            rows.push(format!("prices {m} {prices:?}"));
+            let trades: (i64, Option<i64>) = sqlx::query_as("SELECT count(*), sum(amount)::BIGINT FROM trades WHERE market_id = $1").bind(id).fetch_one(db).await.unwrap();
+            rows.push(format!("trades {m} {trades:?}"));
+            for (w, wallet) in world.wallets.iter().enumerate() {
+                let position: Option<(i64, i64, i64)> = sqlx::query_as("SELECT yes_shares, no_shares, last_trade_count FROM positions WHERE market_id = $1 AND wallet = $2")
+                    .bind(id)
+                    .bind(wallet.to_string())
+                    .fetch_optional(db)
+                    .await
+                    .unwrap();
+                rows.push(format!("position {m} {w} {position:?}"));
+                let settled: Option<(i64, bool)> = sqlx::query_as("SELECT payout, voided FROM settlements WHERE market_id = $1 AND wallet = $2")
+                    .bind(id)
+                    .bind(wallet.to_string())
+                    .fetch_optional(db)
+                    .await
+                    .unwrap();
+                let notices: i64 = sqlx::query_scalar("SELECT count(*) FROM outbox WHERE market_id = $1 AND wallet = $2").bind(id).bind(wallet.to_string()).fetch_one(db).await.unwrap();
+                rows.push(format!("settled {m} {w} {settled:?} {notices}"));
+            }
+        }
+        for (w, wallet) in world.wallets.iter().enumerate() {
+            let balance: Option<(i64, i64, i32)> =
+                sqlx::query_as("SELECT balance, slot, tx_index FROM vault_balances WHERE wallet = $1").bind(wallet.to_string()).fetch_optional(db).await.unwrap();
+            let stats: Vec<(chrono::NaiveDate, i64, i32, i64, i32, i32)> =
+                sqlx::query_as("SELECT day, volume, trades, realized_pnl, settled, wins FROM trader_stats WHERE wallet = $1 ORDER BY day").bind(wallet.to_string()).fetch_all(db).await.unwrap();
+            rows.push(format!("wallet {w} {balance:?} {stats:?}"));
+        }
+        rows
+    }
+    // Compared after every batch, not only at the end (later events overwrite earlier states).
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let mut one = Vec::new();
+    for (k, chunk) in delivery.chunks(7).enumerate() {
+        for &i in chunk {
+            projector.apply(&worlds[0].txs[i]).await.unwrap();
+        }
+        let batch: Vec<_> = chunk.iter().map(|&i| worlds[1].txs[i].clone()).collect();
+        projector.apply_batch(&batch).await.unwrap();
+        let batched;
+        (one, batched) = (tables(&db, &worlds[0]).await, tables(&db, &worlds[1]).await);
+        for (a, b) in one.iter().zip(&batched) {
+            assert_eq!(a, b, "after batch {k}");
+        }
+    }
+    assert!(one.iter().any(|r| r.starts_with("prices 0 [(")), "the deliveries made price points");
+    assert!(one.iter().any(|r| r.starts_with("settled 0 ") && r.contains("Some(")), "the deliveries paid positions");
+    let events: i64 = sqlx::query_scalar("SELECT count(*) FROM chain_events").fetch_one(&db).await.unwrap();
+    assert_eq!(events, 2 * ledger.len() as i64, "every event recorded once in each world");
+}

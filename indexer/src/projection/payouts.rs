@@ -1,0 +1,137 @@
+//! Payouts (`PositionSettled`), recorded and projected a run at a time like trades: a settlement
+//! crank's transaction carries several, and settling a round is a run of them. One statement per
+//! run (it was five per event) keeps the projection's lock short while a round is being paid.
+//!
+//! Inside a run, the same tables as applying the events one by one in delivery order:
+//! - an event is new only if `chain_events` did not hold it; only new payouts of known markets
+//!   are projected;
+//! - each new payout is kept (`settlements`, once per position), notified (`outbox`, once) and
+//!   its position removed;
+//! - a vault balance takes the latest payout by (slot, position in the block), ties to the one
+//!   delivered later, if not before the balance stored;
+//! - a resolved (not voided) position's realised P&L — the payout and its sells' proceeds less
+//!   its buys' cost, fees included — adds up per (wallet, day), with one settled and, if above
+//!   zero, one win each.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use sqlx::PgConnection;
+
+use super::{At, time};
+use funding_market::events::PositionSettled;
+
+/// The run's payouts as columns, ready to bind as arrays.
+#[derive(Default)]
+pub(super) struct PayoutRun {
+    /// (signature, instruction, event index) of each payout taken: a repeated delivery once.
+    seen: HashSet<(String, i32, i32)>,
+    signature: Vec<String>,
+    ix_index: Vec<i32>,
+    event_index: Vec<i32>,
+    slot: Vec<i64>,
+    tx_index: Vec<i32>,
+    data: Vec<Vec<u8>>,
+    market: Vec<String>,
+    wallet: Vec<String>,
+    yes_shares: Vec<i64>,
+    no_shares: Vec<i64>,
+    payout: Vec<i64>,
+    voided: Vec<bool>,
+    at: Vec<DateTime<Utc>>,
+    day: Vec<NaiveDate>,
+    balance: Vec<i64>,
+}
+
+impl PayoutRun {
+    pub(super) fn push(&mut self, e: &PositionSettled, at: &At<'_>, event_index: i32, data: &[u8]) {
+        if !self.seen.insert((at.signature.to_string(), at.ix_index, event_index)) {
+            return;
+        }
+        self.signature.push(at.signature.to_string());
+        self.ix_index.push(at.ix_index);
+        self.event_index.push(event_index);
+        self.slot.push(at.slot);
+        self.tx_index.push(at.tx_index);
+        self.data.push(data.to_vec());
+        self.market.push(e.market.to_string());
+        self.wallet.push(e.wallet.to_string());
+        self.yes_shares.push(e.yes_shares as i64);
+        self.no_shares.push(e.no_shares as i64);
+        self.payout.push(e.payout as i64);
+        self.voided.push(e.voided);
+        self.at.push(time(e.ts));
+        self.day.push(time(e.ts).date_naive());
+        self.balance.push(e.user_vault_balance as i64);
+    }
+
+    /// Records and projects the run, leaving it empty. Returns how many payouts were new.
+    pub(super) async fn flush(&mut self, db: &mut PgConnection) -> Result<usize, sqlx::Error> {
+        if self.signature.is_empty() {
+            return Ok(0);
+        }
+        let run = std::mem::take(self);
+        let recorded: i64 = sqlx::query_scalar(PROJECT_PAYOUTS)
+            .bind(&run.signature)
+            .bind(&run.ix_index)
+            .bind(&run.event_index)
+            .bind(&run.slot)
+            .bind(&run.tx_index)
+            .bind(&run.data)
+            .bind(&run.market)
+            .bind(&run.wallet)
+            .bind(&run.yes_shares)
+            .bind(&run.no_shares)
+            .bind(&run.payout)
+            .bind(&run.voided)
+            .bind(&run.at)
+            .bind(&run.day)
+            .bind(&run.balance)
+            .fetch_one(db)
+            .await?;
+        Ok(recorded as usize)
+    }
+}
+
+const PROJECT_PAYOUTS: &str = "
+WITH input AS (
+    SELECT * FROM unnest($1::TEXT[], $2::INT[], $3::INT[], $4::BIGINT[], $5::INT[], $6::BYTEA[], $7::TEXT[], $8::TEXT[],
+                         $9::BIGINT[], $10::BIGINT[], $11::BIGINT[], $12::BOOL[], $13::TIMESTAMPTZ[], $14::DATE[], $15::BIGINT[])
+        WITH ORDINALITY AS t(signature, ix_index, event_index, slot, tx_index, data, market, wallet, yes_shares, no_shares,
+                             payout, voided, at, day, balance, ord)
+), ev AS (
+    INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data)
+    SELECT signature, ix_index, event_index, slot, 'PositionSettled', data FROM input ORDER BY ord
+    ON CONFLICT DO NOTHING
+    RETURNING signature, ix_index, event_index
+), new AS (
+    SELECT i.*, m.id AS market_id
+    FROM input i JOIN ev USING (signature, ix_index, event_index) JOIN markets m ON m.onchain_address = i.market
+), settlement AS (
+    INSERT INTO settlements (market_id, wallet, yes_shares, no_shares, payout, voided, at, signature)
+    SELECT market_id, wallet, yes_shares, no_shares, payout, voided, at, signature FROM new ORDER BY ord
+    ON CONFLICT DO NOTHING
+), notice AS (
+    INSERT INTO outbox (kind, market_id, wallet, payload)
+    SELECT 'settlement_payout', market_id, wallet, jsonb_build_object('payout', payout, 'voided', voided) FROM new ORDER BY ord
+    ON CONFLICT DO NOTHING
+), closed AS (
+    DELETE FROM positions p USING new n WHERE p.market_id = n.market_id AND p.wallet = n.wallet
+), balance AS (
+    INSERT INTO vault_balances (wallet, balance, slot, tx_index, updated_at)
+    SELECT DISTINCT ON (wallet) wallet, balance, slot, tx_index, at FROM new ORDER BY wallet, slot DESC, tx_index DESC, ord DESC
+    ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot, tx_index = EXCLUDED.tx_index,
+        updated_at = EXCLUDED.updated_at
+    WHERE (vault_balances.slot, vault_balances.tx_index) <= (EXCLUDED.slot, EXCLUDED.tx_index)
+), outcome AS (
+    SELECT n.wallet, n.day, n.payout + COALESCE((
+        SELECT sum(CASE WHEN t.is_buy THEN -(t.amount + t.fee) ELSE t.amount - t.fee END)
+        FROM trades t WHERE t.market_id = n.market_id AND t.wallet = n.wallet), 0)::BIGINT AS pnl
+    FROM new n WHERE NOT n.voided
+), stats AS (
+    INSERT INTO trader_stats (wallet, day, realized_pnl, settled, wins)
+    SELECT wallet, day, sum(pnl)::BIGINT, count(*), count(*) FILTER (WHERE pnl > 0) FROM outcome GROUP BY wallet, day
+    ON CONFLICT (wallet, day) DO UPDATE SET realized_pnl = trader_stats.realized_pnl + EXCLUDED.realized_pnl,
+        settled = trader_stats.settled + EXCLUDED.settled, wins = trader_stats.wins + EXCLUDED.wins
+)
+SELECT count(*) FROM ev";

@@ -1,0 +1,191 @@
+//! Trades, nearly all of the events, recorded and projected a run at a time: every consecutive
+//! trade event of a batch goes to Postgres as one statement (`unnest` of column arrays into
+//! data-modifying CTEs, each reading the tables as they were before the statement). The other
+//! events of the batch are applied between runs, so the order across kinds is the ledger's.
+//!
+//! Inside a run, the rules below give the same tables as applying its trades one by one in
+//! delivery order (the projection's test compares the two on shuffled, repeated deliveries):
+//! - an event is new only if `chain_events` did not hold it; only new trades of known markets
+//!   are projected (a trade of an unknown market is kept as an event and logged);
+//! - the market takes the run's trade with its highest trade count, if higher than its own;
+//! - a position takes the highest trade count of its (market, wallet), if higher than its own;
+//! - a second's price point takes the last trade, in delivery order, that was its market's latest
+//!   when it came (its count not below the market's or any earlier trade of the run); where no
+//!   trade of that second was, the first one fills the point only if the second had none;
+//! - a vault balance takes the latest trade by (slot, position in the block), ties to the one
+//!   delivered later, if not before the balance stored;
+//! - day statistics add up per (wallet, day).
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::{At, side, time};
+use funding_market::events::TradeExecuted;
+
+/// The run's trades as columns, ready to bind as arrays.
+#[derive(Default)]
+pub(super) struct TradeRun {
+    /// (signature, instruction, event index) of each trade taken: a delivery repeated inside
+    /// one run is taken once (one statement cannot insert a key twice and see it as new once).
+    seen: HashSet<(String, i32, i32)>,
+    signature: Vec<String>,
+    ix_index: Vec<i32>,
+    event_index: Vec<i32>,
+    slot: Vec<i64>,
+    tx_index: Vec<i32>,
+    data: Vec<Vec<u8>>,
+    market: Vec<String>,
+    trade_id: Vec<Uuid>,
+    wallet: Vec<String>,
+    side: Vec<&'static str>,
+    is_buy: Vec<bool>,
+    shares: Vec<i64>,
+    amount: Vec<i64>,
+    fee: Vec<i64>,
+    yes_price_ppm: Vec<i32>,
+    at: Vec<DateTime<Utc>>,
+    day: Vec<NaiveDate>,
+    q_yes: Vec<i64>,
+    q_no: Vec<i64>,
+    volume: Vec<i64>,
+    trade_count: Vec<i64>,
+    position_yes: Vec<i64>,
+    position_no: Vec<i64>,
+    balance: Vec<i64>,
+}
+
+impl TradeRun {
+    pub(super) fn push(&mut self, e: &TradeExecuted, at: &At<'_>, event_index: i32, data: &[u8]) {
+        if !self.seen.insert((at.signature.to_string(), at.ix_index, event_index)) {
+            return;
+        }
+        self.signature.push(at.signature.to_string());
+        self.ix_index.push(at.ix_index);
+        self.event_index.push(event_index);
+        self.slot.push(at.slot);
+        self.tx_index.push(at.tx_index);
+        self.data.push(data.to_vec());
+        self.market.push(e.market.to_string());
+        self.trade_id.push(Uuid::new_v4());
+        self.wallet.push(e.wallet.to_string());
+        self.side.push(side(e.side));
+        self.is_buy.push(e.is_buy);
+        self.shares.push(e.shares as i64);
+        self.amount.push(e.amount as i64);
+        self.fee.push(e.fee as i64);
+        self.yes_price_ppm.push(e.yes_price as i32);
+        self.at.push(time(e.ts));
+        self.day.push(time(e.ts).date_naive());
+        self.q_yes.push(e.q_yes as i64);
+        self.q_no.push(e.q_no as i64);
+        self.volume.push(e.volume as i64);
+        self.trade_count.push(e.trade_count as i64);
+        self.position_yes.push(e.position_yes as i64);
+        self.position_no.push(e.position_no as i64);
+        self.balance.push(e.user_vault_balance as i64);
+    }
+
+    /// Records and projects the run, leaving it empty. Returns how many trades were new.
+    pub(super) async fn flush(&mut self, db: &mut PgConnection) -> Result<usize, sqlx::Error> {
+        if self.signature.is_empty() {
+            return Ok(0);
+        }
+        let run = std::mem::take(self);
+        let (recorded, known): (i64, i64) = sqlx::query_as(PROJECT_TRADES)
+            .bind(&run.signature)
+            .bind(&run.ix_index)
+            .bind(&run.event_index)
+            .bind(&run.slot)
+            .bind(&run.tx_index)
+            .bind(&run.data)
+            .bind(&run.market)
+            .bind(&run.trade_id)
+            .bind(&run.wallet)
+            .bind(&run.side)
+            .bind(&run.is_buy)
+            .bind(&run.shares)
+            .bind(&run.amount)
+            .bind(&run.fee)
+            .bind(&run.yes_price_ppm)
+            .bind(&run.at)
+            .bind(&run.day)
+            .bind(&run.q_yes)
+            .bind(&run.q_no)
+            .bind(&run.volume)
+            .bind(&run.trade_count)
+            .bind(&run.position_yes)
+            .bind(&run.position_no)
+            .bind(&run.balance)
+            .fetch_one(db)
+            .await?;
+        if recorded > known {
+            tracing::warn!(trades = recorded - known, "trades in markets unknown to the service; events kept");
+        }
+        Ok(recorded as usize)
+    }
+}
+
+const PROJECT_TRADES: &str = "
+WITH input AS (
+    SELECT * FROM unnest($1::TEXT[], $2::INT[], $3::INT[], $4::BIGINT[], $5::INT[], $6::BYTEA[], $7::TEXT[], $8::UUID[],
+                         $9::TEXT[], $10::TEXT[], $11::BOOL[], $12::BIGINT[], $13::BIGINT[], $14::BIGINT[], $15::INT[],
+                         $16::TIMESTAMPTZ[], $17::DATE[], $18::BIGINT[], $19::BIGINT[], $20::BIGINT[], $21::BIGINT[],
+                         $22::BIGINT[], $23::BIGINT[], $24::BIGINT[])
+        WITH ORDINALITY AS t(signature, ix_index, event_index, slot, tx_index, data, market, trade_id, wallet, side, is_buy,
+                             shares, amount, fee, yes_price_ppm, at, day, q_yes, q_no, volume, trade_count, position_yes,
+                             position_no, balance, ord)
+), ev AS (
+    INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data)
+    SELECT signature, ix_index, event_index, slot, 'TradeExecuted', data FROM input ORDER BY ord
+    ON CONFLICT DO NOTHING
+    RETURNING signature, ix_index, event_index
+), new AS (
+    -- The newly recorded trades of known markets, with their market's count before the run.
+    SELECT i.*, m.id AS market_id, m.trade_count AS market_trade_count
+    FROM input i JOIN ev USING (signature, ix_index, event_index) JOIN markets m ON m.onchain_address = i.market
+), market_update AS (
+    UPDATE markets m SET q_yes = l.q_yes, q_no = l.q_no, yes_price_ppm = l.yes_price_ppm, total_volume = l.volume,
+        trade_count = l.trade_count::INT
+    FROM (SELECT DISTINCT ON (market_id) * FROM new ORDER BY market_id, trade_count DESC, ord) l
+    WHERE m.id = l.market_id AND m.trade_count < l.trade_count
+), trade AS (
+    INSERT INTO trades (id, market_id, user_id, wallet, signature, side, is_buy, shares, amount, fee, yes_price_ppm, created_at, slot)
+    SELECT n.trade_id, n.market_id, u.id, n.wallet, n.signature, n.side, n.is_buy, n.shares, n.amount, n.fee, n.yes_price_ppm,
+           n.at, n.slot
+    FROM new n LEFT JOIN users u ON u.wallet_address = n.wallet ORDER BY n.ord
+), position AS (
+    INSERT INTO positions (market_id, wallet, yes_shares, no_shares, last_trade_count, updated_at)
+    SELECT DISTINCT ON (market_id, wallet) market_id, wallet, position_yes, position_no, trade_count, at
+    FROM new ORDER BY market_id, wallet, trade_count DESC, ord
+    ON CONFLICT (market_id, wallet) DO UPDATE SET yes_shares = EXCLUDED.yes_shares, no_shares = EXCLUDED.no_shares,
+        last_trade_count = EXCLUDED.last_trade_count, updated_at = EXCLUDED.updated_at
+    WHERE positions.last_trade_count < EXCLUDED.last_trade_count
+), priced AS (
+    SELECT market_id, at, yes_price_ppm, ord,
+           trade_count >= GREATEST(market_trade_count, COALESCE(max(trade_count) OVER (
+               PARTITION BY market_id ORDER BY ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS latest
+    FROM new
+), point AS (
+    SELECT DISTINCT ON (market_id, at) * FROM priced
+    ORDER BY market_id, at, latest DESC, CASE WHEN latest THEN -ord ELSE ord END
+), latest_price AS (
+    INSERT INTO market_prices (market_id, at, yes_price_ppm) SELECT market_id, at, yes_price_ppm FROM point WHERE latest
+    ON CONFLICT (market_id, at) DO UPDATE SET yes_price_ppm = EXCLUDED.yes_price_ppm
+), stale_price AS (
+    INSERT INTO market_prices (market_id, at, yes_price_ppm) SELECT market_id, at, yes_price_ppm FROM point WHERE NOT latest
+    ON CONFLICT DO NOTHING
+), balance AS (
+    INSERT INTO vault_balances (wallet, balance, slot, tx_index, updated_at)
+    SELECT DISTINCT ON (wallet) wallet, balance, slot, tx_index, at FROM new ORDER BY wallet, slot DESC, tx_index DESC, ord DESC
+    ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot, tx_index = EXCLUDED.tx_index,
+        updated_at = EXCLUDED.updated_at
+    WHERE (vault_balances.slot, vault_balances.tx_index) <= (EXCLUDED.slot, EXCLUDED.tx_index)
+), stats AS (
+    INSERT INTO trader_stats (wallet, day, volume, trades)
+    SELECT wallet, day, sum(amount)::BIGINT, count(*) FROM new GROUP BY wallet, day
+    ON CONFLICT (wallet, day) DO UPDATE SET volume = trader_stats.volume + EXCLUDED.volume, trades = trader_stats.trades + EXCLUDED.trades
+)
+SELECT (SELECT count(*) FROM ev), (SELECT count(*) FROM new)";

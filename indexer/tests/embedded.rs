@@ -458,3 +458,43 @@ async fn signatures_for_an_address_are_read_through_an_index(db: PgPool) {
     assert!(!plan.contains("Seq Scan"), "{plan}");
     assert!(plan.contains("embedded_ledger_accounts_pkey"), "{plan}");
 }
+
+/// Group commit: transactions that land while an earlier one is being written go to Postgres
+/// together, in one database transaction, and none is confirmed before its commit.
+#[sqlx::test(migrations = "../migrations")]
+async fn transactions_landing_during_a_write_are_committed_together(db: PgPool) {
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let alice = trader(&chain, 20 * USDC).await;
+    let withdraw = |amount| client::withdraw(alice.pubkey(), alice.pubkey(), client::deposit_pda(&alice.pubkey()), amount);
+    // The first write waits behind this lock; the others land in the bank meanwhile.
+    let mut lock = db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE embedded_ledger IN EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    let mut sends = Vec::new();
+    for n in 1..=8 {
+        let wire = wire(&chain, &[withdraw(n * 100_000)], &alice, &[]).await;
+        let chain = chain.clone();
+        sends.push(tokio::spawn(async move { chain.send_and_confirm(&wire).await }));
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(sends.iter().all(|s| !s.is_finished()), "nothing is confirmed before it is durable");
+    assert_eq!(token_balance(&chain, &client::vault_pda(&alice.pubkey())).await, 20 * USDC - 3_600_000, "all eight ran in the bank");
+    lock.rollback().await.unwrap();
+    let mut signatures = Vec::new();
+    for send in sends {
+        signatures.push(send.await.unwrap().expect("confirmed once durable"));
+    }
+    // Rows written by one database transaction share its id: the first alone, then the seven.
+    let (rows, commits): (i64, i64) = sqlx::query_as("SELECT count(*), count(DISTINCT xmin::TEXT) FROM embedded_ledger WHERE signature = ANY($1)")
+        .bind(&signatures)
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!((rows, commits), (8, 2));
+    // In landing order, and a chain rebuilt from Postgres agrees with the bank.
+    let order: Vec<String> = sqlx::query_scalar("SELECT signature FROM embedded_ledger WHERE signature = ANY($1) ORDER BY seq").bind(&signatures).fetch_all(&db).await.unwrap();
+    assert_eq!(order, signatures);
+    drop(chain);
+    let reopened = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    assert_eq!(token_balance(&reopened, &client::vault_pda(&alice.pubkey())).await, 20 * USDC - 3_600_000);
+}

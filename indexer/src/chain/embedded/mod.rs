@@ -19,7 +19,9 @@
 //!   restarts too, so "later slot" always means "later transaction" (the projection's balance
 //!   guard relies on it).
 //!
-//! Writes are serialised (one transaction at a time, as a leader orders them); reads are not.
+//! Writes are serialised (one transaction at a time, as a leader orders them) and committed in
+//! groups (whatever landed while the previous group was being written, one database commit);
+//! reads are not serialised.
 //! A new blockhash is registered every 400 ms, so a signed transaction stays valid for about a
 //! minute, as on mainnet.
 
@@ -60,7 +62,7 @@ use solana_transaction_status_client_types::{
     TransactionBinaryEncoding, TransactionConfirmationStatus, TransactionStatusMeta, UiCompiledInstruction, UiMessage, UiRawMessage, UiTransaction,
     UiTransactionEncoding,
 };
-use tokio::sync::{Mutex, watch};
+use tokio::sync::{Mutex, Semaphore, oneshot, watch};
 
 use anchor_lang::solana_program::clock::MAX_PROCESSING_AGE;
 
@@ -120,15 +122,27 @@ pub enum EmbeddedError {
 /// chain: two banks writing one ledger would diverge.
 pub const SINGLE_WRITER_LOCK: i64 = 0x656d_6265_6464_6564; // "embedded"
 
+/// At most this many transactions applied in the bank and not yet durable: past it, sends wait
+/// (the bank must not run far ahead of a slow or failing Postgres).
+const MAX_UNWRITTEN: usize = 256;
+
 #[derive(Clone)]
 pub struct EmbeddedChain(Arc<Inner>);
 
 struct Inner {
     db: PgPool,
     runtime: bank::Runtime,
-    /// Held for the whole of a send: one transaction at a time. The connection holding
-    /// `SINGLE_WRITER_LOCK` for the chain's lifetime, and the one the ledger is written on, so
-    /// the durable write never waits for a pool connection while the chain is held.
+    /// Held while a transaction runs in the bank (and while the bank is rooted): one
+    /// transaction at a time, in the order they land.
+    turn: Mutex<()>,
+    /// Transactions the bank has applied that are not durable yet, in the order they landed,
+    /// each with the caller waiting for it.
+    unwritten: std::sync::Mutex<Vec<(Landing, oneshot::Sender<()>)>>,
+    /// Bounds `unwritten` while Postgres is slow or down: a send waits for a permit first.
+    in_flight: Semaphore,
+    /// The connection holding `SINGLE_WRITER_LOCK` for the chain's lifetime, and the one the
+    /// ledger is written on (never waiting for a pool connection); held by whoever writes
+    /// the next group.
     writer: Mutex<sqlx::PgConnection>,
     keys: Keys,
     clock_offset: AtomicI64,
@@ -183,6 +197,9 @@ impl EmbeddedChain {
         let chain = EmbeddedChain(Arc::new(Inner {
             db,
             runtime,
+            turn: Mutex::new(()),
+            unwritten: std::sync::Mutex::new(Vec::new()),
+            in_flight: Semaphore::new(MAX_UNWRITTEN),
             writer: Mutex::new(writer),
             keys,
             clock_offset: AtomicI64::new(0),
@@ -197,7 +214,7 @@ impl EmbeddedChain {
             loop {
                 tokio::time::sleep(bank::SLOT).await;
                 let Some(inner) = alive.upgrade() else { break };
-                let _writer = inner.writer.lock().await;
+                let _turn = inner.turn.lock().await;
                 inner.runtime.advance();
             }
         });
@@ -221,7 +238,7 @@ impl EmbeddedChain {
     /// Roots the bank and continues in the next slot now, as the slot clock does every slot
     /// (tests: check that state and blockhashes carry over).
     pub async fn root_now(&self) {
-        let _writer = self.0.writer.lock().await;
+        let _turn = self.0.turn.lock().await;
         self.0.runtime.advance();
     }
 
@@ -353,68 +370,110 @@ impl EmbeddedChain {
             .map_err(|e| ChainError::Transport(format!("embedded chain: the sending task failed: {e}")))?
     }
 
-    /// Runs a verified transaction in the bank and persists it; one at a time.
+    /// Runs a verified transaction in the bank (one at a time) and returns once it is durable.
+    /// Group commit: the bank goes on with the next transactions while earlier ones are being
+    /// written, and whoever takes the writer next writes every landed transaction still
+    /// waiting, in landing order, in one database transaction. Each caller is answered only
+    /// after the commit that holds its transaction, so nothing is confirmed that a crash could
+    /// lose; a crash loses only unconfirmed transactions, and the bank rebuilt from Postgres is
+    /// the state after the last confirmed one.
     async fn land(&self, tx: VersionedTransaction, preflight: bool) -> Result<String, ChainError> {
+        let _in_flight = self.0.in_flight.acquire().await.expect("the chain's semaphore is never closed");
         let signature = tx.signatures[0].to_string();
-        let mut writer = self.0.writer.lock().await;
-        let bank = self.0.runtime.bank();
-        let mut clock: anchor_lang::prelude::Clock = bank.clock();
-        clock.unix_timestamp = self.now();
-        clock.slot = self.0.last_slot.load(Ordering::Relaxed) + 1;
-        bank.set_sysvar_for_tests(&clock);
+        let (err, durable) = {
+            let _turn = self.0.turn.lock().await;
+            let bank = self.0.runtime.bank();
+            let mut clock: anchor_lang::prelude::Clock = bank.clock();
+            clock.unix_timestamp = self.now();
+            clock.slot = self.0.last_slot.load(Ordering::Relaxed) + 1;
+            bank.set_sysvar_for_tests(&clock);
 
-        let sanitized = bank
-            .verify_transaction(tx.clone(), TransactionVerificationMode::FullVerification)
-            .map_err(|e| ChainError::invalid_params(format!("invalid transaction: {e}")))?;
-        // Preflight, as `sendTransaction` does: what would fail is refused and never lands.
-        if preflight {
-            let simulated = bank.simulate_transaction_unchecked(&sanitized, false);
-            if let Err(err) = &simulated.result {
-                return Err(preflight_failure(err));
+            let sanitized = bank
+                .verify_transaction(tx.clone(), TransactionVerificationMode::FullVerification)
+                .map_err(|e| ChainError::invalid_params(format!("invalid transaction: {e}")))?;
+            // Preflight, as `sendTransaction` does: what would fail is refused and never lands.
+            if preflight {
+                let simulated = bank.simulate_transaction_unchecked(&sanitized, false);
+                if let Err(err) = &simulated.result {
+                    return Err(preflight_failure(err));
+                }
             }
-        }
-        let batch = bank.prepare_sanitized_batch(std::slice::from_ref(&sanitized));
-        let recording = ExecutionRecordingConfig { enable_cpi_recording: true, enable_log_recording: true, ..Default::default() };
-        let (mut results, _) = bank.load_execute_and_commit_transactions(&batch, MAX_PROCESSING_AGE, recording, &mut Default::default(), None);
-        drop(batch);
-        let committed = match results.pop() {
-            Some(Ok(committed)) => committed,
-            // Refused before execution (stale blockhash, duplicate, fee payer short of SOL):
-            // nothing landed.
-            Some(Err(err)) => return Err(preflight_failure(&err)),
-            None => return Err(ChainError::Transport("the bank returned no result".into())),
+            let batch = bank.prepare_sanitized_batch(std::slice::from_ref(&sanitized));
+            let recording = ExecutionRecordingConfig { enable_cpi_recording: true, enable_log_recording: true, ..Default::default() };
+            let (mut results, _) = bank.load_execute_and_commit_transactions(&batch, MAX_PROCESSING_AGE, recording, &mut Default::default(), None);
+            drop(batch);
+            let committed = match results.pop() {
+                Some(Ok(committed)) => committed,
+                // Refused before execution (stale blockhash, duplicate, fee payer short of SOL):
+                // nothing landed.
+                Some(Err(err)) => return Err(preflight_failure(&err)),
+                None => return Err(ChainError::Transport("the bank returned no result".into())),
+            };
+            let err = committed.status.err();
+            self.0.last_slot.store(clock.slot, Ordering::Relaxed);
+            // The accounts as this transaction left them (a later one may change them before
+            // the write).
+            let accounts = written_accounts(&bank, &tx);
+            let landing = Landing {
+                signature: signature.clone(),
+                slot: clock.slot,
+                block_time: clock.unix_timestamp,
+                err: err.clone(),
+                inner: committed.inner_instructions.unwrap_or_default(),
+                logs: committed.log_messages.unwrap_or_default(),
+                accounts,
+                tx,
+            };
+            let (done, durable) = oneshot::channel();
+            self.0.unwritten.lock().expect("the unwritten queue is never poisoned").push((landing, done));
+            (err, durable)
         };
-        let inner = committed.inner_instructions.unwrap_or_default();
-        let logs = committed.log_messages.unwrap_or_default();
-        let err = committed.status.err();
-        self.0.last_slot.store(clock.slot, Ordering::Relaxed);
-        let landed = Landing { tx: &tx, signature: &signature, slot: clock.slot, block_time: clock.unix_timestamp, err: err.as_ref(), inner, logs };
-        self.persist(&mut writer, &landed).await?;
-        drop(writer);
+        self.write_unwritten().await;
+        durable.await.map_err(|_| ChainError::Transport("embedded chain: the write of this transaction was abandoned".into()))?;
         match err {
             Some(err) => Err(ChainError::TransactionFailed { signature, err }),
             None => Ok(signature),
         }
     }
 
-    /// Persists a landed transaction, retrying until it is durable: the bank has applied it,
-    /// so giving up would leave the bank ahead of Postgres. While it fails, `/health` reports
-    /// the chain down (`is_persisting`) and later sends wait their turn. A failure that broke
-    /// the writer connection lost the single-writer lock with it, so the retry first takes a
-    /// new connection holding the lock again (never writing without it); a write that committed
-    /// before its answer was lost is recognised by its signature and not written twice.
-    async fn persist(&self, writer: &mut sqlx::PgConnection, landed: &Landing<'_>) -> Result<(), ChainError> {
+    /// Takes the writer and writes every landed transaction still waiting (none if an earlier
+    /// writer took them), then answers their callers.
+    async fn write_unwritten(&self) {
+        let mut writer = self.0.writer.lock().await;
+        let group = std::mem::take(&mut *self.0.unwritten.lock().expect("the unwritten queue is never poisoned"));
+        if group.is_empty() {
+            return;
+        }
+        let (landings, callers): (Vec<Landing>, Vec<oneshot::Sender<()>>) = group.into_iter().unzip();
+        self.persist(&mut writer, &landings).await;
+        for caller in callers {
+            let _ = caller.send(());
+        }
+    }
+
+    /// Persists landed transactions, retrying until they are durable: the bank has applied
+    /// them, so giving up would leave the bank ahead of Postgres. While it fails, `/health`
+    /// reports the chain down (`is_persisting`) and later sends wait their turn. A failure that
+    /// broke the writer connection lost the single-writer lock with it, so the retry first takes
+    /// a new connection holding the lock again (never writing without it); a write that
+    /// committed before its answer was lost is recognised by its last signature and not
+    /// written twice.
+    async fn persist(&self, writer: &mut sqlx::PgConnection, group: &[Landing]) {
+        let last = &group[group.len() - 1].signature;
         let mut backoff = Duration::from_millis(50);
         let mut failures = 0u32;
         loop {
-            let error = match self.record(writer, landed).await {
-                Ok(()) => break,
+            let error = match self.record(writer, group).await {
+                Ok(seq) => {
+                    self.0.confirmed.send_replace(seq);
+                    break;
+                }
                 Err(e) => e,
             };
             self.0.persist_failing.store(true, Ordering::Relaxed);
             failures += 1;
             if failures == 1 {
-                tracing::error!(error = %error, signature = landed.signature, "embedded chain: a landed transaction could not be persisted; retrying");
+                tracing::error!(error = %error, signature = %last, transactions = group.len(), "embedded chain: landed transactions could not be persisted; retrying");
             }
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_secs(2));
@@ -427,7 +486,7 @@ impl EmbeddedChain {
                     }
                 }
             }
-            match self.ledger_seq(writer, landed.signature).await {
+            match self.ledger_seq(writer, last).await {
                 Ok(Some(seq)) => {
                     self.0.confirmed.send_replace(seq);
                     break;
@@ -437,10 +496,9 @@ impl EmbeddedChain {
             }
         }
         if failures > 0 {
-            tracing::info!(signature = landed.signature, failures, "embedded chain: persisted after retrying");
+            tracing::info!(signature = %last, failures, "embedded chain: persisted after retrying");
         }
         self.0.persist_failing.store(false, Ordering::Relaxed);
-        Ok(())
     }
 
     async fn ledger_seq(&self, writer: &mut sqlx::PgConnection, signature: &str) -> Result<Option<i64>, sqlx::Error> {
@@ -453,96 +511,113 @@ impl EmbeddedChain {
         !self.0.persist_failing.load(Ordering::Relaxed)
     }
 
-    /// Makes a landed transaction durable: its ledger row and the accounts it touched, in one
-    /// database transaction; then wakes followers.
-    async fn record(&self, writer: &mut sqlx::PgConnection, landed: &Landing<'_>) -> Result<(), ChainError> {
-        let Landing { tx, signature, slot, block_time, err, ref inner, ref logs } = *landed;
-        let keys = tx.message.static_account_keys();
-        let instruction_json = |ix: &solana_message::compiled_instruction::CompiledInstruction| -> Value {
-            let program_id = keys.get(ix.program_id_index as usize).map(|k| k.to_string()).unwrap_or_default();
-            json!({"program_id": program_id, "program_index": ix.program_id_index, "accounts": ix.accounts, "data": BASE64.encode(&ix.data)})
-        };
-        let instructions: Vec<Value> = tx.message.instructions().iter().map(instruction_json).collect();
-        let mut inner_json = Vec::new();
-        for (outer_index, group) in inner.iter().enumerate() {
-            for ix in group {
-                let mut value = instruction_json(&ix.instruction);
-                value["outer_index"] = json!(outer_index);
-                value["stack_height"] = json!(ix.stack_height);
-                inner_json.push(value);
-            }
+    /// Makes landed transactions durable, in landing order: each one's ledger row and the
+    /// accounts it wrote, one statement each, all in one database transaction (one commit for
+    /// the group). Returns the ledger sequence of the last.
+    async fn record(&self, writer: &mut sqlx::PgConnection, group: &[Landing]) -> Result<i64, ChainError> {
+        let mut db = sqlx::Connection::begin(&mut *writer).await.map_err(db_error)?;
+        let mut seq = 0;
+        for landing in group {
+            seq = record_one(&mut db, landing).await?;
         }
-        // Only writable accounts can have changed; sysvars and programs are never persisted.
-        let bank = self.0.runtime.bank();
-        let mut stored = StoredAccounts::default();
-        for (index, key) in keys.iter().enumerate() {
-            if !tx.message.is_maybe_writable(index, None) {
-                continue;
-            }
-            match bank.get_account(key) {
-                Some(account) if is_runtime_account(&account) => {}
-                Some(account) => {
-                    stored.addresses.push(key.to_string());
-                    stored.lamports.push(account.lamports() as i64);
-                    stored.owners.push(account.owner().to_string());
-                    stored.data.push(account.data().to_vec());
-                    stored.executable.push(account.executable());
-                    stored.rent_epochs.push(account.rent_epoch() as i64);
-                }
-                // Closed by the transaction.
-                None => stored.closed.push(key.to_string()),
-            }
-        }
+        db.commit().await.map_err(db_error)?;
+        Ok(seq)
+    }
+}
 
-        // One statement, so one atomic write and one round trip.
-        let seq: i64 = sqlx::query_scalar(
-            "WITH ledger AS (
-                 INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash, wire, log_messages)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $17, $18, $19) RETURNING seq
-             ), upserted AS (
-                 INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch)
-                 SELECT * FROM unnest($10::TEXT[], $11::BIGINT[], $12::TEXT[], $13::BYTEA[], $14::BOOLEAN[], $15::BIGINT[])
-                 ON CONFLICT (address) DO UPDATE SET lamports = EXCLUDED.lamports, owner = EXCLUDED.owner, data = EXCLUDED.data,
-                     executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch
-             ), closed AS (
-                 DELETE FROM embedded_accounts WHERE address = ANY($16)
-             ), by_account AS (
-                 INSERT INTO embedded_ledger_accounts (address, seq) SELECT DISTINCT key, (SELECT seq FROM ledger) FROM unnest($5::TEXT[]) AS key
-             )
-             SELECT seq FROM ledger",
-        )
-        // Planned with its arguments every time: a plan cached while the account table was
-        // small (a sequential scan) would stay one as it grows to every position on the chain.
-        .persistent(false)
-        .bind(signature)
-        .bind(slot as i64)
-        .bind(block_time)
-        .bind(err.map(|e| serde_json::to_value(e).unwrap_or(Value::Null)))
-        .bind(keys.iter().map(|k| k.to_string()).collect::<Vec<_>>())
-        .bind(keys[..tx.message.header().num_required_signatures as usize].iter().map(|k| k.to_string()).collect::<Vec<_>>())
-        .bind({
-            let h = tx.message.header();
-            vec![h.num_required_signatures as i16, h.num_readonly_signed_accounts as i16, h.num_readonly_unsigned_accounts as i16]
-        })
-        .bind(Value::Array(instructions))
-        .bind(Value::Array(inner_json))
-        .bind(&stored.addresses)
-        .bind(&stored.lamports)
-        .bind(&stored.owners)
-        .bind(&stored.data)
-        .bind(&stored.executable)
-        .bind(&stored.rent_epochs)
-        .bind(&stored.closed)
-        .bind(tx.message.recent_blockhash().to_string())
-        .bind(bincode::serialize(tx).expect("a transaction serializes"))
-        .bind(logs)
-        .fetch_one(&mut *writer)
-        .await
-        .map_err(db_error)?;
-        self.0.confirmed.send_replace(seq);
-        Ok(())
+/// The writable accounts of `tx` as the bank holds them now (closed ones by address); sysvars
+/// and programs are never persisted.
+fn written_accounts(bank: &solana_runtime::bank::Bank, tx: &VersionedTransaction) -> StoredAccounts {
+    let mut stored = StoredAccounts::default();
+    for (index, key) in tx.message.static_account_keys().iter().enumerate() {
+        if !tx.message.is_maybe_writable(index, None) {
+            continue;
+        }
+        match bank.get_account(key) {
+            Some(account) if is_runtime_account(&account) => {}
+            Some(account) => {
+                stored.addresses.push(key.to_string());
+                stored.lamports.push(account.lamports() as i64);
+                stored.owners.push(account.owner().to_string());
+                stored.data.push(account.data().to_vec());
+                stored.executable.push(account.executable());
+                stored.rent_epochs.push(account.rent_epoch() as i64);
+            }
+            // Closed by the transaction.
+            None => stored.closed.push(key.to_string()),
+        }
+    }
+    stored
+}
+
+/// One landed transaction's ledger row and accounts: one statement, one round trip.
+async fn record_one(writer: &mut sqlx::PgConnection, landing: &Landing) -> Result<i64, ChainError> {
+    let Landing { ref tx, ref signature, slot, block_time, ref err, ref inner, ref logs, accounts: ref stored } = *landing;
+    let keys = tx.message.static_account_keys();
+    let instruction_json = |ix: &solana_message::compiled_instruction::CompiledInstruction| -> Value {
+        let program_id = keys.get(ix.program_id_index as usize).map(|k| k.to_string()).unwrap_or_default();
+        json!({"program_id": program_id, "program_index": ix.program_id_index, "accounts": ix.accounts, "data": BASE64.encode(&ix.data)})
+    };
+    let instructions: Vec<Value> = tx.message.instructions().iter().map(instruction_json).collect();
+    let mut inner_json = Vec::new();
+    for (outer_index, group) in inner.iter().enumerate() {
+        for ix in group {
+            let mut value = instruction_json(&ix.instruction);
+            value["outer_index"] = json!(outer_index);
+            value["stack_height"] = json!(ix.stack_height);
+            inner_json.push(value);
+        }
     }
 
+    // One statement, so one atomic write and one round trip.
+    let seq: i64 = sqlx::query_scalar(
+        "WITH ledger AS (
+             INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash, wire, log_messages)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $17, $18, $19) RETURNING seq
+         ), upserted AS (
+             INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch)
+             SELECT * FROM unnest($10::TEXT[], $11::BIGINT[], $12::TEXT[], $13::BYTEA[], $14::BOOLEAN[], $15::BIGINT[])
+             ON CONFLICT (address) DO UPDATE SET lamports = EXCLUDED.lamports, owner = EXCLUDED.owner, data = EXCLUDED.data,
+                 executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch
+         ), closed AS (
+             DELETE FROM embedded_accounts WHERE address = ANY($16)
+         ), by_account AS (
+             INSERT INTO embedded_ledger_accounts (address, seq) SELECT DISTINCT key, (SELECT seq FROM ledger) FROM unnest($5::TEXT[]) AS key
+         )
+         SELECT seq FROM ledger",
+    )
+    // Planned with its arguments every time: a plan cached while the account table was
+    // small (a sequential scan) would stay one as it grows to every position on the chain.
+    .persistent(false)
+    .bind(signature)
+    .bind(slot as i64)
+    .bind(block_time)
+    .bind(err.as_ref().map(|e| serde_json::to_value(e).unwrap_or(Value::Null)))
+    .bind(keys.iter().map(|k| k.to_string()).collect::<Vec<_>>())
+    .bind(keys[..tx.message.header().num_required_signatures as usize].iter().map(|k| k.to_string()).collect::<Vec<_>>())
+    .bind({
+        let h = tx.message.header();
+        vec![h.num_required_signatures as i16, h.num_readonly_signed_accounts as i16, h.num_readonly_unsigned_accounts as i16]
+    })
+    .bind(Value::Array(instructions))
+    .bind(Value::Array(inner_json))
+    .bind(&stored.addresses)
+    .bind(&stored.lamports)
+    .bind(&stored.owners)
+    .bind(&stored.data)
+    .bind(&stored.executable)
+    .bind(&stored.rent_epochs)
+    .bind(&stored.closed)
+    .bind(tx.message.recent_blockhash().to_string())
+    .bind(bincode::serialize(tx).expect("a transaction serializes"))
+    .bind(logs)
+    .fetch_one(&mut *writer)
+    .await
+    .map_err(db_error)?;
+    Ok(seq)
+}
+
+impl EmbeddedChain {
     pub async fn account(&self, address: &str) -> Result<Option<Account>, ChainError> {
         let address = parse_address(address)?;
         let account = self.0.runtime.bank().get_account(&address);
@@ -821,14 +896,16 @@ async fn single_writer(db: &PgPool) -> Result<sqlx::PgConnection, EmbeddedError>
 }
 
 /// A transaction the bank has applied, to be persisted.
-struct Landing<'a> {
-    tx: &'a VersionedTransaction,
-    signature: &'a str,
+struct Landing {
+    tx: VersionedTransaction,
+    signature: String,
     slot: u64,
     block_time: i64,
-    err: Option<&'a TransactionError>,
+    err: Option<TransactionError>,
     inner: Vec<Vec<solana_message::inner_instruction::InnerInstruction>>,
     logs: Vec<String>,
+    /// The accounts it wrote, as it left them.
+    accounts: StoredAccounts,
 }
 
 /// A landed transaction, typed from its ledger row.

@@ -123,7 +123,8 @@ WITH input AS (
     ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot, tx_index = EXCLUDED.tx_index,
         updated_at = EXCLUDED.updated_at
     WHERE (vault_balances.slot, vault_balances.tx_index) <= (EXCLUDED.slot, EXCLUDED.tx_index)
-), outcome AS (
+), outcome AS MATERIALIZED (
+    -- Materialized: `pnl` is read twice below, and its subquery must run once per payout.
     SELECT n.wallet, n.day, n.payout + COALESCE((
         SELECT sum(CASE WHEN t.is_buy THEN -(t.amount + t.fee) ELSE t.amount - t.fee END)
         FROM trades t WHERE t.market_id = n.market_id AND t.wallet = n.wallet), 0)::BIGINT AS pnl

@@ -7,7 +7,7 @@ mod common;
 use anchor_lang::prelude::Pubkey;
 use common::*;
 use funding_market::events::{DepositSwept, MarketCreated, MarketFinalized, PositionSettled, UserCreated};
-use funding_market::state::Outcome;
+use funding_market::state::{Outcome, Side};
 use indexer::projection::Projector;
 use solana_instruction_error::InstructionError;
 use solana_transaction_error::TransactionError;
@@ -226,7 +226,7 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
     };
     // The ledger, as indexes: (market, wallet, count in its market, slot, position in the block, ts, balance).
     enum Step {
-        Trade { market: usize, wallet: usize, count: u64, ts: i64, balance: u64, position: u64 },
+        Trade { market: usize, wallet: usize, count: u64, ts: i64, balance: u64, position: u64, no: bool, sell: bool, amount: u64 },
         Deposit { wallet: usize, balance: u64 },
         Payout { market: usize, wallet: usize, payout: u64, voided: bool, balance: u64 },
     }
@@ -242,7 +242,10 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
         } else {
             let market = next(2) as usize;
             counts[market] += 1;
-            Step::Trade { market, wallet: next(4) as usize, count: counts[market], ts: T + i as i64 / 3, balance: 1_000 + next(1_000), position: next(50) }
+            Step::Trade {
+                market, wallet: next(4) as usize, count: counts[market], ts: T + i as i64 / 3, balance: 1_000 + next(1_000), position: next(50),
+                no: next(3) == 0, sell: next(4) == 0, amount: 1_000_000 + next(5_000_000),
+            }
         };
         ledger.push((step, slot, (i % 5) as u32));
     }
@@ -295,9 +298,10 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
             .enumerate()
             .map(|(i, (step, slot, index))| {
                 let data = match *step {
-                    Step::Trade { market, wallet, count, ts, balance, position } => {
+                    Step::Trade { market, wallet, count, ts, balance, position, no, sell, amount } => {
                         let mut t = trade(markets[market].1, wallets[wallet], count, position, count * 7, balance);
                         t.ts = ts;
+                        (t.side, t.is_buy, t.amount, t.fee) = (if no { Side::No } else { Side::Yes }, !sell, amount, amount / 100);
                         event_data(&t)
                     }
                     Step::Deposit { wallet, balance } => event_data(&DepositSwept { wallet: wallets[wallet], amount: 1, vault_balance: balance, ts: T }),
@@ -327,7 +331,8 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
             let trades: (i64, Option<i64>) = sqlx::query_as("SELECT count(*), sum(amount)::BIGINT FROM trades WHERE market_id = $1").bind(id).fetch_one(db).await.unwrap();
             rows.push(format!("trades {m} {trades:?}"));
             for (w, wallet) in world.wallets.iter().enumerate() {
-                let position: Option<(i64, i64, i64)> = sqlx::query_as("SELECT yes_shares, no_shares, last_trade_count FROM positions WHERE market_id = $1 AND wallet = $2")
+                let position: Option<(i64, i64, i64, i64, i64)> =
+                    sqlx::query_as("SELECT yes_shares, no_shares, last_trade_count, yes_basis, no_basis FROM positions WHERE market_id = $1 AND wallet = $2")
                     .bind(id)
                     .bind(wallet.to_string())
                     .fetch_optional(db)
@@ -367,6 +372,20 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
         for (a, b) in one.iter().zip(&batched) {
             assert_eq!(a, b, "after batch {k}");
         }
+        // A position's cost basis is what its trades add up to, however they were delivered
+        // (a position paid and then re-opened by a late trade aside).
+        let off: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM positions p, LATERAL (
+                 SELECT COALESCE(sum(CASE WHEN is_buy THEN amount + fee ELSE -(amount - fee) END) FILTER (WHERE side = 'yes'), 0)::BIGINT AS yes,
+                        COALESCE(sum(CASE WHEN is_buy THEN amount + fee ELSE -(amount - fee) END) FILTER (WHERE side = 'no'), 0)::BIGINT AS no
+                 FROM trades t WHERE t.market_id = p.market_id AND t.wallet = p.wallet) f
+             WHERE NOT EXISTS (SELECT 1 FROM settlements s WHERE s.market_id = p.market_id AND s.wallet = p.wallet)
+               AND (p.yes_basis, p.no_basis) IS DISTINCT FROM (f.yes, f.no)",
+        )
+        .fetch_one(&db)
+        .await
+        .unwrap();
+        assert_eq!(off, 0, "cost bases after batch {k}");
     }
     assert!(one.iter().any(|r| r.starts_with("prices 0 [(")), "the deliveries made price points");
     assert!(one.iter().any(|r| r.starts_with("settled 0 ") && r.contains("Some(")), "the deliveries paid positions");

@@ -81,20 +81,16 @@ pub async fn held_shares(db: &PgPool, market_id: Uuid, wallet: &str, side: Side)
 pub async fn open_positions(db: &PgPool, wallet: &str) -> Result<Vec<OpenPosition>, sqlx::Error> {
     let rows: Vec<OpenPositionRow> = sqlx::query_as(
         "WITH held AS (
-             SELECT market_id, 'yes' AS side, yes_shares AS shares FROM positions WHERE wallet = $1 AND yes_shares > 0
+             SELECT market_id, 'yes' AS side, yes_shares AS shares, yes_basis AS basis FROM positions WHERE wallet = $1 AND yes_shares > 0
              UNION ALL
-             SELECT market_id, 'no', no_shares FROM positions WHERE wallet = $1 AND no_shares > 0)
-         SELECT h.market_id, s.symbol, s.exchange, h.side, h.shares, GREATEST(COALESCE(b.basis, 0), 0)::BIGINT AS basis,
+             SELECT market_id, 'no', no_shares, no_basis FROM positions WHERE wallet = $1 AND no_shares > 0)
+         SELECT h.market_id, s.symbol, s.exchange, h.side, h.shares, GREATEST(h.basis, 0)::BIGINT AS basis,
                 (CASE WHEN m.status = 'settled' THEN CASE WHEN m.outcome = h.side THEN 1000000 ELSE 0 END
                       WHEN h.side = 'yes' THEN m.yes_price_ppm ELSE 1000000 - m.yes_price_ppm END)::BIGINT AS price_ppm,
                 m.settlement_ts
          FROM held h
          JOIN markets m ON m.id = h.market_id
          JOIN series s ON s.id = m.series_id
-         -- The held position's own trades (`trades_by_position`), not the wallet's whole history.
-         LEFT JOIN LATERAL (
-             SELECT sum(CASE WHEN t.is_buy THEN t.amount + t.fee ELSE -(t.amount - t.fee) END) AS basis
-             FROM trades t WHERE t.market_id = h.market_id AND t.wallet = $1 AND t.side = h.side) b ON true
          ORDER BY m.settlement_ts, h.market_id, h.side",
     )
     .bind(wallet)

@@ -8,7 +8,9 @@
 //! - an event is new only if `chain_events` did not hold it; only new trades of known markets
 //!   are projected (a trade of an unknown market is kept as an event and logged);
 //! - the market takes the run's trade with its highest trade count, if higher than its own;
-//! - a position takes the highest trade count of its (market, wallet), if higher than its own;
+//! - a position takes the shares of the highest trade count of its (market, wallet), if higher
+//!   than its own; its cost basis per side (buys' cost and fees less sells' proceeds net of
+//!   fees) adds every new trade, whatever its order;
 //! - a second's price point takes the last trade, in delivery order, that was its market's latest
 //!   when it came (its count not below the market's or any earlier trade of the run); where no
 //!   trade of that second was, the first one fills the point only if the second had none;
@@ -156,13 +158,25 @@ WITH input AS (
     SELECT n.trade_id, n.market_id, u.id, n.wallet, n.signature, n.side, n.is_buy, n.shares, n.amount, n.fee, n.yes_price_ppm,
            n.at, n.slot
     FROM new n LEFT JOIN users u ON u.wallet_address = n.wallet ORDER BY n.ord
-), position AS (
-    INSERT INTO positions (market_id, wallet, yes_shares, no_shares, last_trade_count, updated_at)
+), latest_position AS (
     SELECT DISTINCT ON (market_id, wallet) market_id, wallet, position_yes, position_no, trade_count, at
     FROM new ORDER BY market_id, wallet, trade_count DESC, ord
-    ON CONFLICT (market_id, wallet) DO UPDATE SET yes_shares = EXCLUDED.yes_shares, no_shares = EXCLUDED.no_shares,
-        last_trade_count = EXCLUDED.last_trade_count, updated_at = EXCLUDED.updated_at
-    WHERE positions.last_trade_count < EXCLUDED.last_trade_count
+), flows AS (
+    SELECT market_id, wallet,
+           COALESCE(sum(CASE WHEN is_buy THEN amount + fee ELSE -(amount - fee) END) FILTER (WHERE side = 'yes'), 0)::BIGINT AS yes_flow,
+           COALESCE(sum(CASE WHEN is_buy THEN amount + fee ELSE -(amount - fee) END) FILTER (WHERE side = 'no'), 0)::BIGINT AS no_flow
+    FROM new GROUP BY market_id, wallet
+), position AS (
+    INSERT INTO positions (market_id, wallet, yes_shares, no_shares, last_trade_count, updated_at, yes_basis, no_basis)
+    SELECT l.market_id, l.wallet, l.position_yes, l.position_no, l.trade_count, l.at, f.yes_flow, f.no_flow
+    FROM latest_position l JOIN flows f USING (market_id, wallet)
+    ON CONFLICT (market_id, wallet) DO UPDATE SET
+        yes_shares = CASE WHEN positions.last_trade_count < EXCLUDED.last_trade_count THEN EXCLUDED.yes_shares ELSE positions.yes_shares END,
+        no_shares = CASE WHEN positions.last_trade_count < EXCLUDED.last_trade_count THEN EXCLUDED.no_shares ELSE positions.no_shares END,
+        updated_at = CASE WHEN positions.last_trade_count < EXCLUDED.last_trade_count THEN EXCLUDED.updated_at ELSE positions.updated_at END,
+        last_trade_count = GREATEST(positions.last_trade_count, EXCLUDED.last_trade_count),
+        yes_basis = positions.yes_basis + EXCLUDED.yes_basis,
+        no_basis = positions.no_basis + EXCLUDED.no_basis
 ), priced AS (
     SELECT market_id, at, yes_price_ppm, ord,
            trade_count >= GREATEST(market_trade_count, COALESCE(max(trade_count) OVER (

@@ -15,6 +15,7 @@ pub mod money;
 use std::sync::Arc;
 
 use anchor_lang::prelude::Pubkey;
+use futures_util::StreamExt;
 use anchor_lang::solana_program::instruction::Instruction;
 use funding_market::client;
 use funding_market::events::TradeExecuted;
@@ -46,6 +47,9 @@ const MAX_TRANSACTION_BYTES: u64 = 1232;
 
 /// `getMultipleAccounts` takes at most this many addresses.
 const MAX_ACCOUNTS_PER_CALL: usize = 100;
+
+/// The oracle's verdict transactions sent at once (each finalizes several markets).
+const FINALIZATIONS_IN_FLIGHT: usize = 8;
 
 /// The keys the service signs with.
 pub struct ServiceKeys {
@@ -410,18 +414,31 @@ impl OnChain {
             Err(e) => Err(e),
         };
         let mut ids = open.iter().map(|(id, _)| *id);
-        for batch in self.batches(open.iter().map(|&(id, how)| instruction(id, how)).collect())? {
-            let batch_ids: Vec<Uuid> = ids.by_ref().take(batch.len()).collect();
-            match self.execute(&batch, &[oracle]).await {
-                Ok(_) => results.extend(batch_ids.into_iter().map(|id| (id, Ok(true)))),
-                Err(e) if batch.len() == 1 => results.push((batch_ids[0], finalized(Err(e)))),
-                Err(_) => {
-                    for (id, ix) in batch_ids.into_iter().zip(batch) {
-                        results.push((id, finalized(self.execute(&[ix], &[oracle]).await)));
+        let batches: Vec<(Vec<Uuid>, Vec<Instruction>)> = self
+            .batches(open.iter().map(|&(id, how)| instruction(id, how)).collect())?
+            .into_iter()
+            .map(|batch| (ids.by_ref().take(batch.len()).collect(), batch))
+            .collect();
+        // Several transactions in flight (independent markets): they share the chain's commits
+        // instead of each waiting for its own.
+        let sent: Vec<Vec<(Uuid, Result<bool, OnChainError>)>> = futures_util::stream::iter(batches)
+            .map(|(batch_ids, batch)| async move {
+                match self.execute(&batch, &[oracle]).await {
+                    Ok(_) => batch_ids.into_iter().map(|id| (id, Ok(true))).collect(),
+                    Err(e) if batch.len() == 1 => vec![(batch_ids[0], finalized(Err(e)))],
+                    Err(_) => {
+                        let mut one_by_one = Vec::with_capacity(batch.len());
+                        for (id, ix) in batch_ids.into_iter().zip(batch) {
+                            one_by_one.push((id, finalized(self.execute(&[ix], &[oracle]).await)));
+                        }
+                        one_by_one
                     }
                 }
-            }
-        }
+            })
+            .buffer_unordered(FINALIZATIONS_IN_FLIGHT)
+            .collect()
+            .await;
+        results.extend(sent.into_iter().flatten());
         Ok(results)
     }
 

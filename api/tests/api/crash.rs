@@ -45,6 +45,8 @@ const KILLS: usize = 20;
 /// work, never in the start-up alone. Longer waits let a run finish so much that most kills
 /// came after the work was done (8 of 20 in a run on a fast day).
 const MAX_STEPS: i64 = 8;
+/// A kill lands at most this long (ms) after the child's first step of progress.
+const MAX_WORK_MS: u64 = 300;
 
 /// What a position is owed at settlement, from its on-chain account before any payout.
 struct Owed {
@@ -170,10 +172,18 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
         drain(&mut child);
         let from = progress(&db).await.steps();
         let kill_at = from + 1 + (rand::random::<u64>() % MAX_STEPS as u64) as i64;
+        // Or at most this long after the child's first step: progress comes in bursts (an
+        // indexer batch projects hundreds of payouts at once), and a fast crank would otherwise
+        // finish between two kills.
+        let cut = Duration::from_millis(rand::random::<u64>() % MAX_WORK_MS);
         let started = Instant::now();
+        let mut working_since = None;
         loop {
             let now = progress(&db).await.steps();
-            if now >= kill_at.min(done) {
+            if now > from && working_since.is_none() {
+                working_since = Some(Instant::now());
+            }
+            if now >= kill_at.min(done) || working_since.is_some_and(|t: Instant| t.elapsed() >= cut) {
                 break;
             }
             assert!(started.elapsed() < Duration::from_secs(120), "no progress within 2 min ({now} of {done} steps)");

@@ -6,11 +6,13 @@
 //! market and position updates apply only if they carry a later trade count, balances only if
 //! they come from a later slot.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use anchor_lang::prelude::Pubkey;
 use chrono::{DateTime, TimeZone, Utc};
-use sqlx::{PgConnection, PgPool};
+use sqlx::postgres::PgArguments;
+use sqlx::query::QueryAs;
+use sqlx::{PgConnection, PgPool, Postgres};
 use uuid::Uuid;
 
 use crate::chain::ConfirmedTransaction;
@@ -37,6 +39,45 @@ struct At<'a> {
     /// The transaction's position in its block (0 where the node did not report it): with the
     /// slot, the order transactions landed in.
     tx_index: i32,
+}
+
+/// The `chain_events` columns of a run's events (key and raw bytes), bound as its statement's
+/// first six arrays (`$1`..`$6`).
+#[derive(Default)]
+struct RecordedEvents {
+    /// (signature, instruction, event index) of each event taken: a delivery repeated inside
+    /// one run is taken once (one statement cannot insert a key twice and see it as new once).
+    seen: HashSet<(String, i32, i32)>,
+    signature: Vec<String>,
+    ix_index: Vec<i32>,
+    event_index: Vec<i32>,
+    slot: Vec<i64>,
+    tx_index: Vec<i32>,
+    data: Vec<Vec<u8>>,
+}
+
+impl RecordedEvents {
+    /// Takes the event; false (and nothing taken) if the run already holds it.
+    fn push(&mut self, at: &At<'_>, event_index: i32, data: &[u8]) -> bool {
+        if !self.seen.insert((at.signature.to_string(), at.ix_index, event_index)) {
+            return false;
+        }
+        self.signature.push(at.signature.to_string());
+        self.ix_index.push(at.ix_index);
+        self.event_index.push(event_index);
+        self.slot.push(at.slot);
+        self.tx_index.push(at.tx_index);
+        self.data.push(data.to_vec());
+        true
+    }
+
+    fn is_empty(&self) -> bool {
+        self.signature.is_empty()
+    }
+
+    fn bind<'q, O>(&'q self, query: QueryAs<'q, Postgres, O, PgArguments>) -> QueryAs<'q, Postgres, O, PgArguments> {
+        query.bind(&self.signature).bind(&self.ix_index).bind(&self.event_index).bind(&self.slot).bind(&self.tx_index).bind(&self.data)
+    }
 }
 
 fn time(ts: i64) -> DateTime<Utc> {

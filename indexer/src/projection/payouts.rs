@@ -13,25 +13,16 @@
 //!   its buys' cost, fees included — adds up per (wallet, day), with one settled and, if above
 //!   zero, one win each.
 
-use std::collections::HashSet;
-
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::PgConnection;
 
-use super::{At, time};
+use super::{At, RecordedEvents, time};
 use funding_market::events::PositionSettled;
 
 /// The run's payouts as columns, ready to bind as arrays.
 #[derive(Default)]
 pub(super) struct PayoutRun {
-    /// (signature, instruction, event index) of each payout taken: a repeated delivery once.
-    seen: HashSet<(String, i32, i32)>,
-    signature: Vec<String>,
-    ix_index: Vec<i32>,
-    event_index: Vec<i32>,
-    slot: Vec<i64>,
-    tx_index: Vec<i32>,
-    data: Vec<Vec<u8>>,
+    events: RecordedEvents,
     market: Vec<String>,
     wallet: Vec<String>,
     yes_shares: Vec<i64>,
@@ -45,15 +36,9 @@ pub(super) struct PayoutRun {
 
 impl PayoutRun {
     pub(super) fn push(&mut self, e: &PositionSettled, at: &At<'_>, event_index: i32, data: &[u8]) {
-        if !self.seen.insert((at.signature.to_string(), at.ix_index, event_index)) {
+        if !self.events.push(at, event_index, data) {
             return;
         }
-        self.signature.push(at.signature.to_string());
-        self.ix_index.push(at.ix_index);
-        self.event_index.push(event_index);
-        self.slot.push(at.slot);
-        self.tx_index.push(at.tx_index);
-        self.data.push(data.to_vec());
         self.market.push(e.market.to_string());
         self.wallet.push(e.wallet.to_string());
         self.yes_shares.push(e.yes_shares as i64);
@@ -67,17 +52,13 @@ impl PayoutRun {
 
     /// Records and projects the run, leaving it empty. Returns how many payouts were new.
     pub(super) async fn flush(&mut self, db: &mut PgConnection) -> Result<usize, sqlx::Error> {
-        if self.signature.is_empty() {
+        if self.events.is_empty() {
             return Ok(0);
         }
         let run = std::mem::take(self);
-        let recorded: i64 = sqlx::query_scalar(PROJECT_PAYOUTS)
-            .bind(&run.signature)
-            .bind(&run.ix_index)
-            .bind(&run.event_index)
-            .bind(&run.slot)
-            .bind(&run.tx_index)
-            .bind(&run.data)
+        let (recorded,): (i64,) = run
+            .events
+            .bind(sqlx::query_as(PROJECT_PAYOUTS))
             .bind(&run.market)
             .bind(&run.wallet)
             .bind(&run.yes_shares)

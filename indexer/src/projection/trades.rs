@@ -18,27 +18,17 @@
 //!   delivered later, if not before the balance stored;
 //! - day statistics add up per (wallet, day).
 
-use std::collections::HashSet;
-
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::{At, side, time};
+use super::{At, RecordedEvents, side, time};
 use funding_market::events::TradeExecuted;
 
 /// The run's trades as columns, ready to bind as arrays.
 #[derive(Default)]
 pub(super) struct TradeRun {
-    /// (signature, instruction, event index) of each trade taken: a delivery repeated inside
-    /// one run is taken once (one statement cannot insert a key twice and see it as new once).
-    seen: HashSet<(String, i32, i32)>,
-    signature: Vec<String>,
-    ix_index: Vec<i32>,
-    event_index: Vec<i32>,
-    slot: Vec<i64>,
-    tx_index: Vec<i32>,
-    data: Vec<Vec<u8>>,
+    events: RecordedEvents,
     market: Vec<String>,
     trade_id: Vec<Uuid>,
     wallet: Vec<String>,
@@ -61,15 +51,9 @@ pub(super) struct TradeRun {
 
 impl TradeRun {
     pub(super) fn push(&mut self, e: &TradeExecuted, at: &At<'_>, event_index: i32, data: &[u8]) {
-        if !self.seen.insert((at.signature.to_string(), at.ix_index, event_index)) {
+        if !self.events.push(at, event_index, data) {
             return;
         }
-        self.signature.push(at.signature.to_string());
-        self.ix_index.push(at.ix_index);
-        self.event_index.push(event_index);
-        self.slot.push(at.slot);
-        self.tx_index.push(at.tx_index);
-        self.data.push(data.to_vec());
         self.market.push(e.market.to_string());
         self.trade_id.push(Uuid::new_v4());
         self.wallet.push(e.wallet.to_string());
@@ -92,17 +76,13 @@ impl TradeRun {
 
     /// Records and projects the run, leaving it empty. Returns how many trades were new.
     pub(super) async fn flush(&mut self, db: &mut PgConnection) -> Result<usize, sqlx::Error> {
-        if self.signature.is_empty() {
+        if self.events.is_empty() {
             return Ok(0);
         }
         let run = std::mem::take(self);
-        let (recorded, known): (i64, i64) = sqlx::query_as(PROJECT_TRADES)
-            .bind(&run.signature)
-            .bind(&run.ix_index)
-            .bind(&run.event_index)
-            .bind(&run.slot)
-            .bind(&run.tx_index)
-            .bind(&run.data)
+        let (recorded, known): (i64, i64) = run
+            .events
+            .bind(sqlx::query_as(PROJECT_TRADES))
             .bind(&run.market)
             .bind(&run.trade_id)
             .bind(&run.wallet)

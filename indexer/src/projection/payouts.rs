@@ -9,9 +9,9 @@
 //!   its position removed;
 //! - a vault balance takes the latest payout by (slot, position in the block), ties to the one
 //!   delivered later, if not before the balance stored;
-//! - a resolved (not voided) position's realised P&L — the payout and its sells' proceeds less
-//!   its buys' cost, fees included — adds up per (wallet, day), with one settled and, if above
-//!   zero, one win each.
+//! - a resolved (not voided) position's realised P&L — the payout less the position's cost basis
+//!   (its buys' cost less its sells' proceeds, fees included, kept on the position by the trade
+//!   projection) — adds up per (wallet, day), with one settled and, if above zero, one win each.
 
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::PgConnection;
@@ -104,12 +104,12 @@ WITH input AS (
     ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot, tx_index = EXCLUDED.tx_index,
         updated_at = EXCLUDED.updated_at
     WHERE (vault_balances.slot, vault_balances.tx_index) <= (EXCLUDED.slot, EXCLUDED.tx_index)
-), outcome AS MATERIALIZED (
-    -- Materialized: `pnl` is read twice below, and its subquery must run once per payout.
-    SELECT n.wallet, n.day, n.payout + COALESCE((
-        SELECT sum(CASE WHEN t.is_buy THEN -(t.amount + t.fee) ELSE t.amount - t.fee END)
-        FROM trades t WHERE t.market_id = n.market_id AND t.wallet = n.wallet), 0)::BIGINT AS pnl
-    FROM new n WHERE NOT n.voided
+), outcome AS (
+    -- The position's cost basis (buys' cost less sells' proceeds, both sides) as it stood
+    -- before this statement deleted it.
+    SELECT n.wallet, n.day, (n.payout - COALESCE(p.yes_basis + p.no_basis, 0))::BIGINT AS pnl
+    FROM new n LEFT JOIN positions p ON p.market_id = n.market_id AND p.wallet = n.wallet
+    WHERE NOT n.voided
 ), stats AS (
     INSERT INTO trader_stats (wallet, day, realized_pnl, settled, wins)
     SELECT wallet, day, sum(pnl)::BIGINT, count(*), count(*) FILTER (WHERE pnl > 0) FROM outcome GROUP BY wallet, day

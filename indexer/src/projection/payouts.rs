@@ -13,7 +13,7 @@
 //!   (its buys' cost less its sells' proceeds, fees included, kept on the position by the trade
 //!   projection) — adds up per (wallet, day), with one settled and, if above zero, one win each.
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
 use super::{At, RecordedEvents, time};
@@ -30,7 +30,6 @@ pub(super) struct PayoutRun {
     payout: Vec<i64>,
     voided: Vec<bool>,
     at: Vec<DateTime<Utc>>,
-    day: Vec<NaiveDate>,
     balance: Vec<i64>,
 }
 
@@ -46,7 +45,6 @@ impl PayoutRun {
         self.payout.push(e.payout as i64);
         self.voided.push(e.voided);
         self.at.push(time(e.ts));
-        self.day.push(time(e.ts).date_naive());
         self.balance.push(e.user_vault_balance as i64);
     }
 
@@ -66,7 +64,6 @@ impl PayoutRun {
             .bind(&run.payout)
             .bind(&run.voided)
             .bind(&run.at)
-            .bind(&run.day)
             .bind(&run.balance)
             .fetch_one(db)
             .await?;
@@ -76,10 +73,12 @@ impl PayoutRun {
 
 const PROJECT_PAYOUTS: &str = "
 WITH input AS (
-    SELECT * FROM unnest($1::TEXT[], $2::INT[], $3::INT[], $4::BIGINT[], $5::INT[], $6::BYTEA[], $7::TEXT[], $8::TEXT[],
-                         $9::BIGINT[], $10::BIGINT[], $11::BIGINT[], $12::BOOL[], $13::TIMESTAMPTZ[], $14::DATE[], $15::BIGINT[])
+    -- A trader's day is the UTC date of the event.
+    SELECT t.*, (t.at AT TIME ZONE 'UTC')::DATE AS day
+    FROM unnest($1::TEXT[], $2::INT[], $3::INT[], $4::BIGINT[], $5::INT[], $6::BYTEA[], $7::TEXT[], $8::TEXT[],
+                         $9::BIGINT[], $10::BIGINT[], $11::BIGINT[], $12::BOOL[], $13::TIMESTAMPTZ[], $14::BIGINT[])
         WITH ORDINALITY AS t(signature, ix_index, event_index, slot, tx_index, data, market, wallet, yes_shares, no_shares,
-                             payout, voided, at, day, balance, ord)
+                             payout, voided, at, balance, ord)
 ), ev AS (
     INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data)
     SELECT signature, ix_index, event_index, slot, 'PositionSettled', data FROM input ORDER BY ord

@@ -18,7 +18,7 @@
 //!   delivered later, if not before the balance stored;
 //! - day statistics add up per (wallet, day).
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
@@ -39,7 +39,6 @@ pub(super) struct TradeRun {
     fee: Vec<i64>,
     yes_price_ppm: Vec<i32>,
     at: Vec<DateTime<Utc>>,
-    day: Vec<NaiveDate>,
     q_yes: Vec<i64>,
     q_no: Vec<i64>,
     volume: Vec<i64>,
@@ -64,7 +63,6 @@ impl TradeRun {
         self.fee.push(e.fee as i64);
         self.yes_price_ppm.push(e.yes_price as i32);
         self.at.push(time(e.ts));
-        self.day.push(time(e.ts).date_naive());
         self.q_yes.push(e.q_yes as i64);
         self.q_no.push(e.q_no as i64);
         self.volume.push(e.volume as i64);
@@ -93,7 +91,6 @@ impl TradeRun {
             .bind(&run.fee)
             .bind(&run.yes_price_ppm)
             .bind(&run.at)
-            .bind(&run.day)
             .bind(&run.q_yes)
             .bind(&run.q_no)
             .bind(&run.volume)
@@ -112,12 +109,14 @@ impl TradeRun {
 
 const PROJECT_TRADES: &str = "
 WITH input AS (
-    SELECT * FROM unnest($1::TEXT[], $2::INT[], $3::INT[], $4::BIGINT[], $5::INT[], $6::BYTEA[], $7::TEXT[], $8::UUID[],
+    -- A trader's day is the UTC date of the event.
+    SELECT t.*, (t.at AT TIME ZONE 'UTC')::DATE AS day
+    FROM unnest($1::TEXT[], $2::INT[], $3::INT[], $4::BIGINT[], $5::INT[], $6::BYTEA[], $7::TEXT[], $8::UUID[],
                          $9::TEXT[], $10::TEXT[], $11::BOOL[], $12::BIGINT[], $13::BIGINT[], $14::BIGINT[], $15::INT[],
-                         $16::TIMESTAMPTZ[], $17::DATE[], $18::BIGINT[], $19::BIGINT[], $20::BIGINT[], $21::BIGINT[],
-                         $22::BIGINT[], $23::BIGINT[], $24::BIGINT[])
+                         $16::TIMESTAMPTZ[], $17::BIGINT[], $18::BIGINT[], $19::BIGINT[], $20::BIGINT[],
+                         $21::BIGINT[], $22::BIGINT[], $23::BIGINT[])
         WITH ORDINALITY AS t(signature, ix_index, event_index, slot, tx_index, data, market, trade_id, wallet, side, is_buy,
-                             shares, amount, fee, yes_price_ppm, at, day, q_yes, q_no, volume, trade_count, position_yes,
+                             shares, amount, fee, yes_price_ppm, at, q_yes, q_no, volume, trade_count, position_yes,
                              position_no, balance, ord)
 ), ev AS (
     INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data)

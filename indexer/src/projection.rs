@@ -160,42 +160,49 @@ impl Projector {
                 };
                 let event_index = *index;
                 *index += 1;
+                let data = &inner.instruction.data;
                 // At most one run is open: a change of kind ends it.
                 match &event {
                     ProgramEvent::TradeExecuted(e) => {
                         new += payouts.flush(&mut *db).await?;
-                        trades.push(e, &at, event_index, &inner.instruction.data);
-                        continue;
+                        trades.push(e, &at, event_index, data);
                     }
                     ProgramEvent::PositionSettled(e) => {
                         new += trades.flush(&mut *db).await?;
-                        payouts.push(e, &at, event_index, &inner.instruction.data);
-                        continue;
+                        payouts.push(e, &at, event_index, data);
                     }
-                    _ => new += trades.flush(&mut *db).await? + payouts.flush(&mut *db).await?,
-                }
-                let recorded = sqlx::query(
-                    "INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data) VALUES ($1, $2, $3, $4, $5, $6)
-                     ON CONFLICT DO NOTHING",
-                )
-                .bind(at.signature)
-                .bind(at.ix_index)
-                .bind(event_index)
-                .bind(at.slot)
-                .bind(event.kind())
-                .bind(&inner.instruction.data)
-                .execute(&mut *db)
-                .await?
-                .rows_affected();
-                if recorded == 1 {
-                    project(&mut *db, &event, &at).await?;
-                    new += 1;
+                    _ => {
+                        new += trades.flush(&mut *db).await? + payouts.flush(&mut *db).await?;
+                        new += record_one(&mut *db, &event, &at, event_index, data).await?;
+                    }
                 }
             }
         }
         new += trades.flush(&mut *db).await? + payouts.flush(&mut *db).await?;
         Ok(new)
     }
+}
+
+/// Records an event of a kind that is not run (rare: creations, deposits, finalizations,
+/// withdrawals, closes) and projects it if it is new. Returns 1 if it was.
+async fn record_one(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>, event_index: i32, data: &[u8]) -> Result<usize, sqlx::Error> {
+    let recorded = sqlx::query(
+        "INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(at.signature)
+    .bind(at.ix_index)
+    .bind(event_index)
+    .bind(at.slot)
+    .bind(event.kind())
+    .bind(data)
+    .execute(&mut *db)
+    .await?
+    .rows_affected();
+    if recorded == 1 {
+        project(db, event, at).await?;
+    }
+    Ok(recorded as usize)
 }
 
 /// Every projecting transaction takes this lock first (released at commit). Projections touch

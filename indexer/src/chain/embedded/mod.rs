@@ -358,9 +358,6 @@ impl EmbeddedChain {
                 "invalid transaction: address lookup tables are not supported by the embedded chain; send it without lookups",
             ));
         }
-        if !tx.verify_with_results().iter().all(|ok| *ok) {
-            return Err(ChainError::Rpc { code: -32003, message: "Transaction signature verification failure".into(), err: None });
-        }
         // Applied and made durable in a task of its own: once the bank has applied a
         // transaction, it must reach Postgres whatever becomes of the caller (a request past
         // its deadline or a client that went away drops the caller's future at any await).
@@ -370,7 +367,7 @@ impl EmbeddedChain {
             .map_err(|e| ChainError::Transport(format!("embedded chain: the sending task failed: {e}")))?
     }
 
-    /// Runs a verified transaction in the bank (one at a time) and returns once it is durable.
+    /// Runs a transaction whose signatures `send` verified in the bank (one at a time) and returns once it is durable.
     /// Group commit: the bank goes on with the next transactions while earlier ones are being
     /// written, and whoever takes the writer next writes every landed transaction still
     /// waiting, in landing order, in one database transaction. Each caller is answered only
@@ -388,8 +385,10 @@ impl EmbeddedChain {
             clock.slot = self.0.last_slot.load(Ordering::Relaxed) + 1;
             bank.set_sysvar_for_tests(&clock);
 
+            // Signatures were verified by `send`, outside the turn: here only the message hash
+            // and the precompiles, so the one-at-a-time section does not verify them again.
             let sanitized = bank
-                .verify_transaction(tx.clone(), TransactionVerificationMode::FullVerification)
+                .verify_transaction(tx.clone(), TransactionVerificationMode::HashAndVerifyPrecompiles)
                 .map_err(|e| ChainError::invalid_params(format!("invalid transaction: {e}")))?;
             // Preflight, as `sendTransaction` does: what would fail is refused and never lands.
             if preflight {

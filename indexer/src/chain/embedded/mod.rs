@@ -452,7 +452,8 @@ impl EmbeddedChain {
 
     /// Persists landed transactions, retrying until they are durable: the bank has applied
     /// them, so giving up would leave the bank ahead of Postgres. While it fails, `/health`
-    /// reports the chain down (`is_persisting`) and later sends wait their turn. A failure that
+    /// reports the chain down (`is_persisting`); later sends still land in the bank, up to
+    /// `MAX_UNWRITTEN`, and are answered only once this group and theirs are written. A failure that
     /// broke the writer connection lost the single-writer lock with it, so the retry first takes
     /// a new connection holding the lock again (never writing without it); a write that
     /// committed before its answer was lost is recognised by its last signature and not
@@ -462,7 +463,7 @@ impl EmbeddedChain {
         let mut backoff = Duration::from_millis(50);
         let mut failures = 0u32;
         loop {
-            let error = match self.record(writer, group).await {
+            let error = match record(writer, group).await {
                 Ok(seq) => {
                     self.0.confirmed.send_replace(seq);
                     break;
@@ -504,24 +505,25 @@ impl EmbeddedChain {
         sqlx::query_scalar("SELECT seq FROM embedded_ledger WHERE signature = $1").bind(signature).fetch_optional(writer).await
     }
 
-    /// False while a landed transaction is being retried into Postgres after a failure (the
-    /// chain accepts no other write meanwhile).
+    /// False while landed transactions are being retried into Postgres after a failure (no
+    /// send is confirmed meanwhile).
     pub fn is_persisting(&self) -> bool {
         !self.0.persist_failing.load(Ordering::Relaxed)
     }
 
-    /// Makes landed transactions durable, in landing order: each one's ledger row and the
-    /// accounts it wrote, one statement each, all in one database transaction (one commit for
-    /// the group). Returns the ledger sequence of the last.
-    async fn record(&self, writer: &mut sqlx::PgConnection, group: &[Landing]) -> Result<i64, ChainError> {
-        let mut db = sqlx::Connection::begin(&mut *writer).await.map_err(db_error)?;
-        let mut seq = 0;
-        for landing in group {
-            seq = record_one(&mut db, landing).await?;
-        }
-        db.commit().await.map_err(db_error)?;
-        Ok(seq)
+}
+
+/// Makes landed transactions durable, in landing order: each one's ledger row and the accounts
+/// it wrote, one statement each, all in one database transaction (one commit for the group).
+/// Returns the ledger sequence of the last.
+async fn record(writer: &mut sqlx::PgConnection, group: &[Landing]) -> Result<i64, ChainError> {
+    let mut db = sqlx::Connection::begin(&mut *writer).await.map_err(db_error)?;
+    let mut seq = 0;
+    for landing in group {
+        seq = record_one(&mut db, landing).await?;
     }
+    db.commit().await.map_err(db_error)?;
+    Ok(seq)
 }
 
 /// The writable accounts of `tx` as the bank holds them now (closed ones by address); sysvars

@@ -35,18 +35,20 @@ const MARKETS: usize = 50;
 /// Every fifth round is voided (its settlement time "no longer exists"): refunds, not payouts.
 const VOID_EVERY: usize = 5;
 const WALLETS: usize = 4;
-/// Traders in every settled round: 400 positions to pay, enough work that the kills, each
-/// landing a few transactions into a run, come while work is left (with 4, runs sometimes
-/// finished the 300 steps before the twentieth kill).
-const SETTLING_WALLETS: usize = 8;
+/// Traders in every settled round: 800 positions to pay (160 payout transactions), enough work
+/// that the kills, each landing a few transactions into a run, come while work is left (with 4,
+/// runs sometimes finished before the twentieth kill; with 8, once the crank paid 32 rounds at
+/// once and the chain committed in groups, a fresh-clone CI run had 14 of 20 kills mid-work).
+const SETTLING_WALLETS: usize = 16;
 const KILLS: usize = 20;
 /// A run is killed once it has made between 1 and this many steps of progress (see `progress`),
 /// plus up to 4 ms (about two transactions on the embedded chain): a random point inside the
 /// work, never in the start-up alone. Longer waits let a run finish so much that most kills
 /// came after the work was done (8 of 20 in a run on a fast day).
 const MAX_STEPS: i64 = 8;
-/// A kill lands at most this long (ms) after the child's first step of progress.
-const MAX_WORK_MS: u64 = 300;
+/// A kill lands at most this long (ms) after the child's first step of progress (a run pays
+/// about three rounds in 100 ms here).
+const MAX_WORK_MS: u64 = 150;
 
 /// What a position is owed at settlement, from its on-chain account before any payout.
 struct Owed {

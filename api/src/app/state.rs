@@ -25,6 +25,7 @@ impl AppState {
             push: Arc::new(PushSettings::new(config.vapid_private_key.clone(), config.vapid_subject.clone(), config.push_allow_http, config.push_ttl_secs)),
             market_cache: Arc::new(crate::services::market_cache::MarketCache::new()),
             series_cards: Arc::new(crate::services::series_cards::SeriesCards::new()),
+            leaderboard: Arc::new(crate::services::leaderboard_cache::LeaderboardCache::new()),
         };
         let http = Arc::new(config.http_settings());
         let limits = Arc::new(crate::services::rate_counts::WindowCounts::new(http.rate_sync_every));

@@ -60,7 +60,7 @@ impl Totals {
 }
 
 /// What the leaderboard ranks by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SortBy {
     Pnl,
     WinRate,

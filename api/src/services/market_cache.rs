@@ -1,14 +1,16 @@
-//! What quotes are computed from, kept in memory: each market's pricing state (status, trading
-//! window, `b`, `q_yes`, `q_no`), so a quote costs no database round trip.
+//! Market rows kept in memory — what `GET /v1/markets/{id}` shows and what quotes are computed
+//! from (status, trading window, `b`, `q_yes`, `q_no`) — so neither costs a database round trip.
 //!
 //! Kept current by Postgres itself: a trigger on `markets` notifies `fm_market_terms` with the
-//! market's id whenever one of those columns changes (migration 25), in the changing
-//! transaction, so the notice arrives once it commits; this process's listener drops the entry
-//! and the next quote reads the row again. Staleness is therefore the notice's delivery, a
-//! millisecond or two on one machine (`api/tests/api/markets.rs` measures it and requires it
-//! under a second). Entries are served only while the listener is connected: when its
-//! connection drops (notices sent meanwhile are lost) everything is forgotten, and quotes read
-//! Postgres until it listens again.
+//! market's id whenever a column the row shows changes (migrations 25 and 30; `*` when a
+//! series' symbol, exchange or tier would change), in the changing transaction, so the notice
+//! arrives once it commits; this process's listener drops the entry and the next read takes
+//! the row again. Staleness is therefore the notice's delivery, a millisecond or two on one
+//! machine (`api/tests/api/markets.rs` measures it and requires it under a second). A trade
+//! sent through this process drops its market itself once the trade is projected, so its
+//! caller reads its own trade at once (`forget`). Entries are served only while the listener
+//! is connected: when its connection drops (notices sent meanwhile are lost) everything is
+//! forgotten, and reads go to Postgres until it listens again.
 //!
 //! A row read while a change commits may be the old one; a generation counter, bumped under
 //! the same lock by every invalidation, keeps such a read from being cached.
@@ -21,17 +23,17 @@ use uuid::Uuid;
 
 use super::notices::{self, Listening};
 
-use crate::domain::quote::PricedMarket;
-use crate::store::markets;
+use crate::store::markets::{self, MarketRow};
 
 /// The channel the trigger notifies.
 const CHANNEL: &str = "fm_market_terms";
-/// Entries kept at most (open markets are a few tens of thousands); past it the map starts over.
-const CAPACITY: usize = 200_000;
+/// Entries kept at most (open markets are a few tens of thousands; a row is about 300 bytes);
+/// past it the map starts over.
+const CAPACITY: usize = 100_000;
 
 #[derive(Default)]
 pub struct MarketCache {
-    entries: RwLock<HashMap<Uuid, PricedMarket>>,
+    entries: RwLock<HashMap<Uuid, Arc<MarketRow>>>,
     /// Bumped by every invalidation (under the write lock).
     generation: AtomicU64,
     /// The listener is connected: what is cached will be invalidated.
@@ -44,26 +46,32 @@ impl MarketCache {
         MarketCache::default()
     }
 
-    /// Market `id`'s pricing state: from memory, or read (and kept) when absent.
-    pub async fn priced(self: &Arc<Self>, db: &PgPool, id: Uuid) -> Result<Option<PricedMarket>, sqlx::Error> {
+    /// Market `id`'s row: from memory, or read (and kept) when absent.
+    pub async fn market(self: &Arc<Self>, db: &PgPool, id: Uuid) -> Result<Option<Arc<MarketRow>>, sqlx::Error> {
         self.start_listening(db);
         if self.live.load(Ordering::Acquire)
-            && let Some(priced) = self.entries.read().unwrap().get(&id)
+            && let Some(row) = self.entries.read().unwrap().get(&id)
         {
-            return Ok(Some(*priced));
+            return Ok(Some(Arc::clone(row)));
         }
         let generation = self.generation.load(Ordering::Acquire);
-        let read = markets::priced(db, id).await?;
-        if let Some(priced) = read {
+        let read = markets::market(db, id).await?.map(Arc::new);
+        if let Some(row) = &read {
             let mut entries = self.entries.write().unwrap();
             if self.live.load(Ordering::Acquire) && self.generation.load(Ordering::Acquire) == generation {
                 if entries.len() >= CAPACITY {
                     entries.clear();
                 }
-                entries.insert(id, priced);
+                entries.insert(id, Arc::clone(row));
             }
         }
         Ok(read)
+    }
+
+    /// Drops market `id`, changed by this process (a trade it sent, now projected): the next
+    /// read takes the row again, without waiting for the notice.
+    pub fn forget(&self, id: Uuid) {
+        self.drop_held(Some(id));
     }
 
     /// How many markets are held (tests, metrics).
@@ -75,7 +83,7 @@ impl MarketCache {
         self.len() == 0
     }
 
-    fn forget(&self, id: Option<Uuid>) {
+    fn drop_held(&self, id: Option<Uuid>) {
         let mut entries = self.entries.write().unwrap();
         self.generation.fetch_add(1, Ordering::AcqRel);
         match id {
@@ -99,10 +107,11 @@ async fn listen(cache: Weak<MarketCache>, db: PgPool) {
         let Some(cache) = cache.upgrade() else { return false };
         match event {
             Listening::Connected => cache.live.store(true, Ordering::Release),
-            Listening::Notice(id) => cache.forget(Some(Uuid::parse_str(id).unwrap_or_default())),
+            // `*`: a series' symbol, exchange or tier changed (every row may show it).
+            Listening::Notice(id) => cache.drop_held(Uuid::parse_str(id).ok()),
             Listening::Lost => {
                 cache.live.store(false, Ordering::Release);
-                cache.forget(None);
+                cache.drop_held(None);
             }
         }
         true

@@ -1,6 +1,7 @@
 //! Reading series and markets, and quoting: a quote is the `lmsr` fill under the terms the
 //! program's config sets (`Services::terms`), the same the trade will run on.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::Utc;
@@ -15,7 +16,15 @@ use crate::store::markets::{self, MarketRow, TradeRow, TradesOf};
 use crate::services::series_cards::SeriesPage;
 use crate::store::series::{self, SeriesRow};
 
-pub async fn market(s: &Services, id: Uuid) -> Result<MarketRow, ServiceError> {
+/// Market `id` from the in-memory market cache (no database round trip once it is held; a
+/// change shows once its notice arrives, or at once after a trade this process sent).
+pub async fn market(s: &Services, id: Uuid) -> Result<Arc<MarketRow>, ServiceError> {
+    s.market_cache.market(&s.db, id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {id}")))
+}
+
+/// Market `id` as Postgres has it now: for the WebSocket, whose updates are set off by the
+/// projection's stream events and must show the change they announce.
+pub async fn market_now(s: &Services, id: Uuid) -> Result<MarketRow, ServiceError> {
     markets::market(&s.db, id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {id}")))
 }
 
@@ -74,8 +83,7 @@ fn quote_error(id: Uuid, status: MarketStatus, e: QuoteError) -> ServiceError {
 /// Buying `side` with `amount` micro-USDC in market `id`, as the program would fill it now.
 /// Priced from the in-memory market cache (no database round trip once the market is held).
 pub async fn quote(s: &Services, id: Uuid, side: Side, amount: u64) -> Result<(Uuid, Quote), ServiceError> {
-    let priced = s.market_cache.priced(&s.db, id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {id}")))?;
-    fill(s, id, &priced, side, amount)
+    fill(s, id, &market(s, id).await?.priced(), side, amount)
 }
 
 /// The same for a series' open round; the series by id or slug.
@@ -102,7 +110,14 @@ pub async fn series_cards_version(s: &Services) -> Result<Option<u64>, ServiceEr
     Ok(s.series_cards.current(&s.db).await?)
 }
 
+/// Series `slug` with its card, from the in-memory series cards while they are current (every
+/// change whose notice has arrived; see `series_cards`).
 pub async fn series_by_slug(s: &Services, slug: &str) -> Result<SeriesRow, ServiceError> {
+    s.series_cards.by_slug(&s.db, slug).await?.ok_or_else(|| ServiceError::NotFound(format!("no series {slug:?}")))
+}
+
+/// Series `slug` as Postgres has it now (the WebSocket's snapshot, which its updates follow).
+pub async fn series_now(s: &Services, slug: &str) -> Result<SeriesRow, ServiceError> {
     series::series_by_slug(&s.db, slug).await?.ok_or_else(|| ServiceError::NotFound(format!("no series {slug:?}")))
 }
 

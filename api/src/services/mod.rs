@@ -8,6 +8,7 @@ pub mod collector;
 pub mod deposits;
 pub mod error;
 pub mod idempotency;
+pub mod leaderboard_cache;
 pub mod market_data;
 pub mod market_cache;
 pub mod markets;
@@ -74,10 +75,12 @@ pub struct Services {
     pub new_users_per_day: u32,
     /// Web push: the VAPID key and the rules for subscriptions and messages.
     pub push: Arc<push::PushSettings>,
-    /// Markets' pricing state in memory, for quotes.
+    /// Market rows in memory, for market reads and quotes.
     pub market_cache: Arc<market_cache::MarketCache>,
     /// Active series' cards in memory, for the series listing.
     pub series_cards: Arc<series_cards::SeriesCards>,
+    /// The leaderboard's rankings in memory.
+    pub leaderboard: Arc<leaderboard_cache::LeaderboardCache>,
 }
 
 impl Services {

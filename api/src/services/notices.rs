@@ -55,6 +55,7 @@ pub async fn listen(db: PgPool, channel: &'static str, mut report: impl FnMut(Li
                     }
                 }
             }
+            Err(_) if db.is_closed() => return,
             Err(e) => tracing::warn!(channel, error = %e, "a read model cannot listen; reading Postgres"),
         }
         tokio::time::sleep(backoff).await;

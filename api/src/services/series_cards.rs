@@ -77,6 +77,34 @@ impl SeriesCards {
         Ok(SeriesPage { rows, total, version: None })
     }
 
+    /// Series `slug`'s card: from memory when it is held (an active series, cards current),
+    /// else from Postgres (a series no longer active, or cards not being held).
+    pub async fn by_slug(self: &Arc<Self>, db: &PgPool, slug: &str) -> Result<Option<SeriesRow>, sqlx::Error> {
+        if self.current(db).await?.is_some()
+            && let Some(card) = self.held(slug)
+        {
+            return Ok(Some(card));
+        }
+        series::series_by_slug(db, slug).await
+    }
+
+    /// The held card of `slug`, if the cards are current and hold it.
+    fn held(&self, slug: &str) -> Option<SeriesRow> {
+        let cards = self.state.lock().unwrap();
+        if !(cards.live && cards.complete) {
+            return None;
+        }
+        // Listing order is (tier, slug); tiers are 1 to 3 (a check on the table).
+        let mut key = (1i16, slug.to_owned());
+        for tier in 1..=3 {
+            key.0 = tier;
+            if let Some(card) = cards.ordered.get(&key) {
+                return Some(SeriesRow::clone(card));
+            }
+        }
+        None
+    }
+
     /// Brings the held cards up to date (a full load, or the dirty ones re-read) and returns
     /// their version; `None` when pages must come from Postgres (not listening).
     pub async fn current(self: &Arc<Self>, db: &PgPool) -> Result<Option<u64>, sqlx::Error> {

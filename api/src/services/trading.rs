@@ -115,7 +115,7 @@ pub async fn buy(s: &Services, caller: &Caller, id: Uuid, order: BuyOrder, log: 
     }
     let signed = onchain.sign_buy(id, &wallet, order.side, order.usdc_amount, order.min_shares).await?;
     log.sending(&signed.signature).await?;
-    submit(s, signed).await
+    submit(s, id, signed).await
 }
 
 /// Sells for the caller; the signature goes to `log` before the transaction is sent.
@@ -129,19 +129,23 @@ pub async fn sell(s: &Services, caller: &Caller, id: Uuid, order: SellOrder, log
     }
     let signed = onchain.sign_sell(id, &wallet, order.side, order.shares, order.min_usdc_out).await?;
     log.sending(&signed.signature).await?;
-    submit(s, signed).await
+    submit(s, id, signed).await
 }
 
-/// Sends a signed trade and waits for it to be confirmed and projected, at most
+/// Sends a signed trade in `market` and waits for it to be confirmed and projected, at most
 /// `Services::answer_within` (then `Pending`: a confirmation can take up to a minute on a
 /// cluster, and the projection may wait behind an indexer batch). The sending runs in a task
 /// of its own, so it carries on to the end whether or not the answer still waits for it.
-async fn submit(s: &Services, signed: Signed) -> Result<Traded, ServiceError> {
+/// Once projected, the market's held row is dropped: the caller's next read shows its trade
+/// (other processes see it when the notice arrives).
+async fn submit(s: &Services, market: Uuid, signed: Signed) -> Result<Traded, ServiceError> {
     let signature = signed.signature.clone();
     let services = s.clone();
     let sending = tokio::spawn(async move {
         let trade = services.onchain()?.submit_trade(&signed).await?;
-        traded(&services, &signed.signature, &trade).await
+        let traded = traded(&services, &signed.signature, &trade).await;
+        services.market_cache.forget(market);
+        traded
     });
     match tokio::time::timeout(s.answer_within, sending).await {
         Ok(finished) => finished.map_err(ServiceError::internal)?,

@@ -61,5 +61,5 @@ pub async fn portfolio(s: &Services, caller: &Caller) -> Result<Portfolio, Servi
 /// Traders ranked over `period` (whole UTC days: "24h" is today and yesterday's statistics).
 pub async fn leaderboard(s: &Services, period: Period, sort: SortBy, limit: i64) -> Result<Vec<LeaderRow>, ServiceError> {
     let since = period.days().map(|d| Utc::now().date_naive() - chrono::Days::new(d));
-    Ok(positions::leaderboard(&s.db, since, sort, limit).await?)
+    Ok(s.leaderboard.top(&s.db, since, sort, limit).await?)
 }

@@ -59,20 +59,6 @@ pub async fn market(db: &PgPool, id: Uuid) -> Result<Option<MarketRow>, sqlx::Er
     sqlx::query_as(&format!("{MARKET_SELECT} WHERE m.id = $1")).bind(id).fetch_optional(db).await
 }
 
-/// Market `id`'s pricing state (what a quote needs), without its series.
-pub async fn priced(db: &PgPool, id: Uuid) -> Result<Option<PricedMarket>, sqlx::Error> {
-    let row: Option<(MarketStatus, DateTime<Utc>, DateTime<Utc>, i64, i64, i64)> =
-        sqlx::query_as("SELECT status, open_ts, close_ts, liquidity_b, q_yes, q_no FROM markets WHERE id = $1").bind(id).fetch_optional(db).await?;
-    Ok(row.map(|(status, open_ts, close_ts, b, q_yes, q_no)| PricedMarket {
-        status,
-        open_ts,
-        close_ts,
-        liquidity_b: b as u64,
-        q_yes: q_yes as u64,
-        q_no: q_no as u64,
-    }))
-}
-
 /// The statuses whose markets list latest first (the others soonest first).
 const FINISHED: [MarketStatus; 2] = [MarketStatus::Settled, MarketStatus::Voided];
 

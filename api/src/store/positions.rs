@@ -112,7 +112,7 @@ pub async fn totals(db: &PgPool, wallet: &str) -> Result<Totals, sqlx::Error> {
     Ok(row.into())
 }
 
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct LeaderRow {
     pub wallet: String,
     pub display_name: Option<String>,

@@ -371,6 +371,30 @@ async fn market_pages_are_slices_of_the_full_listing(db: PgPool) {
     check_listing(&app, &db).await;
 }
 
+/// One trade's figures added to a trader's day, as the projection adds them: (volume,
+/// realized P&L, settled, wins).
+async fn add_a_trade(db: &PgPool, wallet: &str, day: chrono::NaiveDate, (volume, pnl, settled, wins): (i64, i64, i32, i32)) {
+    sqlx::query(
+        "INSERT INTO trader_stats (wallet, day, volume, trades, realized_pnl, settled, wins) VALUES ($1, $2, $3, 1, $4, $5, $6)
+         ON CONFLICT (wallet, day) DO UPDATE SET volume = trader_stats.volume + EXCLUDED.volume, trades = trader_stats.trades + 1,
+             realized_pnl = trader_stats.realized_pnl + EXCLUDED.realized_pnl, settled = trader_stats.settled + EXCLUDED.settled,
+             wins = trader_stats.wins + EXCLUDED.wins",
+    )
+    .bind(wallet)
+    .bind(day)
+    .bind(volume)
+    .bind(pnl)
+    .bind(settled)
+    .bind(wins)
+    .execute(db)
+    .await
+    .unwrap();
+}
+
+fn random_trade(rng: &mut impl rand::Rng) -> (i64, i64, i32, i32) {
+    (rng.random_range(1_000_000..50_000_000i64), rng.random_range(-20_000_000..20_000_000i64), rng.random_range(0..3i32), rng.random_range(0..2i32))
+}
+
 /// The all-time totals the trigger keeps equal the sum of every trader's days, through inserts,
 /// upserts and deletes of days.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
@@ -384,21 +408,7 @@ async fn trader_totals_are_the_sum_of_their_days(db: PgPool) {
             sqlx::query("DELETE FROM trader_stats WHERE wallet = $1 AND day = $2").bind(&wallet).bind(day).execute(&db).await.unwrap();
             continue;
         }
-        sqlx::query(
-            "INSERT INTO trader_stats (wallet, day, volume, trades, realized_pnl, settled, wins) VALUES ($1, $2, $3, 1, $4, $5, $6)
-             ON CONFLICT (wallet, day) DO UPDATE SET volume = trader_stats.volume + EXCLUDED.volume, trades = trader_stats.trades + 1,
-                 realized_pnl = trader_stats.realized_pnl + EXCLUDED.realized_pnl, settled = trader_stats.settled + EXCLUDED.settled,
-                 wins = trader_stats.wins + EXCLUDED.wins",
-        )
-        .bind(&wallet)
-        .bind(day)
-        .bind(rng.random_range(1_000_000..50_000_000i64))
-        .bind(rng.random_range(-20_000_000..20_000_000i64))
-        .bind(rng.random_range(0..3i32))
-        .bind(rng.random_range(0..2i32))
-        .execute(&db)
-        .await
-        .unwrap();
+        add_a_trade(&db, &wallet, day, random_trade(&mut rng)).await;
     }
     let differing: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM (
@@ -414,10 +424,110 @@ async fn trader_totals_are_the_sum_of_their_days(db: PgPool) {
     assert_eq!((differing, totals), (0, traders));
 }
 
-/// Quotes are priced from the in-memory market cache: a change to a market's row reaches them
-/// within a second (in practice a millisecond or two; the test prints what it saw), a cached
-/// market is quoted with Postgres unable to answer, and once changes stop every quote equals
-/// one computed from the row.
+/// The leaderboard's rankings come from memory while nothing changes: every period and
+/// ordering equals Postgres's ranking (held, and answered with `trader_stats` locked); a change
+/// to a trader's day or a display name is ranked within a second (the test prints the slowest);
+/// concurrent requests after a change all get the new ranking.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
+    use api::domain::portfolio::{Period, SortBy};
+    use api::services::users::leaderboard;
+    use rand::{Rng, SeedableRng};
+    let services = services(&db);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(23);
+    let today = Utc::now().date_naive();
+    // 150 traders over 40 days (more than a ranking holds), some with names.
+    for w in 0..150 {
+        let wallet = format!("{w:0>32}");
+        if w % 3 == 0 {
+            sqlx::query("INSERT INTO users (id, wallet_address, display_name) VALUES ($1, $2, $3)").bind(Uuid::new_v4()).bind(&wallet).bind(format!("trader {w}")).execute(&db).await.unwrap();
+        }
+        for _ in 0..4 {
+            let day = today - chrono::Days::new(rng.random_range(0..40));
+            add_a_trade(&db, &wallet, day, random_trade(&mut rng)).await;
+        }
+    }
+    let periods = [Period::Day, Period::Week, Period::Month, Period::All];
+    let sorts = [SortBy::Pnl, SortBy::WinRate, SortBy::Volume];
+    let from_postgres = |period: Period, sort: SortBy, limit: i64| {
+        let db = db.clone();
+        async move {
+            let since = period.days().map(|d| Utc::now().date_naive() - chrono::Days::new(d));
+            api::store::positions::leaderboard(&db, since, sort, limit).await.unwrap()
+        }
+    };
+    let all_equal = || {
+        let services = services.clone();
+        async move {
+            for period in periods {
+                for sort in sorts {
+                    for limit in [1, 37, 100] {
+                        if leaderboard(&services, period, sort, limit).await.unwrap() != from_postgres(period, sort, limit).await {
+                            return false;
+                        }
+                    }
+                }
+            }
+            true
+        }
+    };
+    // Held once the listener is up (a read before it is not kept).
+    let started = std::time::Instant::now();
+    while services.leaderboard.current_rankings() < periods.len() * sorts.len() {
+        assert!(started.elapsed() < Duration::from_secs(5), "the rankings were never held");
+        assert!(all_equal().await, "a ranking differs from Postgres's");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(all_equal().await);
+    // Served without Postgres.
+    let mut lock = db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE trader_stats IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    let held = tokio::time::timeout(Duration::from_secs(2), leaderboard(&services, Period::All, SortBy::Pnl, 100)).await;
+    assert!(held.is_ok_and(|r| r.is_ok_and(|r| r.len() == 100)), "a held ranking is served without a query");
+    lock.rollback().await.unwrap();
+
+    // Changes: a trader jumps to the top today, another's day is deleted, a name changes.
+    let mut slowest = Duration::ZERO;
+    for round in 0..12i64 {
+        let wallet = format!("{:0>32}", rng.random_range(0..150));
+        match round % 3 {
+            0 => add_a_trade(&db, &wallet, today, (900_000_000 + round, 400_000_000 + round, 2, 2)).await,
+            1 => {
+                sqlx::query("DELETE FROM trader_stats WHERE wallet = (SELECT wallet FROM trader_totals ORDER BY realized_pnl DESC LIMIT 1)").execute(&db).await.unwrap();
+            }
+            _ => {
+                sqlx::query("UPDATE users SET display_name = $2 WHERE wallet_address = (SELECT wallet FROM trader_totals ORDER BY realized_pnl DESC LIMIT 1 OFFSET $1)")
+                    .bind(round)
+                    .bind(format!("renamed {round}"))
+                    .execute(&db)
+                    .await
+                    .unwrap();
+            }
+        }
+        let committed = std::time::Instant::now();
+        let expected = from_postgres(Period::Day, SortBy::Pnl, 100).await;
+        let expected_all = from_postgres(Period::All, SortBy::Pnl, 100).await;
+        while leaderboard(&services, Period::Day, SortBy::Pnl, 100).await.unwrap() != expected || leaderboard(&services, Period::All, SortBy::Pnl, 100).await.unwrap() != expected_all {
+            assert!(committed.elapsed() < Duration::from_secs(1), "round {round}: a change not ranked within a second");
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+        slowest = slowest.max(committed.elapsed());
+    }
+    println!("slowest change-to-ranking: {slowest:?}");
+    // Many requests at once after a change: one read, every answer the new ranking.
+    add_a_trade(&db, &format!("{:0>32}", 7), today, (1, 2_000_000_000, 1, 1)).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let expected = from_postgres(Period::Week, SortBy::Pnl, 100).await;
+    assert_eq!(expected[0].wallet, format!("{:0>32}", 7));
+    let answers = futures_util::future::join_all((0..32).map(|_| leaderboard(&services, Period::Week, SortBy::Pnl, 100))).await;
+    assert!(answers.into_iter().all(|a| a.unwrap() == expected));
+    assert!(all_equal().await);
+}
+
+/// Quotes and market rows come from the in-memory market cache: a change to a market's row
+/// reaches them within a second (in practice a millisecond or two; the test prints what it saw),
+/// a cached market is quoted with Postgres unable to answer, and once changes stop every quote
+/// equals one computed from the row and every served row is the row.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn quotes_follow_the_market_row_from_memory(db: PgPool) {
     use api::domain::market::Side;
@@ -434,7 +544,7 @@ async fn quotes_follow_the_market_row_from_memory(db: PgPool) {
     let from_row = |id: Uuid| {
         let (db, services) = (db.clone(), services.clone());
         async move {
-            let priced = api::store::markets::priced(&db, id).await.unwrap().unwrap();
+            let priced = api::store::markets::market(&db, id).await.unwrap().unwrap().priced();
             api::domain::quote::buy(&priced, &services.terms(), Side::Yes, amount, Utc::now()).unwrap()
         }
     };
@@ -476,6 +586,32 @@ async fn quotes_follow_the_market_row_from_memory(db: PgPool) {
     for id in &ids {
         assert_eq!(quote(&services, *id, Side::Yes, amount).await.unwrap().1, from_row(*id).await);
     }
+    // Whole rows (`GET /v1/markets/{id}`) too: a change to a column only the row shows (volume,
+    // trades, prior, outcome) is served within a second, and every held row is Postgres's.
+    let row = |id: Uuid| {
+        let db = db.clone();
+        async move { format!("{:?}", api::store::markets::market(&db, id).await.unwrap().unwrap()) }
+    };
+    let held = |id: Uuid| {
+        let services = services.clone();
+        async move { format!("{:?}", api::services::markets::market(&services, id).await.unwrap()) }
+    };
+    for (i, id) in ids.iter().enumerate() {
+        let change = [
+            "UPDATE markets SET total_volume = total_volume + 1, trade_count = trade_count + 1 WHERE id = $1",
+            "UPDATE markets SET ou_prior_ppm = 612000, ou_confidence_ppm = 51000 WHERE id = $1",
+            "UPDATE markets SET outcome = 'yes', actual_rate = 1234, settled_at = now() WHERE id = $1",
+        ][i % 3];
+        sqlx::query(change).bind(id).execute(&db).await.unwrap();
+        let committed = std::time::Instant::now();
+        while held(*id).await != row(*id).await {
+            assert!(committed.elapsed() < Duration::from_secs(1), "{change}: not served within a second");
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+    }
+    for id in &ids {
+        assert_eq!(held(*id).await, row(*id).await);
+    }
     // A market that closes is refused from the cache as from the row.
     sqlx::query("UPDATE markets SET status = 'closed' WHERE id = $1").bind(ids[1]).execute(&db).await.unwrap();
     let refused = std::time::Instant::now();
@@ -485,9 +621,10 @@ async fn quotes_follow_the_market_row_from_memory(db: PgPool) {
     }
 }
 
-/// The series listing is served from memory once loaded: every page equals the one Postgres
-/// gives, a change to a series or to a round a card shows is listed within a second (the test
-/// prints the slowest), and a page is answered with the series table locked.
+/// The series listing, and a series by slug, are served from memory once loaded: every page
+/// and card equals the one Postgres gives, a change to a series or to a round a card shows is
+/// listed within a second (the test prints the slowest), and a page is answered with the series
+/// table locked.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn series_listing_follows_changes_from_memory(db: PgPool) {
     series::ensure(&db, &default_series()).await.unwrap();
@@ -511,6 +648,20 @@ async fn series_listing_follows_changes_from_memory(db: PgPool) {
                 let served: Value = reqwest::get(format!("{base}/v1/series?limit={limit}&offset={offset}{filter}")).await.unwrap().json().await.unwrap();
                 let rendered: Vec<api::http::routes::series::SeriesCard> = read.0.into_iter().map(Into::into).collect();
                 if served["data"] != serde_json::to_value(rendered).unwrap() || served["meta"]["total"] != read.1 {
+                    return false;
+                }
+            }
+            // One series by slug (`GET /v1/series/{slug}`): the held card, or Postgres's row
+            // for a series that is not active or does not exist.
+            for slug in ["okx-ethusdt", "binance-btcusdt", "no-such-series"] {
+                let held = cards.by_slug(&db, slug).await.unwrap();
+                let read = series::series_by_slug(&db, slug).await.unwrap();
+                if format!("{held:?}") != format!("{read:?}") {
+                    return false;
+                }
+                let served: Value = reqwest::get(format!("{base}/v1/series/{slug}")).await.unwrap().json().await.unwrap();
+                let expected = read.map_or(Value::Null, |r| serde_json::to_value(api::http::routes::series::SeriesCard::from(r)).unwrap());
+                if served["data"] != expected {
                     return false;
                 }
             }

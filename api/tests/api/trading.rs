@@ -127,9 +127,16 @@ async fn a_trader_funds_buys_and_sells_through_the_program(db: PgPool) {
     assert_eq!(balance["data"], json!({"usdc_balance": "100.000000", "locked_in_positions": "0.000000", "total": "100.000000"}));
 
     let market = open_market(&db, "open").await;
+    // The market row, held in memory from here on; the trader reads its own trades in it at once,
+    // without the notice other processes wait for (switched off here to show it).
+    sqlx::query("ALTER TABLE markets DISABLE TRIGGER notify_market_terms_update").execute(&db).await.unwrap();
+    let shown = || async { t.app.get(&format!("/v1/markets/{market}")).await.json::<Value>().await.unwrap()["data"].clone() };
+    assert_eq!(shown().await["trade_count"], 0);
     let (status, bought) = t.post(&format!("/v1/markets/{market}/trade"), &token, json!({"side": "yes", "usdc_amount": "10"})).await;
     assert_eq!(status, 200, "{bought}");
     let trade = &bought["data"];
+    let after = shown().await;
+    assert_eq!((&after["trade_count"], &after["yes_price"], &after["total_volume"]), (&json!(1), &trade["new_yes_price"], &json!("10.000000")));
     assert_eq!((trade["side"].as_str(), trade["cost_usdc"].as_str(), trade["fee_usdc"].as_str()), (Some("yes"), Some("10.000000"), Some("0.100000")));
     assert!(micros(&trade["shares"]) > 10_000_000, "at 0.5 a share, 10 USDC buys more than 10 shares");
     assert!(micros(&trade["new_yes_price"]) > 500_000);
@@ -146,6 +153,8 @@ async fn a_trader_funds_buys_and_sells_through_the_program(db: PgPool) {
     let (status, sold) = t.post(&format!("/v1/markets/{market}/sell"), &token, json!({"side": "yes", "shares": half})).await;
     assert_eq!(status, 200, "{sold}");
     assert!(micros(&sold["data"]["new_yes_price"]) < micros(&trade["new_yes_price"]));
+    let after = shown().await;
+    assert_eq!((&after["trade_count"], &after["yes_price"]), (&json!(2), &sold["data"]["new_yes_price"]));
     let (status, too_many) = t.post(&format!("/v1/markets/{market}/sell"), &token, json!({"side": "yes", "shares": "1000"})).await;
     assert_eq!((status, too_many["error"]["code"].as_str()), (422, Some("INSUFFICIENT_SHARES")));
     let (status, none_held) = t.post(&format!("/v1/markets/{market}/sell"), &token, json!({"side": "no", "shares": "1"})).await;

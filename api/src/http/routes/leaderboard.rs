@@ -14,6 +14,8 @@ use crate::http::extract::ApiQuery;
 use crate::services::users;
 
 pub const MAX_LIMIT: i64 = 100;
+// The cache holds what the largest page shows.
+const _: () = assert!(MAX_LIMIT <= crate::services::leaderboard_cache::TOP);
 
 #[derive(Deserialize)]
 pub struct LeaderboardQuery {

@@ -1,6 +1,8 @@
 //! `/v1/markets…` and `/v1/quote`: markets, their trades and price history, and quotes computed
 //! by the same `lmsr` functions the program executes.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -144,7 +146,7 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery
 #[utoipa::path(get, path = "/markets/{id}", tag = "markets", params(("id" = String, Path, description = "The market id (a UUID)")),
     responses((status = 200, description = "The market", body = Envelope<Market>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
 pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Market>, ApiError> {
-    Ok(Data::new(markets::market(&state.services, market_id(&id)?).await?.into()))
+    Ok(Data::new(Arc::unwrap_or_clone(markets::market(&state.services, market_id(&id)?).await?).into()))
 }
 
 /// `GET /v1/markets/{id}/resolution` (beyond the contract): how the oracle decided the round —

@@ -78,11 +78,11 @@ pub async fn snapshot(s: &Services, channel: &ClientChannel, caller: Option<&Cal
     let first = |limit| Page { limit, offset: 0 };
     Ok(match channel {
         ClientChannel::Market(id) => {
-            let market = markets::market(s, *id).await?;
+            let market = markets::market_now(s, *id).await?;
             let (trades, _) = markets::trades(s, *id, first(SNAPSHOT_TRADES)).await?;
             json!({"market": Market::from(market), "trades": trades.into_iter().map(TradeItem::from).collect::<Vec<_>>()})
         }
-        ClientChannel::Series(slug) => to_json(SeriesCard::from(markets::series_by_slug(s, slug).await?)),
+        ClientChannel::Series(slug) => to_json(SeriesCard::from(markets::series_now(s, slug).await?)),
         ClientChannel::Markets => {
             let (open, _) = markets::list(s, Some(MarketStatus::Open), first(SNAPSHOT_MARKETS)).await?;
             json!({"open": open.into_iter().map(Market::from).collect::<Vec<_>>()})
@@ -116,7 +116,7 @@ pub async fn update(s: &Services, event: &Published, caller: Option<&Caller>) ->
         }
         ("market" | "round", _) => {
             let Some(market) = id("market_id") else { return Ok(None) };
-            to_json(Market::from(markets::market(s, market).await?))
+            to_json(Market::from(markets::market_now(s, market).await?))
         }
         ("balance", Some(caller)) => to_json(Balance::from(trading::balance(s, caller).await?)),
         ("positions", Some(caller)) => to_json(users::positions(s, caller).await?.into_iter().map(Position::from).collect::<Vec<_>>()),

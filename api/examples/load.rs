@@ -53,6 +53,7 @@ async fn main() {
     .await
     .unwrap();
     let market: uuid::Uuid = sqlx::query_scalar("SELECT id FROM markets LIMIT 1").fetch_one(&conn).await.unwrap();
+    let slug: String = sqlx::query_scalar("SELECT slug FROM series ORDER BY slug OFFSET 1234 LIMIT 1").fetch_one(&conn).await.unwrap();
     // Four rounds ahead of each open one: 20,000 unfinished markets in all.
     sqlx::query(
         "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
@@ -94,16 +95,16 @@ async fn main() {
     let state = AppState::new(&config, conn.clone(), redis);
     let services = state.services.clone();
     let app = serve(api::http::app(state)).await;
-    // Every unfinished market's pricing state in the quote cache (once its listener is up), as a
-    // service quoting all of them holds it.
+    // Every unfinished market's row in the market cache (once its listener is up), as a service
+    // quoting all of them holds it.
     let unfinished: Vec<uuid::Uuid> =
         sqlx::query_scalar("SELECT id FROM markets WHERE status IN ('pending', 'open')").fetch_all(&conn).await.unwrap();
     while services.market_cache.len() < unfinished.len() {
         for id in &unfinished {
-            services.market_cache.priced(&conn, *id).await.unwrap();
+            services.market_cache.market(&conn, *id).await.unwrap();
         }
     }
-    println!("{} unfinished markets held by the quote cache; resident memory {} MB", services.market_cache.len(), resident_mb());
+    println!("{} unfinished markets held by the market cache; resident memory {} MB", services.market_cache.len(), resident_mb());
     let bare = serve(Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))).await;
 
     println!("{SERIES} series, {CONNECTIONS} connections, {SECONDS} s each, load generator in the same process");
@@ -114,6 +115,7 @@ async fn main() {
         ("GET /v1/series?limit=50&page=60", format!("{app}/v1/series?limit=50&page=60")),
         ("GET /v1/markets/{id}/quote", format!("{app}/v1/markets/{market}/quote?side=yes&amount=25")),
         ("GET /v1/markets/{id}", format!("{app}/v1/markets/{market}")),
+        ("GET /v1/series/{slug}", format!("{app}/v1/series/{slug}")),
         ("GET /v1/markets?limit=100", format!("{app}/v1/markets?limit=100")),
         ("GET /v1/markets?status=settled&limit=100", format!("{app}/v1/markets?status=settled&limit=100")),
         ("  ...&offset=50000", format!("{app}/v1/markets?status=settled&limit=100&offset=50000")),
@@ -121,10 +123,29 @@ async fn main() {
         ("GET /v1/leaderboard?period=all&limit=100", format!("{app}/v1/leaderboard?period=all&limit=100")),
         ("  ...&sort_by=win_rate", format!("{app}/v1/leaderboard?period=all&limit=100&sort_by=win_rate")),
         ("GET /v1/leaderboard?period=7d&limit=100", format!("{app}/v1/leaderboard?period=7d&limit=100")),
+        ("  ...period=30d", format!("{app}/v1/leaderboard?period=30d&limit=100")),
     ] {
         let (rps, p50, p99, p999) = drive(url).await;
         println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", resident_mb());
     }
+    // The leaderboard while traders trade: a trader's day changes every 100 ms (each change
+    // notified), so rankings are read again after each.
+    let trading = tokio::spawn({
+        let conn = conn.clone();
+        async move {
+            loop {
+                sqlx::query("UPDATE trader_stats SET volume = volume + 1, trades = trades + 1 WHERE wallet = 'trader30' AND day = current_date")
+                    .execute(&conn)
+                    .await
+                    .unwrap();
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+    });
+    let label = "  ...7d, a day changing every 100 ms";
+    let (rps, p50, p99, p999) = drive(format!("{app}/v1/leaderboard?period=7d&limit=100")).await;
+    println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", resident_mb());
+    trading.abort();
     conn.close().await;
 }
 

@@ -26,10 +26,11 @@ impl AppState {
             market_cache: Arc::new(crate::services::market_cache::MarketCache::new()),
             series_cards: Arc::new(crate::services::series_cards::SeriesCards::new()),
             leaderboard: Arc::new(crate::services::leaderboard_cache::LeaderboardCache::new()),
+            market_data_version: Arc::new(crate::services::market_data_version::MarketDataVersion::new()),
         };
         let http = Arc::new(config.http_settings());
         let limits = Arc::new(crate::services::rate_counts::WindowCounts::new(http.rate_sync_every));
-        AppState { services, http, ws: Arc::new(crate::http::routes::ws::hub::Hub::new()), series_pages: Default::default(), limits }
+        AppState { services, http, ws: Arc::new(crate::http::routes::ws::hub::Hub::new()), series_pages: Default::default(), market_data_responses: Default::default(), limits }
     }
 
     pub fn with_onchain(mut self, onchain: crate::chain::OnChain) -> AppState {

@@ -8,6 +8,7 @@ pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod idempotency;
+pub mod kept_responses;
 pub mod message_rate;
 pub mod middleware;
 pub mod openapi;
@@ -57,6 +58,8 @@ pub struct AppState {
     pub ws: Arc<routes::ws::hub::Hub>,
     /// Series listing pages already rendered, by the cards' version.
     pub series_pages: Arc<routes::series::RenderedPages>,
+    /// Market-data responses already read, by the market data's version.
+    pub market_data_responses: Arc<kept_responses::KeptResponses>,
     /// This replica's rate-limit counts, reconciled with Redis in batches.
     pub limits: Arc<crate::services::rate_counts::WindowCounts>,
 }

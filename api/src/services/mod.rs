@@ -10,6 +10,7 @@ pub mod error;
 pub mod idempotency;
 pub mod leaderboard_cache;
 pub mod market_data;
+pub mod market_data_version;
 pub mod market_cache;
 pub mod markets;
 pub mod notices;
@@ -81,6 +82,8 @@ pub struct Services {
     pub series_cards: Arc<series_cards::SeriesCards>,
     /// The leaderboard's rankings in memory.
     pub leaderboard: Arc<leaderboard_cache::LeaderboardCache>,
+    /// The market data's version (responses are kept while it holds).
+    pub market_data_version: Arc<market_data_version::MarketDataVersion>,
 }
 
 impl Services {

@@ -224,12 +224,28 @@ async fn the_crowd_endpoints(db: PgPool) {
         assert_eq!(code_of(app.get(missing).await).await, (404, "NOT_FOUND".to_owned()), "{missing}");
     }
 
-    // A perp the venue stops listing leaves the crowd data (its history stays until retention).
+    // Responses are kept in memory while the data holds: answered with the collectors' tables
+    // locked.
+    let mut lock = db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE perps, interval_changes, crowd_latest, crowd_history IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    for path in ["/v1/crowd/summary", "/v1/crowd/bybit/ETHUSDT", "/v1/crowd/leaderboard?page=1&limit=10"] {
+        let kept = tokio::time::timeout(Duration::from_secs(2), app.get(path)).await;
+        assert!(kept.is_ok_and(|r| r.status() == 200), "{path} answered without a query");
+    }
+    lock.rollback().await.unwrap();
+
+    // A perp the venue stops listing leaves the crowd data (its history stays until retention),
+    // in every response within a second of the change (its notice ends the kept responses).
     let keep: Vec<(String, i32)> = sqlx::query_as("SELECT symbol, interval_minutes FROM perps WHERE exchange = 'bybit' AND symbol <> 'ETHUSDT'").fetch_all(&db).await.unwrap();
     let report = intervals::record_listing(&db, "bybit", &keep, Utc::now()).await.unwrap();
     assert_eq!((report.delisted, report.new, report.changes.len()), (1, 0, 0));
-    assert_eq!(code_of(app.get("/v1/crowd/bybit/ETHUSDT").await).await.0, 404);
-    assert_eq!(json(&app, "/v1/crowd/summary").await["data"]["total_symbols_tracked"].as_u64(), Some(tracked - 1));
+    let changed = std::time::Instant::now();
+    while code_of(app.get("/v1/crowd/bybit/ETHUSDT").await).await.0 != 404
+        || json(&app, "/v1/crowd/summary").await["data"]["total_symbols_tracked"].as_u64() != Some(tracked - 1)
+    {
+        assert!(changed.elapsed() < Duration::from_secs(1), "a delisting not shown within a second");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     assert_eq!(json(&app, "/v1/intervals/bybit/ETHUSDT").await["data"]["symbol"], "ETHUSDT", "its interval history stays");
 }
 

@@ -64,6 +64,8 @@ pub fn router(state: AppState) -> Router {
 
 /// The routes and the document describing them (served at `/v1/openapi.json`).
 pub fn documented(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
+    // Market-data responses are kept in memory while the data holds (`kept_responses`).
+    let kept = from_fn_with_state(state.clone(), crate::http::kept_responses::keep_market_data);
     let v1 = OpenApiRouter::new()
         .routes(routes!(auth::challenge))
         .routes(routes!(auth::verify))
@@ -74,14 +76,14 @@ pub fn documented(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(users::history))
         .routes(routes!(users::overview))
         .routes(routes!(leaderboard::leaderboard))
-        .routes(routes!(intervals::changes))
-        .routes(routes!(intervals::stats))
-        .routes(routes!(intervals::threaded))
-        .routes(routes!(intervals::detail))
-        .routes(routes!(intervals::analysis))
-        .routes(routes!(crowd::leaderboard))
-        .routes(routes!(crowd::summary))
-        .routes(routes!(crowd::detail))
+        .routes(routes!(intervals::changes).layer(kept.clone()))
+        .routes(routes!(intervals::stats).layer(kept.clone()))
+        .routes(routes!(intervals::threaded).layer(kept.clone()))
+        .routes(routes!(intervals::detail).layer(kept.clone()))
+        .routes(routes!(intervals::analysis).layer(kept.clone()))
+        .routes(routes!(crowd::leaderboard).layer(kept.clone()))
+        .routes(routes!(crowd::summary).layer(kept.clone()))
+        .routes(routes!(crowd::detail).layer(kept))
         .routes(routes!(series::list))
         .routes(routes!(series::get))
         .routes(routes!(series::rounds))

@@ -21,6 +21,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::AppState;
 use super::error::ApiError;
+use crate::services::market_data;
 
 /// How long a response is served at most, even if the data did not change.
 pub const MAX_AGE: Duration = Duration::from_secs(10);
@@ -58,7 +59,7 @@ impl KeptResponses {
 /// The layer over the market-data routes.
 pub async fn keep_market_data(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let version = match *request.method() {
-        Method::GET => state.services.market_data_version.current(&state.services.db),
+        Method::GET => market_data::version(&state.services),
         _ => None,
     };
     let Some(version) = version else { return next.run(request).await };

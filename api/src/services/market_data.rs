@@ -12,6 +12,12 @@ use crate::store::intervals::{self, ChangeRow, IntervalStatsRow, PerpRow};
 /// How many symbols `/v1/intervals/stats` lists as most changed.
 pub const MOST_CHANGED: i64 = 10;
 
+/// The version of what these reads return (`market_data_version`): a response read at it is the
+/// response while it holds. `None` while changes cannot be heard.
+pub fn version(services: &Services) -> Option<u64> {
+    services.market_data_version.current(&services.db)
+}
+
 /// The venue's id and the symbol as stored (upper case, except Hyperliquid's own coin names
 /// such as `kPEPE`, which are matched as given), or NOT_FOUND.
 fn perp_key(exchange: &str, symbol: &str) -> Result<(Exchange, String), ServiceError> {

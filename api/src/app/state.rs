@@ -26,7 +26,7 @@ impl AppState {
             market_cache: Arc::new(crate::services::market_cache::MarketCache::new()),
             series_cards: Arc::new(crate::services::series_cards::SeriesCards::new()),
             leaderboard: Arc::new(crate::services::leaderboard_cache::LeaderboardCache::new()),
-            market_data_version: Arc::new(crate::services::market_data_version::MarketDataVersion::new()),
+            market_data_version: Arc::new(crate::services::notices::Version::new(crate::services::market_data::NOTICE_CHANNEL)),
         };
         let http = Arc::new(config.http_settings());
         let limits = Arc::new(crate::services::rate_counts::WindowCounts::new(http.rate_sync_every));

@@ -17,12 +17,12 @@
 //! The period's first day is part of a ranking's key, so a new UTC day starts new rankings.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex};
 
 use chrono::NaiveDate;
 use sqlx::PgPool;
 
-use super::notices::{self, Listening};
+use super::notices::Version;
 use crate::domain::portfolio::SortBy;
 use crate::store::positions::{self, LeaderRow};
 
@@ -31,24 +31,21 @@ const CHANNEL: &str = "fm_leaderboard";
 pub const TOP: i64 = 100;
 
 type Key = (Option<NaiveDate>, SortBy);
+type Ranking = Arc<Vec<LeaderRow>>;
 
-#[derive(Default)]
 pub struct LeaderboardCache {
-    state: Mutex<Held>,
+    /// Bumped by every notice (and connect or drop of the listener).
+    version: Arc<Version>,
+    /// Each ranking with the version its read began at: current while that version holds.
+    rankings: Mutex<HashMap<Key, (u64, Ranking)>>,
     /// One read of each ranking at a time (the others wait for it and take what it read).
     reading: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
-    started: OnceLock<()>,
 }
 
-#[derive(Default)]
-struct Held {
-    /// The listener is connected: every change from here on will be notified.
-    live: bool,
-    /// Bumped by every notice and every connect or drop of the listener: a read begun before
-    /// a bump may be out of date and is not kept.
-    changes: u64,
-    /// Rankings read since the last change.
-    rankings: HashMap<Key, Arc<Vec<LeaderRow>>>,
+impl Default for LeaderboardCache {
+    fn default() -> LeaderboardCache {
+        LeaderboardCache { version: Arc::new(Version::new(CHANNEL)), rankings: Mutex::default(), reading: Mutex::default() }
+    }
 }
 
 impl LeaderboardCache {
@@ -58,37 +55,36 @@ impl LeaderboardCache {
 
     /// The first `limit` (at most `TOP`) traders active since `since` (all time when `None`),
     /// best first by `sort`: from memory while current, else read (and kept).
-    pub async fn top(self: &Arc<Self>, db: &PgPool, since: Option<NaiveDate>, sort: SortBy, limit: i64) -> Result<Vec<LeaderRow>, sqlx::Error> {
+    pub async fn top(&self, db: &PgPool, since: Option<NaiveDate>, sort: SortBy, limit: i64) -> Result<Vec<LeaderRow>, sqlx::Error> {
         let limit = limit.clamp(0, TOP) as usize;
-        self.start_listening(db);
+        let first = |top: &Ranking| top.iter().take(limit).cloned().collect();
         let key = (since, sort);
-        if let Some(top) = self.current(&key) {
-            return Ok(top.iter().take(limit).cloned().collect());
+        let Some(version) = self.version.current(db) else {
+            return Ok(positions::leaderboard(db, since, sort, limit as i64).await?);
+        };
+        if let Some(top) = self.held(&key, version) {
+            return Ok(first(&top));
         }
         let gate = self.gate(key);
         let _one_read = gate.lock().await;
         // Read by whoever held the gate before us, after the change that made us wait?
-        if let Some(top) = self.current(&key) {
-            return Ok(top.iter().take(limit).cloned().collect());
+        let version = self.version.now();
+        if let Some(top) = version.and_then(|v| self.held(&key, v)) {
+            return Ok(first(&top));
         }
-        let (live, changes) = {
-            let held = self.state.lock().unwrap();
-            (held.live, held.changes)
-        };
         let top = Arc::new(positions::leaderboard(db, since, sort, TOP).await?);
-        if live {
-            let mut held = self.state.lock().unwrap();
-            if held.live && held.changes == changes {
-                held.rankings.insert(key, Arc::clone(&top));
-            }
+        if let Some(version) = version {
+            let mut rankings = self.rankings.lock().unwrap();
+            // Out-of-date rankings (a past day's among them) go as a new one comes.
+            rankings.retain(|_, (read_at, _)| *read_at == version);
+            rankings.insert(key, (version, Arc::clone(&top)));
         }
-        Ok(top.iter().take(limit).cloned().collect())
+        Ok(first(&top))
     }
 
-    /// The held ranking, if it is current (listening, and no change since its read began).
-    fn current(&self, key: &Key) -> Option<Arc<Vec<LeaderRow>>> {
-        let held = self.state.lock().unwrap();
-        held.rankings.get(key).filter(|_| held.live).map(Arc::clone)
+    /// The ranking of `key`, if it was read at `version`.
+    fn held(&self, key: &Key, version: u64) -> Option<Ranking> {
+        self.rankings.lock().unwrap().get(key).filter(|(read_at, _)| *read_at == version).map(|(_, top)| Arc::clone(top))
     }
 
     /// The gate of one ranking's reads. A day's keys stop being asked for when the day ends:
@@ -103,30 +99,7 @@ impl LeaderboardCache {
 
     /// How many rankings are held and current (tests).
     pub fn current_rankings(&self) -> usize {
-        let held = self.state.lock().unwrap();
-        if held.live { held.rankings.len() } else { 0 }
+        let Some(version) = self.version.now() else { return 0 };
+        self.rankings.lock().unwrap().values().filter(|(read_at, _)| *read_at == version).count()
     }
-
-    fn start_listening(self: &Arc<Self>, db: &PgPool) {
-        self.started.get_or_init(|| {
-            tokio::spawn(listen(Arc::downgrade(self), db.clone()));
-        });
-    }
-}
-
-async fn listen(cache: Weak<LeaderboardCache>, db: PgPool) {
-    notices::listen(db, CHANNEL, |event| {
-        let Some(cache) = cache.upgrade() else { return false };
-        let mut held = cache.state.lock().unwrap();
-        match event {
-            Listening::Connected => held.live = true,
-            Listening::Notice(_) => {}
-            Listening::Lost => held.live = false,
-        }
-        // Whatever is held may be out of date now.
-        held.changes += 1;
-        held.rankings.clear();
-        true
-    })
-    .await
 }

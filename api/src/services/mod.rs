@@ -10,7 +10,6 @@ pub mod error;
 pub mod idempotency;
 pub mod leaderboard_cache;
 pub mod market_data;
-pub mod market_data_version;
 pub mod market_cache;
 pub mod markets;
 pub mod notices;
@@ -83,7 +82,7 @@ pub struct Services {
     /// The leaderboard's rankings in memory.
     pub leaderboard: Arc<leaderboard_cache::LeaderboardCache>,
     /// The market data's version (responses are kept while it holds).
-    pub market_data_version: Arc<market_data_version::MarketDataVersion>,
+    pub market_data_version: Arc<notices::Version>,
 }
 
 impl Services {

@@ -1,7 +1,9 @@
-//! Postgres notices for this process's in-memory read models (`market_cache`, `series_cards`):
-//! one listening connection per model, reconnected after a failure. Notices sent while it is
-//! disconnected are lost, so the model is told (`Listening::Lost`) and forgets what it holds.
+//! Postgres notices for this process's in-memory read models (`market_cache`, `series_cards`,
+//! `leaderboard_cache`, the kept market-data responses): one listening connection per model,
+//! reconnected after a failure. Notices sent while it is disconnected are lost, so the model is
+//! told (`Listening::Lost`) and forgets what it holds.
 
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use sqlx::PgPool;
@@ -61,4 +63,52 @@ pub async fn listen(db: PgPool, channel: &'static str, mut report: impl FnMut(Li
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_secs(5));
     }
+}
+
+/// A channel's version, for models that keep whole answers rather than rows: bumped by every
+/// notice on the channel and every connect or drop of its listener, so an answer read at one
+/// version is current while the version holds. No version while the listener is not connected
+/// (a notice sent meanwhile would be lost).
+pub struct Version {
+    channel: &'static str,
+    /// (listening, version).
+    state: Mutex<(bool, u64)>,
+    started: OnceLock<()>,
+}
+
+impl Version {
+    pub fn new(channel: &'static str) -> Version {
+        Version { channel, state: Mutex::new((false, 0)), started: OnceLock::new() }
+    }
+
+    /// The current version, listening from the first call on; `None` while changes cannot be
+    /// heard (answers must be read).
+    pub fn current(self: &Arc<Self>, db: &PgPool) -> Option<u64> {
+        self.started.get_or_init(|| {
+            tokio::spawn(follow(Arc::downgrade(self), db.clone()));
+        });
+        self.now()
+    }
+
+    /// The current version, without starting to listen.
+    pub fn now(&self) -> Option<u64> {
+        let (live, version) = *self.state.lock().unwrap();
+        live.then_some(version)
+    }
+}
+
+async fn follow(version: Weak<Version>, db: PgPool) {
+    let Some(channel) = version.upgrade().map(|v| v.channel) else { return };
+    listen(db, channel, |event| {
+        let Some(held) = version.upgrade() else { return false };
+        let mut state = held.state.lock().unwrap();
+        match event {
+            Listening::Connected => state.0 = true,
+            Listening::Notice(_) => {}
+            Listening::Lost => state.0 = false,
+        }
+        state.1 += 1;
+        true
+    })
+    .await
 }

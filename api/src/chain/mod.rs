@@ -15,12 +15,12 @@ pub mod money;
 use std::sync::Arc;
 
 use anchor_lang::prelude::Pubkey;
-use futures_util::StreamExt;
 use anchor_lang::solana_program::instruction::Instruction;
 use funding_market::client;
 use funding_market::events::TradeExecuted;
 use funding_market::instructions::CreateMarketParams;
 use funding_market::state::{Config as ProgramConfig, Market as ProgramMarket, MarketStatus as ProgramMarketStatus, Position, Side as ProgramSide};
+use futures_util::StreamExt;
 use indexer::chain::{AnyChain, ChainError, ChainSource, ConfirmedTransaction, EmbeddedChain};
 use indexer::events::{self, ProgramEvent};
 use indexer::projection::Projector;

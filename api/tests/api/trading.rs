@@ -127,8 +127,8 @@ async fn a_trader_funds_buys_and_sells_through_the_program(db: PgPool) {
     assert_eq!(balance["data"], json!({"usdc_balance": "100.000000", "locked_in_positions": "0.000000", "total": "100.000000"}));
 
     let market = open_market(&db, "open").await;
-    // The market row, held in memory from here on; the trader reads its own trades in it at once,
-    // without the notice other processes wait for (switched off here to show it).
+    // The market row is held in memory; the trader reads its own trades in it at once, without
+    // the notice other processes wait for (switched off here to show it).
     sqlx::query("ALTER TABLE markets DISABLE TRIGGER notify_market_terms_update").execute(&db).await.unwrap();
     let shown = || async { t.app.get(&format!("/v1/markets/{market}")).await.json::<Value>().await.unwrap()["data"].clone() };
     assert_eq!(shown().await["trade_count"], 0);
@@ -137,6 +137,17 @@ async fn a_trader_funds_buys_and_sells_through_the_program(db: PgPool) {
     let trade = &bought["data"];
     let after = shown().await;
     assert_eq!((&after["trade_count"], &after["yes_price"], &after["total_volume"]), (&json!(1), &trade["new_yes_price"], &json!("10.000000")));
+    // Held now (the first read may have come before the listener was up): a change no notice
+    // announces is not shown.
+    let waiting = std::time::Instant::now();
+    loop {
+        let before = shown().await;
+        sqlx::query("UPDATE markets SET ou_confidence_ppm = ou_confidence_ppm + 1 WHERE id = $1").bind(market).execute(&db).await.unwrap();
+        if shown().await == before {
+            break;
+        }
+        assert!(waiting.elapsed() < Duration::from_secs(2), "the market row is never held");
+    }
     assert_eq!((trade["side"].as_str(), trade["cost_usdc"].as_str(), trade["fee_usdc"].as_str()), (Some("yes"), Some("10.000000"), Some("0.100000")));
     assert!(micros(&trade["shares"]) > 10_000_000, "at 0.5 a share, 10 USDC buys more than 10 shares");
     assert!(micros(&trade["new_yes_price"]) > 500_000);

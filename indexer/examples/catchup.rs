@@ -3,7 +3,9 @@
 //! then the same rows the projection appended (`chain_events`, `trades`) copied out and loaded
 //! with a raw `COPY` into tables of the same shape and indexes, in the same run.
 //!
-//! `bash scripts/bench-indexer.sh` (release build; needs Postgres: scripts/setup.sh).
+//! `bash scripts/bench-indexer.sh` (release build; needs Postgres: scripts/setup.sh). The batch
+//! (chain transactions per database transaction) is the indexer's own (`follow::BATCH`) unless
+//! `CATCHUP_BATCH` names another.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -106,7 +108,8 @@ async fn main() {
         txs.push(event_tx(txs.len(), vec![event_data(&trade)]));
     }
     let source = Source(Arc::new(Ledger(txs)));
-    let indexer = Indexer::new(source, Projector::new(db.clone(), &funding_market::ID), &funding_market::ID.to_string());
+    let batch = std::env::var("CATCHUP_BATCH").map_or(indexer::follow::BATCH, |b| b.parse().expect("CATCHUP_BATCH is a number"));
+    let indexer = Indexer::new(source, Projector::new(db.clone(), &funding_market::ID), &funding_market::ID.to_string()).with_batch(batch);
 
     let started = Instant::now();
     let progress = indexer.run_once().await.unwrap();
@@ -138,7 +141,7 @@ async fn main() {
 
     let events = (EVENTS + MARKETS) as f64;
     println!("{EVENTS} trade events + {MARKETS} market creations, one per transaction, {MARKETS} markets, {WALLETS} wallets");
-    println!("indexer (decode, record once, project markets/trades/positions/prices/balances/stats, cursor; 500 chain transactions per DB transaction):");
+    println!("indexer (decode, record once, project markets/trades/positions/prices/balances/stats, cursor; {batch} chain transactions per DB transaction):");
     println!("  {indexed_in:.2} s, {:.0} events/s", events / indexed_in);
     println!("raw COPY of the same chain_events + trades rows into tables with the same indexes:");
     println!("  {copied_in:.2} s, {:.0} rows/s ({:.0} events/s)", (2.0 * events - MARKETS as f64) / copied_in, events / copied_in);

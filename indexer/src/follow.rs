@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::chain::ChainSource;
-use crate::chain::ChainError;
+use crate::chain::{ChainError, ChainSource, ConfirmedTransaction, SignatureInfo};
 use crate::projection::Projector;
 
 #[derive(Debug, thiserror::Error)]
@@ -20,8 +19,13 @@ pub enum FollowError {
     NotYetAvailable(String),
 }
 
-/// Transactions per database transaction while catching up.
-pub const BATCH: usize = 500;
+/// Transactions per database transaction while catching up. Per-row work on the rows a batch
+/// upserts (a position, a vault balance, a trader's day and total) is paid once per key in the
+/// batch, so larger batches catch up faster (100,000 trade events: 16.2 s at 500, 12.2 s at
+/// 5,000, 10.8 s at 10,000; README "Indexer catch-up"). A batch holds the projection lock while
+/// it is applied (about half a second at 5,000), so a trade the service projects itself waits
+/// at most that long during a catch-up; following the chain, batches hold what is new.
+pub const BATCH: usize = 5_000;
 /// Transactions requested from the source at once (in order).
 pub const FETCH_AHEAD: usize = 16;
 
@@ -42,7 +46,7 @@ pub struct Progress {
 /// of what is not yet applied: `fm_indexer_lag_transactions`, `fm_indexer_lag_slots` (from the
 /// oldest to the newest unapplied transaction, 0 when caught up) and `fm_indexer_lag_seconds`
 /// (how old the oldest unapplied transaction is).
-fn record_lag(pending: &[crate::chain::SignatureInfo]) {
+fn record_lag(pending: &[SignatureInfo]) {
     let (slots, seconds) = match (pending.first(), pending.last()) {
         (Some(oldest), Some(newest)) => {
             let age = oldest.block_time.map_or(0, |t| (chrono::Utc::now().timestamp() - t).max(0));
@@ -65,42 +69,61 @@ impl<S: ChainSource> Indexer<S> {
         Indexer { batch: batch.max(1), ..self }
     }
 
-    /// Applies everything the source has after the cursor: transactions fetched `FETCH_AHEAD`
-    /// at a time (in order), applied a batch per database transaction (a crash loses at most
-    /// the batch in flight, which the next pass applies again from the cursor).
+    /// Applies everything the source has after the cursor, a batch per database transaction
+    /// (a crash loses at most the batch in flight, which the next pass applies again from the
+    /// cursor). Each batch's transactions are fetched `FETCH_AHEAD` at a time, in order, while
+    /// the batch before it is applied: with a node's RPC the fetching, with the embedded chain
+    /// Postgres, is what takes the time, and one need not wait for the other.
     pub async fn run_once(&self) -> Result<Progress, FollowError> {
         let cursor = self.projector.cursor().await?;
         let signatures = self.source.signatures_after(&self.program, cursor.as_deref()).await?;
         record_lag(&signatures);
         let mut progress = Progress::default();
-        for chunk in signatures.chunks(self.batch) {
-            let mut fetched = Vec::with_capacity(chunk.len());
-            for window in chunk.chunks(FETCH_AHEAD) {
-                let requests: Vec<_> = window.iter().map(|info| self.source.transaction(&info.signature)).collect();
-                fetched.extend(futures_util::future::join_all(requests).await);
-            }
-            let mut batch = Vec::with_capacity(chunk.len());
-            let mut stopped = None;
-            for (info, fetched) in chunk.iter().zip(fetched) {
-                match fetched? {
-                    Some(tx) => batch.push(tx),
-                    // A listed signature the node cannot return yet ends the pass after what
-                    // precedes it; the next pass resumes there.
-                    None => {
-                        stopped = Some(info.signature.clone());
-                        break;
-                    }
+        let mut chunks = signatures.chunks(self.batch);
+        let Some(first) = chunks.next() else {
+            record_lag(&[]);
+            return Ok(progress);
+        };
+        let mut fetched = self.fetch(first).await;
+        loop {
+            let (batch, stopped) = fetched?;
+            let (applied, next) = match chunks.next() {
+                Some(chunk) if stopped.is_none() => {
+                    let (applied, next) = tokio::join!(self.projector.apply_batch(&batch), self.fetch(chunk));
+                    (applied, Some(next))
                 }
-            }
-            progress.events += self.projector.apply_batch(&batch).await?;
+                _ => (self.projector.apply_batch(&batch).await, None),
+            };
+            progress.events += applied?;
             progress.transactions += batch.len();
             if let Some(signature) = stopped {
                 return Err(FollowError::NotYetAvailable(signature));
+            }
+            match next {
+                Some(next) => fetched = next,
+                None => break,
             }
         }
         // Caught up with what the pass listed.
         record_lag(&[]);
         Ok(progress)
+    }
+
+    /// The transactions of `chunk`, in order, up to the first the node cannot return yet (a
+    /// listed signature it cannot return ends the pass after what precedes it; the next pass
+    /// resumes there), which is returned beside them.
+    async fn fetch(&self, chunk: &[SignatureInfo]) -> Result<(Vec<ConfirmedTransaction>, Option<String>), FollowError> {
+        let mut batch = Vec::with_capacity(chunk.len());
+        for window in chunk.chunks(FETCH_AHEAD) {
+            let requests: Vec<_> = window.iter().map(|info| self.source.transaction(&info.signature)).collect();
+            for (info, fetched) in window.iter().zip(futures_util::future::join_all(requests).await) {
+                match fetched? {
+                    Some(tx) => batch.push(tx),
+                    None => return Ok((batch, Some(info.signature.clone()))),
+                }
+            }
+        }
+        Ok((batch, None))
     }
 
     /// Follows until `stop` completes: a pass every `period`, or as soon as `confirmations`

@@ -126,3 +126,39 @@ async fn a_crash_at_any_point_loses_and_repeats_nothing(db: PgPool) {
         Some("trade-300")
     );
 }
+
+/// A source that lists one signature it cannot return yet (a node that has not caught up).
+#[derive(Clone)]
+struct Withholding(Source, &'static str);
+
+impl ChainSource for Withholding {
+    async fn signatures_after(&self, program: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, ChainError> {
+        self.0.signatures_after(program, cursor).await
+    }
+
+    async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
+        if signature == self.1 { Ok(None) } else { self.0.transaction(signature).await }
+    }
+}
+
+/// A pass that meets a transaction the node cannot return yet applies everything before it
+/// (batches fetched while earlier ones are applied included) and nothing after; the next pass
+/// resumes there.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_transaction_not_yet_available_ends_the_pass_before_it(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let source = ledger(market_id, Pubkey::new_unique(), 30);
+    let program = funding_market::ID.to_string();
+    let projector = || Projector::new(db.clone(), &funding_market::ID);
+    let withheld = Indexer::new(Withholding(Source(source.clone()), "trade-18"), projector(), &program).with_batch(4);
+    match withheld.run_once().await {
+        Err(indexer::follow::FollowError::NotYetAvailable(signature)) => assert_eq!(signature, "trade-18"),
+        other => panic!("expected the pass to stop at trade-18, got {other:?}"),
+    }
+    assert_eq!(projector().cursor().await.unwrap().as_deref(), Some("trade-17"));
+    // Trades 1..=17 less the failed 7th and 14th.
+    assert_eq!(state(&db, market_id).await, (1 + 15, 15, 15, 150));
+    let rest = Indexer::new(Source(source), projector(), &program).with_batch(4).run_once().await.unwrap();
+    assert_eq!(rest.transactions, 13);
+    assert_eq!(state(&db, market_id).await, (1 + 26, 26, 26, 260));
+}

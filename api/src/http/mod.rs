@@ -15,6 +15,7 @@ pub mod openapi;
 pub mod page;
 pub mod pubsub;
 pub mod ratelimit;
+pub mod rendered;
 pub mod routes;
 
 use std::sync::Arc;
@@ -57,7 +58,9 @@ pub struct AppState {
     /// This replica's WebSocket subscriptions.
     pub ws: Arc<routes::ws::hub::Hub>,
     /// Series listing pages already rendered, by the cards' version.
-    pub series_pages: Arc<routes::series::RenderedPages>,
+    pub series_pages: Arc<rendered::RenderedPages<routes::series::PageKey>>,
+    /// Leaderboard pages already rendered, by the rankings' version.
+    pub leaderboard_pages: Arc<rendered::RenderedPages<routes::leaderboard::BoardKey>>,
     /// Market-data responses already read, by the market data's version.
     pub market_data_responses: Arc<kept_responses::KeptResponses>,
     /// This replica's rate-limit counts, reconciled with Redis in batches.

@@ -82,6 +82,12 @@ impl LeaderboardCache {
         Ok(first(&top))
     }
 
+    /// The current version of the rankings, listening from the first call on (`None` while
+    /// not listening).
+    pub fn version(&self, db: &PgPool) -> Option<u64> {
+        self.version.current(db)
+    }
+
     /// The ranking of `key`, if it was read at `version`.
     fn held(&self, key: &Key, version: u64) -> Option<Ranking> {
         self.rankings.lock().unwrap().get(key).filter(|(read_at, _)| *read_at == version).map(|(_, top)| Arc::clone(top))

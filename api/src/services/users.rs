@@ -1,6 +1,6 @@
 //! The caller's profile, positions, trades and results, and the leaderboard.
 
-use chrono::Utc;
+use chrono::{NaiveDate, Utc};
 use uuid::Uuid;
 
 use super::{Page, ServiceError, Services};
@@ -60,6 +60,21 @@ pub async fn portfolio(s: &Services, caller: &Caller) -> Result<Portfolio, Servi
 
 /// Traders ranked over `period` (whole UTC days: "24h" is today and yesterday's statistics).
 pub async fn leaderboard(s: &Services, period: Period, sort: SortBy, limit: i64) -> Result<Vec<LeaderRow>, ServiceError> {
-    let since = period.days().map(|d| Utc::now().date_naive() - chrono::Days::new(d));
+    leaderboard_since(s, leaderboard_start(period), sort, limit).await
+}
+
+/// The first UTC day `period` ranks today (`None`: all time).
+pub fn leaderboard_start(period: Period) -> Option<NaiveDate> {
+    period.days().map(|d| Utc::now().date_naive() - chrono::Days::new(d))
+}
+
+/// Traders ranked over the days from `since` (all time when `None`).
+pub async fn leaderboard_since(s: &Services, since: Option<NaiveDate>, sort: SortBy, limit: i64) -> Result<Vec<LeaderRow>, ServiceError> {
     Ok(s.leaderboard.top(&s.db, since, sort, limit).await?)
+}
+
+/// The rankings' version: a ranking served while it holds reflects every change announced so
+/// far (`None` while changes cannot be heard: nothing read may be kept).
+pub fn leaderboard_version(s: &Services) -> Option<u64> {
+    s.leaderboard.version(&s.db)
 }

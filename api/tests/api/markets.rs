@@ -481,7 +481,9 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
     use api::domain::portfolio::{Period, SortBy};
     use api::services::users::leaderboard;
     use rand::{Rng, SeedableRng};
-    let services = services(&db);
+    let state = state(db.clone(), &redis_url());
+    let services = state.services.clone();
+    let app = spawn(state).await;
     let mut rng = rand::rngs::StdRng::seed_from_u64(23);
     let today = Utc::now().date_naive();
     // 150 traders over 40 days (more than a ranking holds), some with names.
@@ -555,7 +557,21 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
         let committed = std::time::Instant::now();
         let expected = from_postgres(Period::Day, SortBy::Pnl, 100).await;
         let expected_all = from_postgres(Period::All, SortBy::Pnl, 100).await;
-        while leaderboard(&services, Period::Day, SortBy::Pnl, 100).await.unwrap() != expected || leaderboard(&services, Period::All, SortBy::Pnl, 100).await.unwrap() != expected_all {
+        // The API's pages too (rendered once per ranking version and kept).
+        let shown = |rows: &[api::store::positions::LeaderRow]| rows.iter().map(|r| (r.wallet.clone(), r.display_name.clone(), r.realized_pnl)).collect::<Vec<_>>();
+        let served = |query: &'static str| {
+            let app = &app;
+            async move {
+                let body: serde_json::Value = app.get(&format!("/v1/leaderboard?{query}")).await.json().await.unwrap();
+                let entries = body["data"].as_array().unwrap().iter();
+                entries.map(|e| (e["wallet_address"].as_str().unwrap().to_owned(), e["display_name"].as_str().map(str::to_owned), crate::trading::micros(&e["total_pnl"]))).collect::<Vec<_>>()
+            }
+        };
+        while leaderboard(&services, Period::Day, SortBy::Pnl, 100).await.unwrap() != expected
+            || leaderboard(&services, Period::All, SortBy::Pnl, 100).await.unwrap() != expected_all
+            || served("period=24h&limit=100").await != shown(&expected)
+            || served("period=all&sort_by=pnl&limit=100").await != shown(&expected_all)
+        {
             assert!(committed.elapsed() < Duration::from_secs(1), "round {round}: a change not ranked within a second");
             tokio::time::sleep(Duration::from_micros(200)).await;
         }

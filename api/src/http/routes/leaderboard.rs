@@ -1,13 +1,16 @@
 //! `GET /v1/leaderboard`: traders ranked over a period by realized P&L, win rate or volume,
-//! from the per-day statistics the projection keeps (`trader_stats`).
+//! from the per-day statistics the projection keeps (`trader_stats`). The rankings come from
+//! memory (`services::leaderboard_cache`); a page rendered while they held one version is kept
+//! and served as bytes while that version holds (`http::rendered`).
 
 use axum::extract::State;
+use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
 use crate::domain::money::{micros, ppm};
 use crate::domain::portfolio::{Period, SortBy, Totals};
 use crate::http::AppState;
-use crate::http::envelope::Data;
+use crate::http::envelope::{Data, Rendered};
 use crate::http::error::ApiError;
 use crate::http::openapi::Envelope;
 use crate::http::extract::ApiQuery;
@@ -16,6 +19,9 @@ use crate::services::users;
 pub const MAX_LIMIT: i64 = 100;
 // The cache holds what the largest page shows.
 const _: () = assert!(MAX_LIMIT <= crate::services::leaderboard_cache::TOP);
+
+/// A leaderboard page: the period's first day (`None`: all time), the order, the limit.
+pub type BoardKey = (Option<NaiveDate>, SortBy, i64);
 
 #[derive(Deserialize)]
 pub struct LeaderboardQuery {
@@ -38,7 +44,7 @@ pub struct Entry {
 
 #[utoipa::path(get, path = "/leaderboard", tag = "leaderboard", params(("period" = Option<String>, Query, description = "24h, 7d, 30d or all (default)", pattern = "^(24h|7d|30d|all)$"), ("sort_by" = Option<String>, Query, description = "pnl (default), win_rate or volume", pattern = "^(pnl|win_rate|volume)$"), ("limit" = Option<i64>, Query, description = "1 to 100, default 50", minimum = 1, maximum = 100)),
     responses((status = 200, description = "Traders ranked", body = Envelope<Vec<Entry>>)))]
-pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<LeaderboardQuery>) -> Result<Data<Vec<Entry>>, ApiError> {
+pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<LeaderboardQuery>) -> Result<Rendered, ApiError> {
     let period = match q.period.as_deref().unwrap_or("all") {
         "24h" => Period::Day,
         "7d" => Period::Week,
@@ -56,8 +62,13 @@ pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<Le
         None => 50,
         Some(l) => l.parse::<i64>().ok().filter(|l| (1..=MAX_LIMIT).contains(l)).ok_or_else(|| ApiError::InvalidInput(format!("limit must be an integer from 1 to {MAX_LIMIT}")))?,
     };
-    let rows = users::leaderboard(&state.services, period, sort, limit).await?;
-    let entries = rows
+    let key = (users::leaderboard_start(period), sort, limit);
+    let before = users::leaderboard_version(&state.services);
+    if let Some(body) = before.and_then(|version| state.leaderboard_pages.get(&key, version)) {
+        return Ok(Rendered(body));
+    }
+    let rows = users::leaderboard_since(&state.services, key.0, sort, limit).await?;
+    let entries: Vec<Entry> = rows
         .into_iter()
         .enumerate()
         .map(|(i, r)| {
@@ -73,5 +84,11 @@ pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<Le
             }
         })
         .collect();
-    Ok(Data::new(entries))
+    let body = Data::new(entries).body();
+    // Kept only if no change was announced while the ranking was found: then it is current at
+    // that version (held at it, or read after it began).
+    if let Some(version) = before.filter(|&v| users::leaderboard_version(&state.services) == Some(v)) {
+        state.leaderboard_pages.put(key, version, body.clone());
+    }
+    Ok(Rendered(body))
 }

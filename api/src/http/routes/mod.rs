@@ -9,7 +9,7 @@ mod dev_rpc;
 mod docs;
 mod health;
 mod intervals;
-mod leaderboard;
+pub mod leaderboard;
 mod markets;
 mod money;
 mod push;

@@ -129,29 +129,8 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery
     Ok(Rendered(body))
 }
 
-/// Listing pages already rendered, each with the version of the series cards it was read at:
-/// while the cards hold that version the same request gets the same bytes (a front end polling
-/// its page costs a map look-up). Bounded: past `RenderedPages::CAPACITY` pages it starts over.
-#[derive(Default)]
-pub struct RenderedPages(std::sync::Mutex<std::collections::HashMap<PageKey, (u64, axum::body::Bytes)>>);
-
-type PageKey = (Option<Exchange>, i64, i64);
-
-impl RenderedPages {
-    const CAPACITY: usize = 1_000;
-
-    fn get(&self, key: &PageKey, version: u64) -> Option<axum::body::Bytes> {
-        self.0.lock().unwrap().get(key).filter(|(at, _)| *at == version).map(|(_, body)| body.clone())
-    }
-
-    fn put(&self, key: PageKey, version: u64, body: axum::body::Bytes) {
-        let mut pages = self.0.lock().unwrap();
-        if pages.len() >= Self::CAPACITY && !pages.contains_key(&key) {
-            pages.clear();
-        }
-        pages.insert(key, (version, body));
-    }
-}
+/// A listing page: exchange, limit, offset.
+pub type PageKey = (Option<Exchange>, i64, i64);
 
 #[utoipa::path(get, path = "/series/{slug}", tag = "markets", params(("slug" = String, Path, description = "The series slug, e.g. btcusdt-binance")),
     responses((status = 200, description = "The series card", body = Envelope<SeriesCard>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]

@@ -1,36 +1,112 @@
 //! Response bodies already rendered, each with the version of the read model it was read at
-//! (the series cards, the leaderboard's rankings): while the model holds that version the same
-//! request gets the same bytes, so a front end polling a page costs a map look-up instead of
-//! rendering it again. Bounded: past `CAPACITY` pages the map starts over.
+//! (the series cards, the leaderboard's rankings, the market data): while the model holds that
+//! version the same request gets the same bytes, so a front end polling a page costs a map
+//! look-up instead of reading and rendering it again. Bounded by bytes, not count (a client
+//! chooses the keys, and a page can be a few hundred KB): past `CAPACITY_BYTES` the map starts
+//! over. A store made `with_max_age` also stops serving a body that old (answers whose windows
+//! move with the clock).
 
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 
-pub struct RenderedPages<K>(Mutex<HashMap<K, (u64, Bytes)>>);
+/// Bytes of bodies one store keeps at most.
+const CAPACITY_BYTES: usize = 32 << 20;
+
+pub struct RenderedPages<K> {
+    held: Mutex<Held<K>>,
+    max_age: Option<Duration>,
+}
+
+struct Held<K> {
+    pages: HashMap<K, Page>,
+    /// The kept bodies' bytes.
+    bytes: usize,
+}
+
+struct Page {
+    version: u64,
+    at: Instant,
+    body: Bytes,
+}
 
 impl<K> Default for RenderedPages<K> {
     fn default() -> RenderedPages<K> {
-        RenderedPages(Mutex::new(HashMap::new()))
+        RenderedPages { held: Mutex::new(Held { pages: HashMap::new(), bytes: 0 }), max_age: None }
     }
 }
 
 impl<K: Eq + Hash> RenderedPages<K> {
-    const CAPACITY: usize = 1_000;
-
-    /// The body rendered for `key` at `version`, if any.
-    pub fn get(&self, key: &K, version: u64) -> Option<Bytes> {
-        self.0.lock().unwrap().get(key).filter(|(at, _)| *at == version).map(|(_, body)| body.clone())
+    /// A store that serves a body for at most `max_age` after it was rendered.
+    pub fn with_max_age(max_age: Duration) -> RenderedPages<K> {
+        RenderedPages { max_age: Some(max_age), ..RenderedPages::default() }
     }
 
-    /// Keeps `body` as what `key` renders to at `version`.
+    /// The body rendered for `key` at `version`, if any (and not too old).
+    pub fn get(&self, key: &K, version: u64) -> Option<Bytes> {
+        let held = self.held.lock().unwrap();
+        let page = held.pages.get(key).filter(|p| p.version == version && self.max_age.is_none_or(|age| p.at.elapsed() < age))?;
+        Some(page.body.clone())
+    }
+
+    /// Keeps `body` as what `key` renders to at `version` (a body over the whole bound is not kept).
     pub fn put(&self, key: K, version: u64, body: Bytes) {
-        let mut pages = self.0.lock().unwrap();
-        if pages.len() >= Self::CAPACITY && !pages.contains_key(&key) {
-            pages.clear();
+        if body.len() > CAPACITY_BYTES {
+            return;
         }
-        pages.insert(key, (version, body));
+        let mut held = self.held.lock().unwrap();
+        if held.bytes + body.len() > CAPACITY_BYTES {
+            held.pages.clear();
+            held.bytes = 0;
+        }
+        held.bytes += body.len();
+        if let Some(replaced) = held.pages.insert(key, Page { version, at: Instant::now(), body }) {
+            held.bytes -= replaced.body.len();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes_held<K>(pages: &RenderedPages<K>) -> (usize, usize) {
+        let held = pages.held.lock().unwrap();
+        (held.bytes, held.pages.values().map(|p| p.body.len()).sum())
+    }
+
+    #[test]
+    fn kept_bytes_stay_under_the_capacity_and_the_latest_is_served() {
+        let kept = RenderedPages::default();
+        let month = Bytes::from(vec![b'x'; 230_000]);
+        for i in 0..1_000 {
+            kept.put(format!("/v1/crowd/binance/S{i:04}USDT?hours=720"), 7, month.clone());
+            let (bytes, summed) = bytes_held(&kept);
+            assert!(bytes <= CAPACITY_BYTES, "{bytes} bytes kept after {i}");
+            assert_eq!(bytes, summed);
+        }
+        let key = "/v1/crowd/binance/S0999USDT?hours=720".to_owned();
+        assert_eq!(kept.get(&key, 7), Some(month.clone()));
+        assert!(kept.get(&key, 8).is_none(), "another version is not served");
+        // Replacing a body counts its bytes once.
+        kept.put(key.clone(), 8, month.clone());
+        let (bytes, summed) = bytes_held(&kept);
+        assert_eq!(bytes, summed);
+        // A body over the whole bound is not kept (and does not empty the store).
+        kept.put("huge".to_owned(), 8, Bytes::from(vec![b'x'; CAPACITY_BYTES + 1]));
+        assert!(kept.get(&"huge".to_owned(), 8).is_none());
+        assert_eq!(kept.get(&key, 8), Some(month));
+    }
+
+    #[test]
+    fn a_body_past_the_max_age_is_not_served() {
+        let kept = RenderedPages::with_max_age(Duration::from_millis(50));
+        kept.put(1, 3, Bytes::from_static(b"{}"));
+        assert!(kept.get(&1, 3).is_some());
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(kept.get(&1, 3).is_none(), "served past its max age");
     }
 }

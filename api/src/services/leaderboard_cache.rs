@@ -54,24 +54,28 @@ impl LeaderboardCache {
     }
 
     /// The first `limit` (at most `TOP`) traders active since `since` (all time when `None`),
-    /// best first by `sort`: from memory while current, else read (and kept).
-    pub async fn top(&self, db: &PgPool, since: Option<NaiveDate>, sort: SortBy, limit: i64) -> Result<Vec<LeaderRow>, sqlx::Error> {
+    /// best first by `sort`: from memory while current, else read (and kept). With them, the
+    /// version they are current at (`None`: read while changes could not be heard).
+    pub async fn top(&self, db: &PgPool, since: Option<NaiveDate>, sort: SortBy, limit: i64) -> Result<(Vec<LeaderRow>, Option<u64>), sqlx::Error> {
         let limit = limit.clamp(0, TOP) as usize;
-        let first = |top: &Ranking| top.iter().take(limit).cloned().collect();
+        let first = |top: &Ranking, version: Option<u64>| (top.iter().take(limit).cloned().collect(), version);
         let key = (since, sort);
         let Some(version) = self.version.current(db) else {
-            return Ok(positions::leaderboard(db, since, sort, limit as i64).await?);
+            return Ok((positions::leaderboard(db, since, sort, limit as i64).await?, None));
         };
         if let Some(top) = self.held(&key, version) {
-            return Ok(first(&top));
+            return Ok(first(&top, Some(version)));
         }
         let gate = self.gate(key);
         let _one_read = gate.lock().await;
         // Read by whoever held the gate before us, after the change that made us wait?
         let version = self.version.now();
-        if let Some(top) = version.and_then(|v| self.held(&key, v)) {
-            return Ok(first(&top));
+        if let Some(v) = version
+            && let Some(top) = self.held(&key, v)
+        {
+            return Ok(first(&top, version));
         }
+        // Read after `version` began: current at it.
         let top = Arc::new(positions::leaderboard(db, since, sort, TOP).await?);
         if let Some(version) = version {
             let mut rankings = self.rankings.lock().unwrap();
@@ -79,7 +83,7 @@ impl LeaderboardCache {
             rankings.retain(|_, (read_at, _)| *read_at == version);
             rankings.insert(key, (version, Arc::clone(&top)));
         }
-        Ok(first(&top))
+        Ok(first(&top, version))
     }
 
     /// The current version of the rankings, listening from the first call on (`None` while

@@ -58,19 +58,23 @@ pub async fn portfolio(s: &Services, caller: &Caller) -> Result<Portfolio, Servi
     Ok(Portfolio { totals, open })
 }
 
-/// Traders ranked over `period` (whole UTC days: "24h" is today and yesterday's statistics).
-pub async fn leaderboard(s: &Services, period: Period, sort: SortBy, limit: i64) -> Result<Vec<LeaderRow>, ServiceError> {
-    leaderboard_since(s, leaderboard_start(period), sort, limit).await
+/// A ranking and the version of the rankings it is current at (`None`: read while changes
+/// could not be heard, so not to be kept).
+pub struct Leaderboard {
+    pub rows: Vec<LeaderRow>,
+    pub version: Option<u64>,
 }
 
-/// The first UTC day `period` ranks today (`None`: all time).
+/// The first UTC day `period` ranks today (`None`: all time; whole UTC days: "24h" is today
+/// and yesterday's statistics).
 pub fn leaderboard_start(period: Period) -> Option<NaiveDate> {
     period.days().map(|d| Utc::now().date_naive() - chrono::Days::new(d))
 }
 
-/// Traders ranked over the days from `since` (all time when `None`).
-pub async fn leaderboard_since(s: &Services, since: Option<NaiveDate>, sort: SortBy, limit: i64) -> Result<Vec<LeaderRow>, ServiceError> {
-    Ok(s.leaderboard.top(&s.db, since, sort, limit).await?)
+/// Traders ranked over the days from `since` (`leaderboard_start`; all time when `None`).
+pub async fn leaderboard(s: &Services, since: Option<NaiveDate>, sort: SortBy, limit: i64) -> Result<Leaderboard, ServiceError> {
+    let (rows, version) = s.leaderboard.top(&s.db, since, sort, limit).await?;
+    Ok(Leaderboard { rows, version })
 }
 
 /// The rankings' version: a ranking served while it holds reflects every change announced so

@@ -479,7 +479,11 @@ async fn trader_totals_are_the_sum_of_their_days(db: PgPool) {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
     use api::domain::portfolio::{Period, SortBy};
-    use api::services::users::leaderboard;
+    use api::services::users;
+    // The service's ranking of `period` (today's start), as rows.
+    async fn leaderboard(services: &api::services::Services, period: Period, sort: SortBy, limit: i64) -> Result<Vec<api::store::positions::LeaderRow>, api::services::ServiceError> {
+        Ok(users::leaderboard(services, users::leaderboard_start(period), sort, limit).await?.rows)
+    }
     use rand::{Rng, SeedableRng};
     let state = state(db.clone(), &redis_url());
     let services = state.services.clone();

@@ -63,12 +63,12 @@ pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<Le
         Some(l) => l.parse::<i64>().ok().filter(|l| (1..=MAX_LIMIT).contains(l)).ok_or_else(|| ApiError::InvalidInput(format!("limit must be an integer from 1 to {MAX_LIMIT}")))?,
     };
     let key = (users::leaderboard_start(period), sort, limit);
-    let before = users::leaderboard_version(&state.services);
-    if let Some(body) = before.and_then(|version| state.leaderboard_pages.get(&key, version)) {
+    if let Some(body) = users::leaderboard_version(&state.services).and_then(|version| state.leaderboard_pages.get(&key, version)) {
         return Ok(Rendered(body));
     }
-    let rows = users::leaderboard_since(&state.services, key.0, sort, limit).await?;
-    let entries: Vec<Entry> = rows
+    let board = users::leaderboard(&state.services, key.0, sort, limit).await?;
+    let entries: Vec<Entry> = board
+        .rows
         .into_iter()
         .enumerate()
         .map(|(i, r)| {
@@ -85,9 +85,7 @@ pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<Le
         })
         .collect();
     let body = Data::new(entries).body();
-    // Kept only if no change was announced while the ranking was found: then it is current at
-    // that version (held at it, or read after it began).
-    if let Some(version) = before.filter(|&v| users::leaderboard_version(&state.services) == Some(v)) {
+    if let Some(version) = board.version {
         state.leaderboard_pages.put(key, version, body.clone());
     }
     Ok(Rendered(body))

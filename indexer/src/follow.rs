@@ -81,28 +81,24 @@ impl<S: ChainSource> Indexer<S> {
         record_lag(&signatures);
         let mut progress = Progress::default();
         let mut chunks = signatures.chunks(self.batch);
-        let Some(first) = chunks.next() else {
-            record_lag(&[]);
-            return Ok(progress);
+        let mut fetched = match chunks.next() {
+            Some(chunk) => Some(self.fetch(chunk).await),
+            None => None,
         };
-        let mut fetched = self.fetch(first).await;
-        loop {
-            let (batch, stopped) = fetched?;
-            let (applied, next) = match chunks.next() {
-                Some(chunk) if stopped.is_none() => {
-                    let (applied, next) = tokio::join!(self.projector.apply_batch(&batch), self.fetch(chunk));
-                    (applied, Some(next))
+        while let Some(this) = fetched.take() {
+            let (batch, stopped) = this?;
+            let applied = match chunks.next().filter(|_| stopped.is_none()) {
+                Some(next) => {
+                    let (applied, next) = tokio::join!(self.projector.apply_batch(&batch), self.fetch(next));
+                    fetched = Some(next);
+                    applied
                 }
-                _ => (self.projector.apply_batch(&batch).await, None),
+                None => self.projector.apply_batch(&batch).await,
             };
             progress.events += applied?;
             progress.transactions += batch.len();
             if let Some(signature) = stopped {
                 return Err(FollowError::NotYetAvailable(signature));
-            }
-            match next {
-                Some(next) => fetched = next,
-                None => break,
             }
         }
         // Caught up with what the pass listed.

@@ -7,12 +7,14 @@
 //! they come from a later slot.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use anchor_lang::prelude::Pubkey;
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::postgres::PgArguments;
 use sqlx::query::QueryAs;
 use sqlx::{PgConnection, PgPool, Postgres};
+use tokio::sync::oneshot;
 use uuid::Uuid;
 
 use crate::chain::ConfirmedTransaction;
@@ -26,9 +28,21 @@ mod trades;
 use payouts::PayoutRun;
 use trades::TradeRun;
 
+#[derive(Clone)]
 pub struct Projector {
     db: PgPool,
     program_id: String,
+    ahead: Arc<Ahead>,
+}
+
+/// Transactions the service sent itself, waiting to be applied ahead of the indexer, and the
+/// turn to apply them: whoever takes the turn applies every transaction waiting then in one
+/// database transaction (group projection). One at a time, concurrent trades queued on the
+/// projection lock and its commit, one trade per commit.
+#[derive(Default)]
+struct Ahead {
+    waiting: Mutex<Vec<(ConfirmedTransaction, oneshot::Sender<Result<(), sqlx::Error>>)>>,
+    turn: tokio::sync::Mutex<()>,
 }
 
 /// Where an event sits in its transaction.
@@ -93,7 +107,7 @@ fn side(side: Side) -> &'static str {
 
 impl Projector {
     pub fn new(db: PgPool, program_id: &Pubkey) -> Projector {
-        Projector { db, program_id: program_id.to_string() }
+        Projector { db, program_id: program_id.to_string(), ahead: Arc::default() }
     }
 
     /// The last transaction applied, if any.
@@ -133,12 +147,57 @@ impl Projector {
     /// Applies one confirmed transaction the service sent itself, at once, without moving the
     /// cursor (earlier transactions may not be indexed yet). When the indexer reaches it, its
     /// events are already recorded and the pass is a no-op for them.
-    pub async fn apply_ahead(&self, tx: &ConfirmedTransaction) -> Result<usize, sqlx::Error> {
+    ///
+    /// Transactions applied ahead at the same time are applied together (`Ahead`), in chain
+    /// order, each caller answered once the commit holding its transaction is done. The group
+    /// is applied in a task of its own, so a caller that goes away mid-way (a request past its
+    /// deadline) does not abandon the others' transactions.
+    pub async fn apply_ahead(&self, tx: &ConfirmedTransaction) -> Result<(), sqlx::Error> {
+        let (done, applied) = oneshot::channel();
+        self.ahead.waiting.lock().expect("the waiting queue is never poisoned").push((tx.clone(), done));
+        let projector = self.clone();
+        tokio::spawn(async move { projector.apply_waiting().await });
+        match applied.await {
+            Ok(result) => result,
+            // The applying task panicked: apply it here (a no-op if it was).
+            Err(_) => self.apply_without_cursor(std::slice::from_ref(tx)).await,
+        }
+    }
+
+    /// Takes the turn and applies every transaction waiting (none if an earlier turn took
+    /// them). If the group fails, each is applied on its own, so one transaction's failure is
+    /// its caller's alone.
+    async fn apply_waiting(&self) {
+        let _turn = self.ahead.turn.lock().await;
+        let mut group = std::mem::take(&mut *self.ahead.waiting.lock().expect("the waiting queue is never poisoned"));
+        if group.is_empty() {
+            return;
+        }
+        group.sort_by_key(|(tx, _)| (tx.slot, tx.transaction_index));
+        let (txs, callers): (Vec<_>, Vec<_>) = group.into_iter().unzip();
+        match self.apply_without_cursor(&txs).await {
+            Ok(()) => {
+                for caller in callers {
+                    let _ = caller.send(Ok(()));
+                }
+            }
+            Err(e) if txs.len() == 1 => {
+                let _ = callers.into_iter().next().map(|caller| caller.send(Err(e)));
+            }
+            Err(_) => {
+                for (tx, caller) in txs.iter().zip(callers) {
+                    let _ = caller.send(self.apply_without_cursor(std::slice::from_ref(tx)).await);
+                }
+            }
+        }
+    }
+
+    /// Applies `txs` (in chain order) in one database transaction, without moving the cursor.
+    async fn apply_without_cursor(&self, txs: &[ConfirmedTransaction]) -> Result<(), sqlx::Error> {
         let mut db = self.db.begin().await?;
         serialize_projections(&mut db).await?;
-        let new = self.record_events(&mut db, std::slice::from_ref(tx)).await?;
-        db.commit().await?;
-        Ok(new)
+        self.record_events(&mut db, txs).await?;
+        db.commit().await
     }
 
     /// Records and projects the events of `txs`, in order: runs of consecutive trades (`trades`)

@@ -123,7 +123,9 @@ async fn applied_ahead_leaves_the_cursor_and_is_not_applied_twice(db: PgPool) {
     let creation = tx("creation", 9, vec![event_data(&created)]);
     let first = tx("first", 10, vec![event_data(&trade(market, wallet, 1, 10, 10, 900))]);
     let second = tx("second", 11, vec![event_data(&trade(market, wallet, 2, 20, 20, 800))]);
-    assert_eq!(projector.apply_ahead(&second).await.unwrap(), 1);
+    projector.apply_ahead(&second).await.unwrap();
+    let recorded: i64 = sqlx::query_scalar("SELECT count(*) FROM chain_events").fetch_one(&db).await.unwrap();
+    assert_eq!(recorded, 1);
     assert_eq!(projector.cursor().await.unwrap(), None);
     assert_eq!(projector.apply(&creation).await.unwrap(), 1);
     let q_yes: i64 = sqlx::query_scalar("SELECT q_yes FROM markets WHERE id = $1").bind(market_id).fetch_one(&db).await.unwrap();
@@ -183,6 +185,49 @@ async fn batches_and_ahead_projections_run_side_by_side(db: PgPool) {
             .await
             .unwrap();
     assert_eq!((events, trades, count), (240, 240, 240));
+}
+
+/// Many requests projecting their own trades at once through one projector: they are applied
+/// in groups (fewer commits than trades), every caller returns only once its trade is
+/// projected, each trade counts once, and the state is the latest trade's whatever order the
+/// requests arrived in.
+#[sqlx::test(migrations = "../migrations")]
+async fn trades_applied_ahead_at_once_are_applied_in_groups(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let market = Pubkey::new_unique();
+    sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1").bind(market_id).bind(market.to_string()).execute(&db).await.unwrap();
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let wallets: Vec<Pubkey> = (0..4).map(|_| Pubkey::new_unique()).collect();
+    // Sent newest first, so arrival order is the reverse of chain order.
+    let tasks: Vec<_> = (1..=60u64)
+        .rev()
+        .map(|n| {
+            let (projector, db) = (projector.clone(), db.clone());
+            let t = tx(&format!("sig-{n}"), n, vec![event_data(&trade(market, wallets[n as usize % 4], n, n * 10, n * 10, 1_000 + n))]);
+            tokio::spawn(async move {
+                projector.apply_ahead(&t).await.unwrap();
+                let projected: i64 = sqlx::query_scalar("SELECT count(*) FROM trades WHERE signature = $1").bind(&t.signature).fetch_one(&db).await.unwrap();
+                assert_eq!(projected, 1, "{} answered before it was projected", t.signature);
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let (trades, count, q_yes, commits): (i64, i32, i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM trades), trade_count, q_yes, (SELECT count(DISTINCT xmin::TEXT) FROM chain_events) FROM markets WHERE id = $1",
+    )
+    .bind(market_id)
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    assert_eq!((trades, count, q_yes), (60, 60, 600));
+    assert!(commits < 60, "{commits} commits for 60 trades: not grouped");
+    for (i, wallet) in wallets.iter().enumerate() {
+        let last = (57..=60u64).find(|n| *n as usize % 4 == i).unwrap();
+        let balance: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet.to_string()).fetch_one(&db).await.unwrap();
+        assert_eq!(balance, 1_000 + last as i64, "wallet {i}: the balance after its latest trade");
+    }
 }
 
 /// Two trades of one wallet in one slot (a cluster packs many transactions in a slot), projected

@@ -469,9 +469,10 @@ async fn transactions_landing_during_a_write_are_committed_together(db: PgPool) 
     // The first write waits behind this lock; the others land in the bank meanwhile.
     let mut lock = db.begin().await.unwrap();
     sqlx::query("LOCK TABLE embedded_ledger IN EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
-    let mut sends = Vec::new();
+    let (mut sends, mut wires) = (Vec::new(), Vec::new());
     for n in 1..=8 {
         let wire = wire(&chain, &[withdraw(n * 100_000)], &alice, &[]).await;
+        wires.push(wire.clone());
         let chain = chain.clone();
         sends.push(tokio::spawn(async move { chain.send_and_confirm(&wire).await }));
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -494,6 +495,27 @@ async fn transactions_landing_during_a_write_are_committed_together(db: PgPool) 
     // In landing order, and a chain rebuilt from Postgres agrees with the bank.
     let order: Vec<String> = sqlx::query_scalar("SELECT signature FROM embedded_ledger WHERE signature = ANY($1) ORDER BY seq").bind(&signatures).fetch_all(&db).await.unwrap();
     assert_eq!(order, signatures);
+    // Each row of the group is its own transaction's: keys, signers, header and wire as sent,
+    // its own logs; and each account is indexed under every one of them.
+    for (signature, wire) in signatures.iter().zip(&wires) {
+        let sent: Transaction = bincode::deserialize(wire).unwrap();
+        let (keys, signers, header, stored, logs, indexed): (Vec<String>, Vec<String>, Vec<i16>, Vec<u8>, Vec<String>, i64) = sqlx::query_as(
+            "SELECT account_keys, signers, header, wire, log_messages,
+                    (SELECT count(*) FROM embedded_ledger_accounts a WHERE a.seq = l.seq)
+             FROM embedded_ledger l WHERE signature = $1",
+        )
+        .bind(signature)
+        .fetch_one(&db)
+        .await
+        .unwrap();
+        assert_eq!(keys, sent.message.account_keys.iter().map(|k| k.to_string()).collect::<Vec<_>>());
+        assert_eq!(signers, vec![alice.pubkey().to_string()]);
+        let h = sent.message.header;
+        assert_eq!(header, vec![h.num_required_signatures as i16, h.num_readonly_signed_accounts as i16, h.num_readonly_unsigned_accounts as i16]);
+        assert_eq!(&stored, wire);
+        assert!(logs.len() >= 2 && logs.iter().all(|l| l.starts_with("Program ")), "{logs:?}");
+        assert_eq!(indexed, keys.len() as i64);
+    }
     drop(chain);
     let reopened = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     assert_eq!(token_balance(&reopened, &client::vault_pda(&alice.pubkey())).await, 20 * USDC - 3_600_000);

@@ -31,6 +31,7 @@ mod node;
 pub use json_rpc::{MAX_MULTIPLE_ACCOUNTS, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE, encoded_account};
 pub use node::{LedgerEntry, passes as filter_passes};
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -513,17 +514,161 @@ impl EmbeddedChain {
 
 }
 
-/// Makes landed transactions durable, in landing order: each one's ledger row and the accounts
-/// it wrote, one statement each, all in one database transaction (one commit for the group).
-/// Returns the ledger sequence of the last.
+/// Makes landed transactions durable, in landing order, in one statement (so one atomic write
+/// and one round trip however many the group holds): each one's ledger row, its rows in the
+/// by-account index, and the accounts as the last of them left them. Returns the ledger
+/// sequence of the last. A statement per transaction kept the single writer busy with round
+/// trips while the bank waited on it.
 async fn record(writer: &mut sqlx::PgConnection, group: &[Landing]) -> Result<i64, ChainError> {
-    let mut db = sqlx::Connection::begin(&mut *writer).await.map_err(db_error)?;
-    let mut seq = 0;
-    for landing in group {
-        seq = record_one(&mut db, landing).await?;
-    }
-    db.commit().await.map_err(db_error)?;
+    let rows = LedgerRows::of(group);
+    let accounts = final_accounts(group);
+    let seq: i64 = sqlx::query_scalar(
+        "WITH input AS (
+             SELECT * FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::JSONB[], $5::TEXT[], $6::TEXT[], $7::TEXT[], $8::JSONB[],
+                                  $9::JSONB[], $10::TEXT[], $11::BYTEA[], $12::JSONB[]) WITH ORDINALITY
+                 AS i(signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash,
+                      wire, log_messages, n)
+         ), ledger AS (
+             -- Sorted by landing order before the sequence is drawn: volatile defaults are
+             -- evaluated after the sort, so `seq` follows the order the bank ran them in.
+             INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions,
+                                          recent_blockhash, wire, log_messages)
+             SELECT signature, slot, block_time, err, string_to_array(account_keys, ','), string_to_array(signers, ','),
+                    string_to_array(header, ',')::SMALLINT[], instructions, inner_instructions, recent_blockhash, wire,
+                    ARRAY(SELECT line FROM jsonb_array_elements_text(log_messages) WITH ORDINALITY AS l(line, k) ORDER BY k)
+             FROM input ORDER BY n
+             RETURNING seq, account_keys
+         ), upserted AS (
+             INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch)
+             SELECT * FROM unnest($13::TEXT[], $14::BIGINT[], $15::TEXT[], $16::BYTEA[], $17::BOOLEAN[], $18::BIGINT[])
+             ON CONFLICT (address) DO UPDATE SET lamports = EXCLUDED.lamports, owner = EXCLUDED.owner, data = EXCLUDED.data,
+                 executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch
+         ), closed AS (
+             DELETE FROM embedded_accounts WHERE address = ANY($19)
+         ), by_account AS (
+             INSERT INTO embedded_ledger_accounts (address, seq) SELECT DISTINCT key, l.seq FROM ledger l, unnest(l.account_keys) AS key
+         )
+         SELECT max(seq) FROM ledger",
+    )
+    // Planned with its arguments every time: a plan cached while the account table was
+    // small (a sequential scan) would stay one as it grows to every position on the chain.
+    .persistent(false)
+    .bind(&rows.signature)
+    .bind(&rows.slot)
+    .bind(&rows.block_time)
+    .bind(&rows.err)
+    .bind(&rows.account_keys)
+    .bind(&rows.signers)
+    .bind(&rows.header)
+    .bind(&rows.instructions)
+    .bind(&rows.inner_instructions)
+    .bind(&rows.recent_blockhash)
+    .bind(&rows.wire)
+    .bind(&rows.log_messages)
+    .bind(&accounts.addresses)
+    .bind(&accounts.lamports)
+    .bind(&accounts.owners)
+    .bind(&accounts.data)
+    .bind(&accounts.executable)
+    .bind(&accounts.rent_epochs)
+    .bind(&accounts.closed)
+    .fetch_one(&mut *writer)
+    .await
+    .map_err(db_error)?;
     Ok(seq)
+}
+
+/// The ledger rows of a group, a column each, in landing order. Keys, signers and the header
+/// go as comma-joined text (base58 and digits hold no comma), log lines as a JSON array (they
+/// may hold anything): a statement's array arguments cannot nest arrays of different lengths.
+#[derive(Default)]
+struct LedgerRows {
+    signature: Vec<String>,
+    slot: Vec<i64>,
+    block_time: Vec<i64>,
+    err: Vec<Option<Value>>,
+    account_keys: Vec<String>,
+    signers: Vec<String>,
+    header: Vec<String>,
+    instructions: Vec<Value>,
+    inner_instructions: Vec<Value>,
+    recent_blockhash: Vec<String>,
+    wire: Vec<Vec<u8>>,
+    log_messages: Vec<Value>,
+}
+
+impl LedgerRows {
+    fn of(group: &[Landing]) -> LedgerRows {
+        let mut rows = LedgerRows::default();
+        for Landing { tx, signature, slot, block_time, err, inner, logs, .. } in group {
+            let keys = tx.message.static_account_keys();
+            let instruction_json = |ix: &CompiledInstruction| -> Value {
+                let program_id = keys.get(ix.program_id_index as usize).map(|k| k.to_string()).unwrap_or_default();
+                json!({"program_id": program_id, "program_index": ix.program_id_index, "accounts": ix.accounts, "data": BASE64.encode(&ix.data)})
+            };
+            let mut inner_json = Vec::new();
+            for (outer_index, group) in inner.iter().enumerate() {
+                for ix in group {
+                    let mut value = instruction_json(&ix.instruction);
+                    value["outer_index"] = json!(outer_index);
+                    value["stack_height"] = json!(ix.stack_height);
+                    inner_json.push(value);
+                }
+            }
+            let h = tx.message.header();
+            let joined = |keys: &[Pubkey]| keys.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
+            rows.signature.push(signature.clone());
+            rows.slot.push(*slot as i64);
+            rows.block_time.push(*block_time);
+            rows.err.push(err.as_ref().map(|e| serde_json::to_value(e).unwrap_or(Value::Null)));
+            rows.account_keys.push(joined(keys));
+            rows.signers.push(joined(&keys[..h.num_required_signatures as usize]));
+            rows.header.push(format!("{},{},{}", h.num_required_signatures, h.num_readonly_signed_accounts, h.num_readonly_unsigned_accounts));
+            rows.instructions.push(Value::Array(tx.message.instructions().iter().map(instruction_json).collect()));
+            rows.inner_instructions.push(Value::Array(inner_json));
+            rows.recent_blockhash.push(tx.message.recent_blockhash().to_string());
+            rows.wire.push(bincode::serialize(tx).expect("a transaction serializes"));
+            rows.log_messages.push(json!(logs));
+        }
+        rows
+    }
+}
+
+/// The accounts a group wrote, each as the last transaction to write it left it (stored, or
+/// closed): one row per address, as one statement can write a row only once.
+fn final_accounts(group: &[Landing]) -> StoredAccounts {
+    // Address -> (landing, index in its accounts), or None if closed; the last write wins.
+    let mut last: HashMap<&str, Option<(usize, usize)>> = HashMap::new();
+    let mut order = Vec::new();
+    for (l, landing) in group.iter().enumerate() {
+        let written = &landing.accounts;
+        for (i, address) in written.addresses.iter().enumerate() {
+            if last.insert(address, Some((l, i))).is_none() {
+                order.push(address.as_str());
+            }
+        }
+        for address in &written.closed {
+            if last.insert(address, None).is_none() {
+                order.push(address.as_str());
+            }
+        }
+    }
+    let mut stored = StoredAccounts::default();
+    for address in order {
+        match last[address] {
+            Some((l, i)) => {
+                let a = &group[l].accounts;
+                stored.addresses.push(a.addresses[i].clone());
+                stored.lamports.push(a.lamports[i]);
+                stored.owners.push(a.owners[i].clone());
+                stored.data.push(a.data[i].clone());
+                stored.executable.push(a.executable[i]);
+                stored.rent_epochs.push(a.rent_epochs[i]);
+            }
+            None => stored.closed.push(address.to_string()),
+        }
+    }
+    stored
 }
 
 /// The writable accounts of `tx` as the bank holds them now (closed ones by address); sysvars
@@ -551,72 +696,6 @@ fn written_accounts(bank: &solana_runtime::bank::Bank, tx: &VersionedTransaction
     stored
 }
 
-/// One landed transaction's ledger row and accounts: one statement, one round trip.
-async fn record_one(writer: &mut sqlx::PgConnection, landing: &Landing) -> Result<i64, ChainError> {
-    let Landing { ref tx, ref signature, slot, block_time, ref err, ref inner, ref logs, accounts: ref stored } = *landing;
-    let keys = tx.message.static_account_keys();
-    let instruction_json = |ix: &solana_message::compiled_instruction::CompiledInstruction| -> Value {
-        let program_id = keys.get(ix.program_id_index as usize).map(|k| k.to_string()).unwrap_or_default();
-        json!({"program_id": program_id, "program_index": ix.program_id_index, "accounts": ix.accounts, "data": BASE64.encode(&ix.data)})
-    };
-    let instructions: Vec<Value> = tx.message.instructions().iter().map(instruction_json).collect();
-    let mut inner_json = Vec::new();
-    for (outer_index, group) in inner.iter().enumerate() {
-        for ix in group {
-            let mut value = instruction_json(&ix.instruction);
-            value["outer_index"] = json!(outer_index);
-            value["stack_height"] = json!(ix.stack_height);
-            inner_json.push(value);
-        }
-    }
-
-    // One statement, so one atomic write and one round trip.
-    let seq: i64 = sqlx::query_scalar(
-        "WITH ledger AS (
-             INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash, wire, log_messages)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $17, $18, $19) RETURNING seq
-         ), upserted AS (
-             INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch)
-             SELECT * FROM unnest($10::TEXT[], $11::BIGINT[], $12::TEXT[], $13::BYTEA[], $14::BOOLEAN[], $15::BIGINT[])
-             ON CONFLICT (address) DO UPDATE SET lamports = EXCLUDED.lamports, owner = EXCLUDED.owner, data = EXCLUDED.data,
-                 executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch
-         ), closed AS (
-             DELETE FROM embedded_accounts WHERE address = ANY($16)
-         ), by_account AS (
-             INSERT INTO embedded_ledger_accounts (address, seq) SELECT DISTINCT key, (SELECT seq FROM ledger) FROM unnest($5::TEXT[]) AS key
-         )
-         SELECT seq FROM ledger",
-    )
-    // Planned with its arguments every time: a plan cached while the account table was
-    // small (a sequential scan) would stay one as it grows to every position on the chain.
-    .persistent(false)
-    .bind(signature)
-    .bind(slot as i64)
-    .bind(block_time)
-    .bind(err.as_ref().map(|e| serde_json::to_value(e).unwrap_or(Value::Null)))
-    .bind(keys.iter().map(|k| k.to_string()).collect::<Vec<_>>())
-    .bind(keys[..tx.message.header().num_required_signatures as usize].iter().map(|k| k.to_string()).collect::<Vec<_>>())
-    .bind({
-        let h = tx.message.header();
-        vec![h.num_required_signatures as i16, h.num_readonly_signed_accounts as i16, h.num_readonly_unsigned_accounts as i16]
-    })
-    .bind(Value::Array(instructions))
-    .bind(Value::Array(inner_json))
-    .bind(&stored.addresses)
-    .bind(&stored.lamports)
-    .bind(&stored.owners)
-    .bind(&stored.data)
-    .bind(&stored.executable)
-    .bind(&stored.rent_epochs)
-    .bind(&stored.closed)
-    .bind(tx.message.recent_blockhash().to_string())
-    .bind(bincode::serialize(tx).expect("a transaction serializes"))
-    .bind(logs)
-    .fetch_one(&mut *writer)
-    .await
-    .map_err(db_error)?;
-    Ok(seq)
-}
 
 impl EmbeddedChain {
     pub async fn account(&self, address: &str) -> Result<Option<Account>, ChainError> {

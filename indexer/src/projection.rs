@@ -195,7 +195,14 @@ impl Projector {
     /// Applies `txs` (in chain order) in one database transaction, without moving the cursor.
     async fn apply_without_cursor(&self, txs: &[ConfirmedTransaction]) -> Result<(), sqlx::Error> {
         let mut db = self.db.begin().await?;
-        serialize_projections(&mut db).await?;
+        // A group applied ahead is small (the requests of one moment): plans made once per
+        // connection for any such group serve it, where planning the run statements for each
+        // group cost as much as running them. Catching up (`apply_batch`) keeps plans made for
+        // its batch's size.
+        sqlx::query("SELECT pg_advisory_xact_lock($1), set_config('plan_cache_mode', 'force_generic_plan', true)")
+            .bind(PROJECTION_LOCK)
+            .execute(&mut *db)
+            .await?;
         self.record_events(&mut db, txs).await?;
         db.commit().await
     }

@@ -6,12 +6,19 @@ mod common;
 
 use anchor_lang::prelude::Pubkey;
 use common::*;
-use funding_market::events::{DepositSwept, MarketCreated, MarketFinalized, PositionSettled, UserCreated};
+use funding_market::events::{DepositSwept, MarketCreated, MarketFinalized, PositionSettled, TradeExecuted, UserCreated};
 use funding_market::state::{Outcome, Side};
 use indexer::projection::Projector;
 use solana_instruction_error::InstructionError;
 use solana_transaction_error::TransactionError;
 use sqlx::PgPool;
+
+/// A market row linked to a program address (its events are projected without its creation).
+async fn seed_linked_market(db: &PgPool) -> (uuid::Uuid, Pubkey) {
+    let (market_id, market) = (seed_market(db).await, Pubkey::new_unique());
+    sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1").bind(market_id).bind(market.to_string()).execute(db).await.unwrap();
+    (market_id, market)
+}
 
 #[sqlx::test(migrations = "../migrations")]
 async fn a_market_life_is_projected_once_whatever_the_delivery(db: PgPool) {
@@ -96,9 +103,8 @@ async fn events_of_unknown_markets_are_kept_not_lost(db: PgPool) {
 /// the newer trade's.
 #[sqlx::test(migrations = "../migrations")]
 async fn a_late_trade_does_not_overwrite_a_newer_price_point(db: PgPool) {
-    let market_id = seed_market(&db).await;
-    let (market, wallet) = (Pubkey::new_unique(), Pubkey::new_unique());
-    sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1").bind(market_id).bind(market.to_string()).execute(&db).await.unwrap();
+    let (market_id, market) = seed_linked_market(&db).await;
+    let wallet = Pubkey::new_unique();
     let projector = Projector::new(db.clone(), &funding_market::ID);
     let mut newer = trade(market, wallet, 2, 20, 20, 1);
     let mut older = trade(market, wallet, 1, 10, 10, 1);
@@ -115,9 +121,8 @@ async fn a_late_trade_does_not_overwrite_a_newer_price_point(db: PgPool) {
 /// one applied ahead is not applied twice.
 #[sqlx::test(migrations = "../migrations")]
 async fn applied_ahead_leaves_the_cursor_and_is_not_applied_twice(db: PgPool) {
-    let market_id = seed_market(&db).await;
-    let (market, wallet) = (Pubkey::new_unique(), Pubkey::new_unique());
-    sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1").bind(market_id).bind(market.to_string()).execute(&db).await.unwrap();
+    let (market_id, market) = seed_linked_market(&db).await;
+    let wallet = Pubkey::new_unique();
     let projector = Projector::new(db.clone(), &funding_market::ID);
     let created = MarketCreated { subsidy: 1, ..market_created(market, market_id) };
     let creation = tx("creation", 9, vec![event_data(&created)]);
@@ -146,9 +151,7 @@ async fn applied_ahead_leaves_the_cursor_and_is_not_applied_twice(db: PgPool) {
 /// projection completes (they used to deadlock) and each event counts once.
 #[sqlx::test(migrations = "../migrations")]
 async fn batches_and_ahead_projections_run_side_by_side(db: PgPool) {
-    let market_id = seed_market(&db).await;
-    let market = Pubkey::new_unique();
-    sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1").bind(market_id).bind(market.to_string()).execute(&db).await.unwrap();
+    let (market_id, market) = seed_linked_market(&db).await;
     let wallets: Vec<Pubkey> = (0..6).map(|_| Pubkey::new_unique()).collect();
     let txs: Vec<_> = (1..=240u64)
         .map(|n| tx(&format!("sig-{n}"), n, vec![event_data(&trade(market, wallets[n as usize % 6], n, n * 10, n * 10, 1_000 + n))]))
@@ -193,9 +196,7 @@ async fn batches_and_ahead_projections_run_side_by_side(db: PgPool) {
 /// requests arrived in.
 #[sqlx::test(migrations = "../migrations")]
 async fn trades_applied_ahead_at_once_are_applied_in_groups(db: PgPool) {
-    let market_id = seed_market(&db).await;
-    let market = Pubkey::new_unique();
-    sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1").bind(market_id).bind(market.to_string()).execute(&db).await.unwrap();
+    let (market_id, market) = seed_linked_market(&db).await;
     let projector = Projector::new(db.clone(), &funding_market::ID);
     let wallets: Vec<Pubkey> = (0..4).map(|_| Pubkey::new_unique()).collect();
     // Sent newest first, so arrival order is the reverse of chain order.
@@ -228,6 +229,39 @@ async fn trades_applied_ahead_at_once_are_applied_in_groups(db: PgPool) {
         let balance: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet.to_string()).fetch_one(&db).await.unwrap();
         assert_eq!(balance, 1_000 + last as i64, "wallet {i}: the balance after its latest trade");
     }
+}
+
+/// A transaction whose projection fails, applied ahead together with others: it fails its own
+/// caller only; the others' trades are projected and their callers answered.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_failing_transaction_applied_ahead_fails_only_its_own_caller(db: PgPool) {
+    let (market_id, market) = seed_linked_market(&db).await;
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let wallet = Pubkey::new_unique();
+    // A trade of no shares breaks the trades table's check: its statement fails.
+    let broken = TradeExecuted { shares: 0, ..trade(market, wallet, 21, 210, 210, 1_021) };
+    let mut txs = vec![tx("sig-broken", 21, vec![event_data(&broken)])];
+    txs.extend((1..=20u64).map(|n| tx(&format!("sig-{n}"), n, vec![event_data(&trade(market, wallet, n, n * 10, n * 10, 1_000 + n))])));
+    let tasks: Vec<_> = txs
+        .into_iter()
+        .map(|t| {
+            let projector = projector.clone();
+            tokio::spawn(async move { (t.signature.clone(), projector.apply_ahead(&t).await.is_ok()) })
+        })
+        .collect();
+    for task in tasks {
+        let (signature, applied) = task.await.unwrap();
+        assert_eq!(applied, signature != "sig-broken", "{signature}");
+    }
+    let (trades, count, commits): (i64, i32, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM trades), trade_count, (SELECT count(DISTINCT xmin::TEXT) FROM chain_events) FROM markets WHERE id = $1",
+    )
+    .bind(market_id)
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    assert_eq!((trades, count), (20, 20));
+    assert_eq!(commits, 20, "the group failed, so each was applied on its own");
 }
 
 /// Two trades of one wallet in one slot (a cluster packs many transactions in a slot), projected

@@ -134,23 +134,29 @@ async fn main() {
     }
     // The leaderboard while traders trade: a trader's day changes every 100 ms (each change
     // notified), so rankings are read again after each.
-    let trading = tokio::spawn({
+    let day_changes = "UPDATE trader_stats SET volume = volume + 1, trades = trades + 1 WHERE wallet = 'trader30' AND day = current_date";
+    drive_while_changing(&conn, day_changes.into(), "  ...7d, a day changing every 100 ms", format!("{app}/v1/leaderboard?period=7d&limit=100")).await;
+    // The market listing while a market is traded every 100 ms (each change notified), so kept
+    // pages are read again after each.
+    let trades = format!("UPDATE markets SET total_volume = total_volume + 1, trade_count = trade_count + 1 WHERE id = '{market}'");
+    drive_while_changing(&conn, trades, "GET /v1/markets?limit=100, traded every 100 ms", format!("{app}/v1/markets?limit=100")).await;
+    conn.close().await;
+}
+
+/// Drives `url` while `change` runs every 100 ms, and prints the row.
+async fn drive_while_changing(conn: &sqlx::PgPool, change: String, label: &str, url: String) {
+    let changing = tokio::spawn({
         let conn = conn.clone();
         async move {
             loop {
-                sqlx::query("UPDATE trader_stats SET volume = volume + 1, trades = trades + 1 WHERE wallet = 'trader30' AND day = current_date")
-                    .execute(&conn)
-                    .await
-                    .unwrap();
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                sqlx::query(&change).execute(&conn).await.unwrap();
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
     });
-    let label = "  ...7d, a day changing every 100 ms";
-    let (rps, p50, p99, p999) = drive(format!("{app}/v1/leaderboard?period=7d&limit=100")).await;
+    let (rps, p50, p99, p999) = drive(url).await;
     println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", resident_mb());
-    trading.abort();
-    conn.close().await;
+    changing.abort();
 }
 
 /// This process's resident memory (service and load generator together), from /proc.

@@ -30,7 +30,7 @@ impl AppState {
         };
         let http = Arc::new(config.http_settings());
         let limits = Arc::new(crate::services::rate_counts::WindowCounts::new(http.rate_sync_every));
-        AppState { services, http, ws: Arc::new(crate::http::routes::ws::hub::Hub::new()), series_pages: Default::default(), leaderboard_pages: Default::default(), market_data_responses: Arc::new(crate::http::kept_responses::kept_responses()), limits }
+        AppState { services, http, ws: Arc::new(crate::http::routes::ws::hub::Hub::new()), market_pages: Default::default(), series_pages: Default::default(), leaderboard_pages: Default::default(), market_data_responses: Arc::new(crate::http::kept_responses::kept_responses()), limits }
     }
 
     pub fn with_onchain(mut self, onchain: crate::chain::OnChain) -> AppState {

@@ -57,6 +57,8 @@ pub struct AppState {
     pub http: Arc<HttpSettings>,
     /// This replica's WebSocket subscriptions.
     pub ws: Arc<routes::ws::hub::Hub>,
+    /// Market listing pages already rendered, by the market rows' version.
+    pub market_pages: Arc<rendered::RenderedPages<routes::markets::PageKey>>,
     /// Series listing pages already rendered, by the cards' version.
     pub series_pages: Arc<rendered::RenderedPages<routes::series::PageKey>>,
     /// Leaderboard pages already rendered, by the rankings' version.

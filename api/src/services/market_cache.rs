@@ -14,6 +14,11 @@
 //!
 //! A row read while a change commits may be the old one; a generation counter, bumped under
 //! the same lock by every invalidation, keeps such a read from being cached.
+//!
+//! The same counter versions the market listing (`GET /v1/markets`): the trigger also names
+//! every new market (migration 34), so any change to what a listing shows — a row, a status
+//! and with it the counts, a new round — bumps it, and a page rendered at one version is the
+//! same page while it holds (`version`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -74,6 +79,14 @@ impl MarketCache {
         self.drop_held(Some(id));
     }
 
+    /// The version of every market row as the notices have announced them: a listing read after
+    /// taking it shows every change up to it, and a later change bumps it. `None` while not
+    /// listening (a change would go unseen), so nothing read then is kept.
+    pub fn version(self: &Arc<Self>, db: &PgPool) -> Option<u64> {
+        self.start_listening(db);
+        self.live.load(Ordering::Acquire).then(|| self.generation.load(Ordering::Acquire))
+    }
+
     /// How many markets are held (tests, metrics).
     pub fn len(&self) -> usize {
         self.entries.read().unwrap().len()
@@ -106,7 +119,11 @@ async fn listen(cache: Weak<MarketCache>, db: PgPool) {
     notices::listen(db, CHANNEL, |event| {
         let Some(cache) = cache.upgrade() else { return false };
         match event {
-            Listening::Connected => cache.live.store(true, Ordering::Release),
+            Listening::Connected => {
+                // A version taken before the connection dropped must not match again.
+                cache.generation.fetch_add(1, Ordering::AcqRel);
+                cache.live.store(true, Ordering::Release);
+            }
             // `*`: a series' symbol, exchange or tier changed (every row may show it).
             Listening::Notice(id) => cache.drop_held(Uuid::parse_str(id).ok()),
             Listening::Lost => {

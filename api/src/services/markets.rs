@@ -33,6 +33,12 @@ const COUNT_ROWS_BEFORE_COMPACTION: i64 = 64;
 /// One compaction at a time in this process.
 static COMPACTING: AtomicBool = AtomicBool::new(false);
 
+/// The version of every market row as this replica has been told of them (see
+/// `MarketCache::version`): a listing page read after taking it may be kept until it moves.
+pub fn listing_version(s: &Services) -> Option<u64> {
+    s.market_cache.version(&s.db)
+}
+
 pub async fn list(s: &Services, status: Option<MarketStatus>, page: Page) -> Result<(Vec<MarketRow>, i64), ServiceError> {
     let listed = markets::list_markets(&s.db, status, page.limit, page.offset).await?;
     // Status changes between scheduler passes (a settlement wave) append count rows; the

@@ -14,7 +14,7 @@ use crate::domain::money::{self, micros, ppm};
 use crate::domain::quote::Quote as Filled;
 use crate::domain::rate::{FundingRate, rate_exact};
 use crate::http::AppState;
-use crate::http::envelope::Data;
+use crate::http::envelope::{Data, Rendered};
 use crate::http::error::ApiError;
 use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiPath, ApiQuery, one_of, side};
@@ -136,12 +136,27 @@ pub struct ListQuery {
 
 #[utoipa::path(get, path = "/markets", tag = "markets", params(("status" = Option<MarketStatus>, Query, description = "Only markets in this status"), PageQuery),
     responses((status = 200, description = "Markets", body = Envelope<Vec<Market>>)))]
-pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Data<Vec<Market>>, ApiError> {
+pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Rendered, ApiError> {
     let page = q.page.resolve(MAX_LIMIT)?;
     let status = q.status.as_deref().map(|s| one_of("status", s, &MarketStatus::ALL, MarketStatus::as_str)).transpose()?;
+    let key = (status, page.limit, page.offset);
+    // Taken before the read: a change the read misses moves it, so the page is never served.
+    let version = markets::listing_version(&state.services);
+    if let Some(version) = version
+        && let Some(body) = state.market_pages.get(&key, version)
+    {
+        return Ok(Rendered(body));
+    }
     let (rows, total) = markets::list(&state.services, status, page).await?;
-    Ok(Data::paged(rows.into_iter().map(Market::from).collect(), page.meta(total)))
+    let body = Data::paged(rows.into_iter().map(Market::from).collect::<Vec<_>>(), page.meta(total)).body();
+    if let Some(version) = version {
+        state.market_pages.put(key, version, body.clone());
+    }
+    Ok(Rendered(body))
 }
+
+/// A listing page: status, limit, offset.
+pub type PageKey = (Option<MarketStatus>, i64, i64);
 
 #[utoipa::path(get, path = "/markets/{id}", tag = "markets", params(("id" = String, Path, description = "The market id (a UUID)")),
     responses((status = 200, description = "The market", body = Envelope<Market>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]

@@ -10,7 +10,7 @@ mod docs;
 mod health;
 mod intervals;
 pub mod leaderboard;
-mod markets;
+pub mod markets;
 mod money;
 mod push;
 pub mod series;

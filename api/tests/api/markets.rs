@@ -849,3 +849,35 @@ async fn market_listing_follows_changes_from_memory(db: PgPool) {
     slowest = slowest.max(listed_within_a_second(&same_as_postgres, "a new market").await);
     println!("slowest change-to-listing: {slowest:?}");
 }
+
+/// A statement that changes several of an account's positions appends one `positions` stream
+/// event for the account (the event only says they changed; the WebSocket renders them all).
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_statement_streams_one_positions_event_per_account(db: PgPool) {
+    series::ensure(&db, &default_series()).await.unwrap();
+    let settlement = Utc::now() + chrono::Duration::hours(3);
+    let markets = [
+        insert_market(&db, "okx-ethusdt", 1, settlement, "open", 500_000).await,
+        insert_market(&db, "okx-btcusdt", 1, settlement, "open", 500_000).await,
+        insert_market(&db, "binance-btcusdt", 1, settlement, "open", 500_000).await,
+    ];
+    let events = |db: PgPool| async move {
+        let rows: Vec<(String,)> = sqlx::query_as("SELECT channel FROM stream_events WHERE kind = 'positions' ORDER BY channel").fetch_all(&db).await.unwrap();
+        let rows: Vec<String> = rows.into_iter().map(|(c,)| c).collect();
+        sqlx::query("DELETE FROM stream_events").execute(&db).await.unwrap();
+        rows
+    };
+    sqlx::query(
+        "INSERT INTO positions (market_id, wallet, yes_shares, no_shares, last_trade_count, updated_at)
+         SELECT m, w, 1, 0, 1, now() FROM unnest($1::uuid[]) m, unnest(ARRAY['alice', 'bob']) w WHERE w = 'alice' OR m = $1[1]",
+    )
+    .bind(&markets[..])
+    .execute(&db)
+    .await
+    .unwrap();
+    assert_eq!(events(db.clone()).await, ["account:alice", "account:bob"]);
+    sqlx::query("UPDATE positions SET yes_shares = yes_shares + 1 WHERE wallet = 'alice'").execute(&db).await.unwrap();
+    assert_eq!(events(db.clone()).await, ["account:alice"]);
+    sqlx::query("DELETE FROM positions").execute(&db).await.unwrap();
+    assert_eq!(events(db.clone()).await, ["account:alice", "account:bob"]);
+}

@@ -58,19 +58,19 @@ pub async fn record_reported(s: &Services, reported: &[ReportedTransfer]) -> Res
     Ok(recorded)
 }
 
-/// Brings one deposit address up to date against its on-chain `balance`: reads the
-/// transactions it has not read yet when the balance holds more than the recorded transfers
-/// explain (a webhook missed), and always before a sweep; then sweeps it once it holds the
-/// minimum deposit. "Explained" counts sweeps as the projection has them, which can lag the
-/// chain by a moment: a transfer swept before it was recorded would never be recorded (the
-/// balance it left is gone), so a sweep is preceded by a read whatever the count says. Dust
-/// that waits below the minimum is not read again pass after pass.
+/// Brings one deposit address up to date against its on-chain `balance`: sweeps it once it
+/// holds the minimum deposit, then reads the transactions it has not read yet — always after a
+/// sweep (whoever made it), else only when the balance holds more than the recorded transfers
+/// explain (a webhook missed). The read comes after the sweep because a sweep takes whatever
+/// the address holds when it lands: a transfer arriving between a read and the sweep would be
+/// swept unrecorded, and the emptied address would give no later pass a reason to read again
+/// (two sweeps set off at once by a repeated webhook delivery did exactly that). Read after,
+/// the history holds every transfer the sweep took, and each is credited by it as it is
+/// recorded (`indexer::deposits::match_sweeps`). Dust that waits below the minimum is not read
+/// again pass after pass.
 async fn reconcile_address(s: &Services, watched: &WatchedAddress, balance: u64) -> Result<(), ServiceError> {
     let onchain = s.onchain()?;
     let sweeping = balance >= onchain.terms().min_deposit;
-    if sweeping || balance as i64 > watched.unswept {
-        read_history(s, watched).await?;
-    }
     if sweeping {
         let wallet: Pubkey = watched.wallet.parse().map_err(ServiceError::internal)?;
         match onchain.sweep(&wallet).await {
@@ -78,6 +78,9 @@ async fn reconcile_address(s: &Services, watched: &WatchedAddress, balance: u64)
             Ok(_) | Err(OnChainError::Refused(Refusal::BelowMinimumDeposit)) => {}
             Err(e) => return Err(e.into()),
         }
+    }
+    if sweeping || balance as i64 > watched.unswept {
+        read_history(s, watched).await?;
     }
     Ok(())
 }

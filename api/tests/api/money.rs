@@ -220,9 +220,21 @@ async fn webhook_deliveries_are_authenticated_and_credited_once(db: PgPool) {
     assert_eq!(listed.len(), 2);
     assert_eq!((listed[0]["signature"].as_str(), listed[0]["detected_by"].as_str(), listed[0]["amount"].as_str()), (Some(signature.as_str()), Some("webhook"), Some("3.000000")));
 
-    // A deposit whose webhook never came: reconciliation finds it and sweeps it.
+    // A deposit whose webhook never came: reconciliation finds it and sweeps it. The repeated
+    // delivery above set off a second sweep, which may still be on its way and take this
+    // deposit before any pass recorded it (it read the address's history before the deposit
+    // arrived); then the next pass records it, credited by that sweep. Passes until then.
     let missed = t.chain.mint_usdc(&client::deposit_pda(&wallet), 2_500_000).await.unwrap();
-    deposits::reconcile(&s).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        deposits::reconcile(&s).await.unwrap();
+        let listed = deposits_of(&t, &alice).await;
+        let recorded = listed[0]["signature"].as_str() == Some(missed.as_str()) && listed[0]["status"].as_str() == Some("credited");
+        if (recorded && micros(&balance(&t, &alice).await["usdc_balance"]) == 6_500_000) || tokio::time::Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert_eq!(t.vault(&alice.wallet).await, 6_500_000);
     assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 6_500_000);
     let listed = deposits_of(&t, &alice).await;

@@ -127,7 +127,7 @@ impl Projector {
     pub async fn apply_batch(&self, txs: &[ConfirmedTransaction]) -> Result<usize, sqlx::Error> {
         let Some(last) = txs.last() else { return Ok(0) };
         let mut db = self.db.begin().await?;
-        serialize_projections(&mut db).await?;
+        serialize_projections(&mut db, Plans::PerExecution).await?;
         let new = self.record_events(&mut db, txs).await?;
         let tx = last;
         sqlx::query(
@@ -199,10 +199,7 @@ impl Projector {
         // connection for any such group serve it, where planning the run statements for each
         // group cost as much as running them. Catching up (`apply_batch`) keeps plans made for
         // its batch's size.
-        sqlx::query("SELECT pg_advisory_xact_lock($1), set_config('plan_cache_mode', 'force_generic_plan', true)")
-            .bind(PROJECTION_LOCK)
-            .execute(&mut *db)
-            .await?;
+        serialize_projections(&mut db, Plans::Generic).await?;
         self.record_events(&mut db, txs).await?;
         db.commit().await
     }
@@ -334,8 +331,22 @@ pub async fn finalize_market(
     Ok(true)
 }
 
-async fn serialize_projections(db: &mut PgConnection) -> Result<(), sqlx::Error> {
-    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(PROJECTION_LOCK).execute(db).await?;
+/// How a projection's statements are planned for the rest of its database transaction.
+enum Plans {
+    /// Postgres's default: custom plans for the parameters until a generic one does as well.
+    PerExecution,
+    /// One plan per connection for every execution (`plan_cache_mode = force_generic_plan`).
+    Generic,
+}
+
+/// Takes the projection lock for the rest of the database transaction (and sets how its
+/// statements are planned, in the same round trip).
+async fn serialize_projections(db: &mut PgConnection, plans: Plans) -> Result<(), sqlx::Error> {
+    let mode = match plans {
+        Plans::PerExecution => "auto",
+        Plans::Generic => "force_generic_plan",
+    };
+    sqlx::query("SELECT pg_advisory_xact_lock($1), set_config('plan_cache_mode', $2, true)").bind(PROJECTION_LOCK).bind(mode).execute(db).await?;
     Ok(())
 }
 

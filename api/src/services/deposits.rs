@@ -85,6 +85,14 @@ async fn reconcile_address(s: &Services, watched: &WatchedAddress, balance: u64)
     Ok(())
 }
 
+/// Whether a deposit address needs `reconcile_address`: it holds something, or sweeps took more
+/// than its recorded transfers (`unswept` below zero: a transfer was swept unrecorded — its
+/// history read failed after the sweep, or another sweep took it — and only a read of the
+/// emptied address records it).
+fn needs_reconciling(watched: &WatchedAddress, balance: u64) -> bool {
+    balance > 0 || watched.unswept < 0
+}
+
 /// Records every transfer into the address since its cursor, then moves the cursor.
 async fn read_history(s: &Services, watched: &WatchedAddress) -> Result<(), ServiceError> {
     let chain = s.onchain()?.chain();
@@ -124,7 +132,10 @@ pub async fn reconcile(s: &Services) -> Result<usize, ServiceError> {
         let keys: Vec<Pubkey> = page.iter().map(|w| w.address.parse()).collect::<Result<_, _>>().map_err(ServiceError::internal)?;
         let balances = onchain.token_balances(&keys).await?;
         for (watched, balance) in page.iter().zip(balances) {
-            let Some(balance) = balance.filter(|b| *b > 0) else { continue };
+            let balance = balance.unwrap_or(0);
+            if !needs_reconciling(watched, balance) {
+                continue;
+            }
             // One address's trouble must not hold up the others.
             match reconcile_address(s, watched, balance).await {
                 Ok(_) => acted += 1,
@@ -144,7 +155,8 @@ pub async fn reconcile_wallet(s: &Services, wallet: &str) -> Result<u64, Service
     let onchain = s.onchain()?;
     if let Some(watched) = deposits::watched_wallet(&s.db, wallet).await? {
         let address: Pubkey = watched.address.parse().map_err(ServiceError::internal)?;
-        if let Some(balance) = onchain.token_balances(&[address]).await?.pop().flatten().filter(|b| *b > 0) {
+        let balance = onchain.token_balances(&[address]).await?.pop().flatten().unwrap_or(0);
+        if needs_reconciling(&watched, balance) {
             reconcile_address(s, &watched, balance).await?;
         }
     }

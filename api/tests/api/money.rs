@@ -245,6 +245,29 @@ async fn webhook_deliveries_are_authenticated_and_credited_once(db: PgPool) {
     assert_eq!(outbox(&t, "deposit_confirmed", &alice.wallet).await, 3);
 }
 
+/// A transfer swept before any pass recorded it (the sweep is permissionless; a read after it
+/// can fail) is recorded by the next reconciliation pass — the emptied address's sweeps exceed
+/// its recorded transfers — and credited by that sweep.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_transfer_swept_unrecorded_is_recorded_by_the_next_pass(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let s = services(&t).await;
+    let alice = trader(&t, "1").await;
+    let wallet = alice.wallet.parse().unwrap();
+    let unseen = t.chain.mint_usdc(&client::deposit_pda(&wallet), 2_000_000).await.unwrap();
+    s.onchain().unwrap().sweep(&wallet).await.unwrap();
+    assert_eq!(t.vault(&alice.wallet).await, 3_000_000);
+    assert_eq!(deposits_of(&t, &alice).await.len(), 1, "swept, not recorded");
+    assert_eq!(deposits::reconcile(&s).await.unwrap(), 1);
+    let listed = deposits_of(&t, &alice).await;
+    assert_eq!(listed.len(), 2);
+    let shown = |d: &Value| (d["signature"].as_str().map(str::to_owned), d["detected_by"].as_str().map(str::to_owned), d["status"].as_str().map(str::to_owned), d["amount"].as_str().map(str::to_owned));
+    assert_eq!(shown(&listed[0]), (Some(unseen), Some("reconciliation".into()), Some("credited".into()), Some("2.000000".into())));
+    assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 3_000_000);
+    // Recorded: the next pass has nothing to do there.
+    assert_eq!(deposits::reconcile(&s).await.unwrap(), 0);
+}
+
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn withdrawal_refusals_say_why(db: PgPool) {
     let t = trading(&db, Duration::from_secs(10)).await;

@@ -52,6 +52,26 @@ impl<K: Eq + Hash> RenderedPages<K> {
         Some(page.body.clone())
     }
 
+    /// The body kept for `key` at `current` (the read model's version now, `None` when it has
+    /// none), else the one `render` makes, kept at the version `render` says it read (`None`: not
+    /// kept). A version `render` names must have been taken before its read, so a change the
+    /// read missed has already moved it.
+    pub async fn get_or_render<E>(
+        &self,
+        key: K,
+        current: Option<u64>,
+        render: impl Future<Output = Result<(Bytes, Option<u64>), E>>,
+    ) -> Result<Bytes, E> {
+        if let Some(body) = current.and_then(|version| self.get(&key, version)) {
+            return Ok(body);
+        }
+        let (body, version) = render.await?;
+        if let Some(version) = version {
+            self.put(key, version, body.clone());
+        }
+        Ok(body)
+    }
+
     /// Keeps `body` as what `key` renders to at `version` (a body over the whole bound is not kept).
     pub fn put(&self, key: K, version: u64, body: Bytes) {
         if body.len() > CAPACITY_BYTES {
@@ -99,6 +119,30 @@ mod tests {
         kept.put("huge".to_owned(), 8, Bytes::from(vec![b'x'; CAPACITY_BYTES + 1]));
         assert!(kept.get(&"huge".to_owned(), 8).is_none());
         assert_eq!(kept.get(&key, 8), Some(month));
+    }
+
+    #[tokio::test]
+    async fn a_body_is_rendered_again_only_when_its_version_moved() {
+        let kept = RenderedPages::default();
+        let renders = std::cell::Cell::new(0);
+        // Counts a render when it runs (awaited), not when it is made.
+        let render = |body: &'static str, read_at: Option<u64>| {
+            let renders = &renders;
+            async move {
+                renders.set(renders.get() + 1);
+                Ok::<_, ()>((Bytes::from_static(body.as_bytes()), read_at))
+            }
+        };
+        assert_eq!(kept.get_or_render(1, Some(4), render("a", Some(4))).await, Ok(Bytes::from_static(b"a")));
+        assert_eq!(kept.get_or_render(1, Some(4), render("b", Some(4))).await, Ok(Bytes::from_static(b"a")), "kept at 4");
+        assert_eq!(kept.get_or_render(1, Some(5), render("c", Some(5))).await, Ok(Bytes::from_static(b"c")), "moved to 5");
+        // Read without a version (the model not current): answered, not kept.
+        assert_eq!(kept.get_or_render(2, None, render("d", None)).await, Ok(Bytes::from_static(b"d")));
+        assert_eq!(kept.get_or_render(2, Some(5), render("e", Some(5))).await, Ok(Bytes::from_static(b"e")));
+        // A failed render is the caller's error and keeps nothing.
+        assert_eq!(kept.get_or_render(3, Some(5), async { Err::<(Bytes, Option<u64>), _>(()) }).await, Err(()));
+        assert!(kept.get(&3, 5).is_none());
+        assert_eq!(renders.get(), 4, "every call but the kept one rendered");
     }
 
     #[test]

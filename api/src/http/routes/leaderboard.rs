@@ -15,6 +15,7 @@ use crate::http::error::ApiError;
 use crate::http::openapi::Envelope;
 use crate::http::extract::ApiQuery;
 use crate::services::users;
+use crate::store::positions::LeaderRow;
 
 pub const MAX_LIMIT: i64 = 100;
 // The cache holds what the largest page shows.
@@ -42,6 +43,22 @@ pub struct Entry {
     total_volume: String,
 }
 
+impl Entry {
+    /// The entry of the trader ranked `i + 1`.
+    fn ranked((i, r): (usize, LeaderRow)) -> Entry {
+        let totals = Totals { realized_pnl: r.realized_pnl, volume: r.volume, trades: r.trades, settled: r.settled, wins: r.wins };
+        Entry {
+            rank: i + 1,
+            wallet_address: r.wallet,
+            display_name: r.display_name,
+            total_pnl: micros(r.realized_pnl),
+            win_rate: ppm(totals.win_rate_ppm(), 4),
+            total_trades: r.trades,
+            total_volume: micros(r.volume),
+        }
+    }
+}
+
 #[utoipa::path(get, path = "/leaderboard", tag = "leaderboard", params(("period" = Option<String>, Query, description = "24h, 7d, 30d or all (default)", pattern = "^(24h|7d|30d|all)$"), ("sort_by" = Option<String>, Query, description = "pnl (default), win_rate or volume", pattern = "^(pnl|win_rate|volume)$"), ("limit" = Option<i64>, Query, description = "1 to 100, default 50", minimum = 1, maximum = 100)),
     responses((status = 200, description = "Traders ranked", body = Envelope<Vec<Entry>>)))]
 pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<LeaderboardQuery>) -> Result<Rendered, ApiError> {
@@ -62,31 +79,14 @@ pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<Le
         None => 50,
         Some(l) => l.parse::<i64>().ok().filter(|l| (1..=MAX_LIMIT).contains(l)).ok_or_else(|| ApiError::InvalidInput(format!("limit must be an integer from 1 to {MAX_LIMIT}")))?,
     };
-    let key = (users::leaderboard_start(period), sort, limit);
-    if let Some(body) = users::leaderboard_version(&state.services).and_then(|version| state.leaderboard_pages.get(&key, version)) {
-        return Ok(Rendered(body));
-    }
-    let board = users::leaderboard(&state.services, key.0, sort, limit).await?;
-    let entries: Vec<Entry> = board
-        .rows
-        .into_iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let totals = Totals { realized_pnl: r.realized_pnl, volume: r.volume, trades: r.trades, settled: r.settled, wins: r.wins };
-            Entry {
-                rank: i + 1,
-                wallet_address: r.wallet,
-                display_name: r.display_name,
-                total_pnl: micros(r.realized_pnl),
-                win_rate: ppm(totals.win_rate_ppm(), 4),
-                total_trades: r.trades,
-                total_volume: micros(r.volume),
-            }
+    let start = users::leaderboard_start(period);
+    let current = users::leaderboard_version(&state.services);
+    let body = state
+        .leaderboard_pages
+        .get_or_render((start, sort, limit), current, async {
+            let board = users::leaderboard(&state.services, start, sort, limit).await?;
+            Ok::<_, ApiError>((Data::new(board.rows.into_iter().enumerate().map(Entry::ranked).collect::<Vec<_>>()).body(), board.version))
         })
-        .collect();
-    let body = Data::new(entries).body();
-    if let Some(version) = board.version {
-        state.leaderboard_pages.put(key, version, body.clone());
-    }
+        .await?;
     Ok(Rendered(body))
 }

@@ -139,19 +139,15 @@ pub struct ListQuery {
 pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Rendered, ApiError> {
     let page = q.page.resolve(MAX_LIMIT)?;
     let status = q.status.as_deref().map(|s| one_of("status", s, &MarketStatus::ALL, MarketStatus::as_str)).transpose()?;
-    let key = (status, page.limit, page.offset);
     // Taken before the read: a change the read misses moves it, so the page is never served.
     let version = markets::listing_version(&state.services);
-    if let Some(version) = version
-        && let Some(body) = state.market_pages.get(&key, version)
-    {
-        return Ok(Rendered(body));
-    }
-    let (rows, total) = markets::list(&state.services, status, page).await?;
-    let body = Data::paged(rows.into_iter().map(Market::from).collect::<Vec<_>>(), page.meta(total)).body();
-    if let Some(version) = version {
-        state.market_pages.put(key, version, body.clone());
-    }
+    let body = state
+        .market_pages
+        .get_or_render((status, page.limit, page.offset), version, async {
+            let (rows, total) = markets::list(&state.services, status, page).await?;
+            Ok::<_, ApiError>((Data::paged(rows.into_iter().map(Market::from).collect::<Vec<_>>(), page.meta(total)).body(), version))
+        })
+        .await?;
     Ok(Rendered(body))
 }
 

@@ -115,17 +115,14 @@ pub struct ListQuery {
 pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Rendered, ApiError> {
     let page = q.page.resolve(MAX_LIMIT)?;
     let exchange = q.exchange.as_deref().map(|e| one_of("exchange", e, &Exchange::ALL, Exchange::id)).transpose()?;
-    let key = (exchange, page.limit, page.offset);
-    if let Some(version) = markets::series_cards_version(&state.services).await?
-        && let Some(body) = state.series_pages.get(&key, version)
-    {
-        return Ok(Rendered(body));
-    }
-    let listed = markets::series_list(&state.services, exchange, page).await?;
-    let body = Data::paged(listed.rows.into_iter().map(SeriesCard::from).collect::<Vec<_>>(), page.meta(listed.total)).body();
-    if let Some(version) = listed.version {
-        state.series_pages.put(key, version, body.clone());
-    }
+    let current = markets::series_cards_version(&state.services).await?;
+    let body = state
+        .series_pages
+        .get_or_render((exchange, page.limit, page.offset), current, async {
+            let listed = markets::series_list(&state.services, exchange, page).await?;
+            Ok::<_, ApiError>((Data::paged(listed.rows.into_iter().map(SeriesCard::from).collect::<Vec<_>>(), page.meta(listed.total)).body(), listed.version))
+        })
+        .await?;
     Ok(Rendered(body))
 }
 

@@ -261,8 +261,11 @@ async fn a_transfer_swept_unrecorded_is_recorded_by_the_next_pass(db: PgPool) {
     assert_eq!(deposits::reconcile(&s).await.unwrap(), 1);
     let listed = deposits_of(&t, &alice).await;
     assert_eq!(listed.len(), 2);
-    let shown = |d: &Value| (d["signature"].as_str().map(str::to_owned), d["detected_by"].as_str().map(str::to_owned), d["status"].as_str().map(str::to_owned), d["amount"].as_str().map(str::to_owned));
-    assert_eq!(shown(&listed[0]), (Some(unseen), Some("reconciliation".into()), Some("credited".into()), Some("2.000000".into())));
+    let d = &listed[0];
+    assert_eq!(
+        (d["signature"].as_str(), d["detected_by"].as_str(), d["status"].as_str(), d["amount"].as_str()),
+        (Some(unseen.as_str()), Some("reconciliation"), Some("credited"), Some("2.000000"))
+    );
     assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 3_000_000);
     // Recorded: the next pass has nothing to do there.
     assert_eq!(deposits::reconcile(&s).await.unwrap(), 0);

@@ -10,10 +10,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{ServiceError, Services};
-use crate::store::stream as store;
+use crate::store::stream::{self as store, StreamEvent};
 
 /// Events published per transaction.
 const BATCH: i64 = 500;
+/// Updates published per transaction (an event of a statement's trades stands for one per
+/// trade), unless one event alone holds more: a batch republished after a crash must fit in
+/// what replicas remember to drop (`http::routes::ws::hub`, four times this).
+pub const MAX_UPDATES: usize = 10_000;
 /// Published events are kept this long (a replica renders an event from current state, so
 /// nothing reads old ones; they are kept to inspect).
 const KEEP_SECS: i64 = 3600;
@@ -21,8 +25,11 @@ const KEEP_SECS: i64 = 3600;
 /// An event as it travels between replicas (JSON on the Redis channel).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Published {
-    /// The event's row id: what replicas deduplicate on.
+    /// The event's row id and, for a row holding several trades, which one (from 0): what
+    /// replicas deduplicate on.
     pub id: i64,
+    #[serde(default)]
+    pub part: u32,
     /// Its sequence number: increasing in publication order, across all channels.
     pub seq: i64,
     pub channel: String,
@@ -36,25 +43,52 @@ pub fn redis_channel(s: &Services) -> String {
     s.redis.key("stream", "events")
 }
 
-/// Publishes one batch of unpublished events; how many.
+/// Publishes one batch of unpublished events; how many rows.
 pub async fn publish(s: &Services) -> Result<usize, ServiceError> {
     let mut tx = s.db.begin().await?;
     let events = store::claim(&mut tx, BATCH).await?;
     if events.is_empty() {
         return Ok(0);
     }
+    // Rows up to MAX_UPDATES updates (at least one row); the rest are released at commit and
+    // taken by the next batch.
+    let mut updates: Vec<Vec<Value>> = Vec::with_capacity(events.len());
+    let mut total = 0;
+    for event in &events {
+        let of = updates_of(event);
+        total += of.len();
+        if !updates.is_empty() && total > MAX_UPDATES {
+            break;
+        }
+        updates.push(of);
+    }
+    let rows = updates.len();
+    let events = &events[..rows];
     let ids: Vec<i64> = events.iter().map(|e| e.id).collect();
-    let seqs = store::sequence(&mut tx, &ids).await?;
+    let counts: Vec<i64> = updates.iter().map(|u| u.len() as i64).collect();
+    let mut seqs = store::sequence(&mut tx, &ids, &counts).await?.into_iter();
     let channel = redis_channel(s);
     let mut pipe = redis::pipe();
-    for (event, seq) in events.into_iter().zip(seqs) {
-        let message = Published { id: event.id, seq, channel: event.channel, kind: event.kind, reference: event.reference };
-        pipe.cmd("PUBLISH").arg(&channel).arg(serde_json::to_string(&message).expect("an event serializes")).ignore();
+    for (event, references) in events.iter().zip(updates) {
+        for (part, reference) in references.into_iter().enumerate() {
+            let seq = seqs.next().expect("a sequence number per update");
+            let message = Published { id: event.id, part: part as u32, seq, channel: event.channel.clone(), kind: event.kind.clone(), reference };
+            pipe.cmd("PUBLISH").arg(&channel).arg(serde_json::to_string(&message).expect("an event serializes")).ignore();
+        }
     }
     let mut redis = s.redis.connection().await?;
     pipe.query_async::<()>(&mut redis).await?;
     tx.commit().await?;
-    Ok(ids.len())
+    Ok(rows)
+}
+
+/// The updates an event stands for, in order: one per trade of a statement's trades on a
+/// channel (`{"trade_ids": [...]}`, migration 37), else the event itself.
+fn updates_of(event: &StreamEvent) -> Vec<Value> {
+    match event.reference.get("trade_ids").and_then(Value::as_array) {
+        Some(trades) if !trades.is_empty() => trades.iter().map(|id| serde_json::json!({ "trade_id": id })).collect(),
+        _ => vec![event.reference.clone()],
+    }
 }
 
 /// The last sequence number handed out: a snapshot read after this reflects every event up to

@@ -23,20 +23,27 @@ pub async fn claim(tx: &mut PgConnection, limit: i64) -> Result<Vec<StreamEvent>
         .await
 }
 
-/// Gives `ids` (in that order) the next sequence numbers and marks them published; returns the
-/// numbers.
+/// Gives the events `ids` (in that order) the next sequence numbers, `counts[i]` of them for
+/// event `i` (one per update it stands for), and marks them published; returns the numbers in
+/// order. An event's row keeps its first number.
 ///
 /// The update is planned for each batch (an unnamed statement, planned with its arrays): the
 /// plan made once per connection was made while the table was small, a hash join over a scan
 /// of the whole table, and went on scanning it as it grew to an hour of events — 40 million
 /// rows read in a 20-second trading benchmark, a trade's largest cost in Postgres.
-pub async fn sequence(tx: &mut PgConnection, ids: &[i64]) -> Result<Vec<i64>, sqlx::Error> {
-    let mut seqs: Vec<i64> = sqlx::query_scalar("SELECT nextval('stream_seq') FROM generate_series(1, $1)").bind(ids.len() as i64).fetch_all(&mut *tx).await?;
+pub async fn sequence(tx: &mut PgConnection, ids: &[i64], counts: &[i64]) -> Result<Vec<i64>, sqlx::Error> {
+    let total: i64 = counts.iter().sum();
+    let mut seqs: Vec<i64> = sqlx::query_scalar("SELECT nextval('stream_seq') FROM generate_series(1, $1)").bind(total).fetch_all(&mut *tx).await?;
     seqs.sort_unstable();
+    let firsts: Vec<i64> = counts.iter().scan(0usize, |at, &n| {
+        let first = seqs[*at];
+        *at += n as usize;
+        Some(first)
+    }).collect();
     sqlx::query("UPDATE stream_events e SET seq = s.seq, published_at = now() FROM unnest($1::bigint[], $2::bigint[]) AS s(id, seq) WHERE e.id = s.id")
         .persistent(false)
         .bind(ids)
-        .bind(&seqs)
+        .bind(&firsts)
         .execute(tx)
         .await?;
     Ok(seqs)

@@ -242,7 +242,7 @@ async fn a_slow_consumer_is_cut_off_and_never_holds_up_the_others(db: PgPool) {
     let (slow, fast) = (CancellationToken::new(), CancellationToken::new());
     hub.subscribe("markets", 1, Subscriber { queue: slow_queue, overflow: slow.clone() }, None);
     hub.subscribe("markets", 2, Subscriber { queue: fast_queue, overflow: fast.clone() }, None);
-    let event = |id, seq| Published { id, seq, channel: "markets".into(), kind: "market".into(), reference: json!({"market_id": market}) };
+    let event = |id, seq| Published { id, part: 0, seq, channel: "markets".into(), kind: "market".into(), reference: json!({"market_id": market}) };
 
     hub.dispatch(&services, event(1, 10)).await;
     assert!(!slow.is_cancelled());
@@ -264,4 +264,91 @@ async fn a_slow_consumer_is_cut_off_and_never_holds_up_the_others(db: PgPool) {
 /// The next message of `inbox`, which must come at once.
 async fn within(inbox: &mut tokio::sync::mpsc::Receiver<Arc<api::http::routes::ws::hub::Outgoing>>) -> Arc<api::http::routes::ws::hub::Outgoing> {
     tokio::time::timeout(Duration::from_secs(5), inbox.recv()).await.expect("delivered at once").unwrap()
+}
+
+/// A statement's trades are one stream event per channel (migration 37), published as one
+/// update per trade: in the statement's order, each with its own sequence number, and a
+/// republished update dropped by its (event, part).
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_statements_trades_are_one_event_a_channel_and_one_update_a_trade(db: PgPool) {
+    use api::http::routes::ws::hub::{Hub, Subscriber};
+    use api::services::stream::{self, Published};
+
+    let services = state(db.clone(), &redis_url()).services;
+    api::store::series::ensure(&db, &api::app::config::default_series()).await.unwrap();
+    let (m1, m2) = (open_market(&db, "open").await, open_market(&db, "open").await);
+    let trades = [Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4()];
+    let mut pubsub = services.redis.pubsub().await.unwrap();
+    pubsub.subscribe(stream::redis_channel(&services)).await.unwrap();
+    sqlx::query(
+        "INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm)
+         SELECT id, market_id, wallet, 'yes', true, 1000000, 500000, 5000, 500000
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS t(id, market_id, wallet)",
+    )
+    .bind(&trades[..])
+    .bind(&[m1, m2, m1][..])
+    .bind(&["w1", "w2", "w1"][..])
+    .execute(&db)
+    .await
+    .unwrap();
+
+    // One row per channel, channels in the order of their first trade, a market before its trader.
+    let rows: Vec<(String, Value)> =
+        sqlx::query_as("SELECT channel, ref FROM stream_events WHERE kind = 'trade' ORDER BY id").fetch_all(&db).await.unwrap();
+    let ids = |t: &[usize]| json!({"trade_ids": t.iter().map(|&i| trades[i].to_string()).collect::<Vec<_>>()});
+    assert_eq!(
+        rows,
+        vec![
+            (format!("market:{m1}"), ids(&[0, 2])),
+            ("account:w1".to_owned(), ids(&[0, 2])),
+            (format!("market:{m2}"), ids(&[1])),
+            ("account:w2".to_owned(), ids(&[1])),
+        ]
+    );
+
+    // (The markets' own events, appended before, come first.)
+    let rows = sqlx::query_scalar::<_, i64>("SELECT count(*) FROM stream_events").fetch_one(&db).await.unwrap();
+    assert_eq!(stream::publish(&services).await.unwrap() as i64, rows);
+    assert_eq!(stream::publish(&services).await.unwrap(), 0, "each event is published once");
+    let mut messages = pubsub.on_message();
+    let mut published = Vec::new();
+    while published.len() < 6 {
+        let message = tokio::time::timeout(Duration::from_secs(5), messages.next()).await.expect("published").unwrap();
+        let update = serde_json::from_str::<Published>(&message.get_payload::<String>().unwrap()).unwrap();
+        if update.kind == "trade" {
+            published.push(update);
+        }
+    }
+    let shown: Vec<(String, u32, String)> =
+        published.iter().map(|p| (p.channel.clone(), p.part, p.reference["trade_id"].as_str().unwrap().to_owned())).collect();
+    let update = |channel: String, part, trade: usize| (channel, part, trades[trade].to_string());
+    assert_eq!(
+        shown,
+        vec![
+            update(format!("market:{m1}"), 0, 0),
+            update(format!("market:{m1}"), 1, 2),
+            update("account:w1".into(), 0, 0),
+            update("account:w1".into(), 1, 2),
+            update(format!("market:{m2}"), 0, 1),
+            update("account:w2".into(), 0, 1),
+        ]
+    );
+    let seqs: Vec<i64> = published.iter().map(|p| p.seq).collect();
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "one number per update, in order: {seqs:?}");
+    let firsts: Vec<i64> = sqlx::query_scalar("SELECT seq FROM stream_events WHERE kind = 'trade' ORDER BY id").fetch_all(&db).await.unwrap();
+    assert_eq!(firsts, vec![seqs[0], seqs[2], seqs[4], seqs[5]], "a row keeps its first number");
+
+    // A subscriber of m1 gets both of its trades once, whatever is republished.
+    let hub = Hub::new();
+    let (queue, mut inbox) = tokio::sync::mpsc::channel(8);
+    hub.subscribe(&format!("market:{m1}"), 1, Subscriber { queue, overflow: CancellationToken::new() }, None);
+    for p in published.iter().chain(&published[..2]) {
+        hub.dispatch(&services, p.clone()).await;
+    }
+    let delivered: Vec<Value> = [within(&mut inbox).await, within(&mut inbox).await].iter().map(|o| serde_json::from_str(&o.text).unwrap()).collect();
+    assert_eq!(
+        delivered.iter().map(|d| (d["seq"].as_i64().unwrap(), d["data"]["trade_id"].as_str().unwrap().to_owned())).collect::<Vec<_>>(),
+        vec![(seqs[0], trades[0].to_string()), (seqs[1], trades[2].to_string())]
+    );
+    assert!(inbox.try_recv().is_err(), "a republished update is dropped");
 }

@@ -18,8 +18,9 @@ use crate::domain::caller::Caller;
 use crate::services::Services;
 use crate::services::stream::{self, Published};
 
-/// Event ids remembered to drop a republished event.
-const REMEMBERED: usize = 10_000;
+/// Updates remembered to drop a republished one: a publisher's batch is at most
+/// `stream::MAX_UPDATES` (a batch republished after a crash comes before anything newer).
+const REMEMBERED: usize = 4 * stream::MAX_UPDATES;
 
 /// A message for one connection: its channel and sequence number, and the text to send.
 #[derive(Debug)]
@@ -46,13 +47,13 @@ struct Channel {
 
 #[derive(Default)]
 struct Recent {
-    seen: HashSet<i64>,
-    order: VecDeque<i64>,
+    seen: HashSet<(i64, u32)>,
+    order: VecDeque<(i64, u32)>,
 }
 
 impl Recent {
-    /// Whether `id` is new (remembering it).
-    fn first(&mut self, id: i64) -> bool {
+    /// Whether the update `id` (an event's row id and part) is new (remembering it).
+    fn first(&mut self, id: (i64, u32)) -> bool {
         if !self.seen.insert(id) {
             return false;
         }
@@ -121,7 +122,7 @@ impl Hub {
 
     /// Hands a published event to this replica's subscribers of its channel.
     pub async fn dispatch(&self, services: &Services, event: Published) {
-        if !self.recent.lock().unwrap().first(event.id) {
+        if !self.recent.lock().unwrap().first((event.id, event.part)) {
             return;
         }
         let Some(caller) = self.listened(&event.channel) else { return };

@@ -881,3 +881,99 @@ async fn a_statement_streams_one_positions_event_per_account(db: PgPool) {
     sqlx::query("DELETE FROM positions").execute(&db).await.unwrap();
     assert_eq!(events(db.clone()).await, ["account:alice", "account:bob"]);
 }
+
+/// Trades, price points and positions reference their market through statement triggers
+/// (migration 38) as they did through foreign keys: a row of a missing market fails its whole
+/// statement with 23503, a referenced market can be neither deleted nor given another id, and a
+/// delete racing an insert waits for it (and fails once it committed), as an insert racing a
+/// delete waits for that (and fails once it committed).
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn market_references_are_enforced_per_statement(db: PgPool) {
+    series::ensure(&db, &default_series()).await.unwrap();
+    let settlement = Utc::now() + chrono::Duration::hours(1);
+    let market = insert_market(&db, "binance-btcusdt", 1, settlement, "open", 500_000).await;
+    let code = |result: Result<sqlx::postgres::PgQueryResult, sqlx::Error>| match result {
+        Ok(_) => "ok".to_owned(),
+        Err(e) => e.as_database_error().and_then(|d| d.code()).map(|c| c.into_owned()).unwrap_or_else(|| e.to_string()),
+    };
+    let trade = |markets: Vec<Uuid>| {
+        sqlx::query(
+            "INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm)
+             SELECT gen_random_uuid(), m, 'w', 'yes', true, 1, 1, 0, 500000 FROM unnest($1::uuid[]) AS m",
+        )
+        .bind(markets)
+    };
+    let price = |markets: Vec<Uuid>| {
+        sqlx::query("INSERT INTO market_prices (market_id, at, yes_price_ppm) SELECT m, now() + n * interval '1 second', 500000 FROM unnest($1::uuid[]) WITH ORDINALITY AS t(m, n)")
+            .bind(markets)
+    };
+    let position = |markets: Vec<Uuid>| {
+        sqlx::query("INSERT INTO positions (market_id, wallet, yes_shares, no_shares, last_trade_count, updated_at) SELECT m, 'w' || n, 1, 0, 1, now() FROM unnest($1::uuid[]) WITH ORDINALITY AS t(m, n)")
+            .bind(markets)
+    };
+    let count = |table: &'static str| {
+        let db = db.clone();
+        async move { sqlx::query_scalar::<_, i64>(&format!("SELECT count(*) FROM {table}")).fetch_one(&db).await.unwrap() }
+    };
+
+    // A missing market fails the statement, whichever row names it.
+    let unknown = Uuid::new_v4();
+    assert_eq!(code(trade(vec![market, unknown, market]).execute(&db).await), "23503");
+    assert_eq!(code(price(vec![market, unknown]).execute(&db).await), "23503");
+    assert_eq!(code(position(vec![unknown]).execute(&db).await), "23503");
+    assert_eq!((count("trades").await, count("market_prices").await, count("positions").await), (0, 0, 0));
+    assert_eq!(code(trade(vec![market, market]).execute(&db).await), "ok");
+    assert_eq!(code(price(vec![market]).execute(&db).await), "ok");
+    assert_eq!(code(position(vec![market]).execute(&db).await), "ok");
+    // Moving a row to a missing market fails too.
+    assert_eq!(code(sqlx::query("UPDATE trades SET market_id = $1").bind(unknown).execute(&db).await), "23503");
+    assert_eq!(code(sqlx::query("UPDATE positions SET market_id = $1").bind(unknown).execute(&db).await), "23503");
+
+    // A referenced market stays, whatever references it; an unreferenced one goes.
+    let delete = |id: Uuid| sqlx::query("DELETE FROM markets WHERE id = $1").bind(id);
+    assert_eq!(code(delete(market).execute(&db).await), "23503");
+    assert_eq!(code(sqlx::query("UPDATE markets SET id = $1 WHERE id = $2").bind(unknown).bind(market).execute(&db).await), "23503");
+    for table in ["trades", "market_prices"] {
+        sqlx::query(&format!("DELETE FROM {table}")).execute(&db).await.unwrap();
+        assert_eq!(code(delete(market).execute(&db).await), "23503", "still referenced from positions");
+    }
+    sqlx::query("DELETE FROM positions").execute(&db).await.unwrap();
+    assert_eq!(code(sqlx::query("UPDATE markets SET status = 'closed' WHERE id = $1").bind(market).execute(&db).await), "ok");
+    assert_eq!(code(delete(market).execute(&db).await), "ok");
+
+    // A delete waits for the insert that locked its market, then fails.
+    let raced = insert_market(&db, "binance-btcusdt", 2, settlement + chrono::Duration::hours(1), "open", 500_000).await;
+    let mut inserting = db.begin().await.unwrap();
+    trade(vec![raced]).execute(&mut *inserting).await.unwrap();
+    let deleting = tokio::spawn({
+        let db = db.clone();
+        async move { code(sqlx::query("DELETE FROM markets WHERE id = $1").bind(raced).execute(&db).await) }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!deleting.is_finished(), "the delete waits for the inserting transaction");
+    inserting.commit().await.unwrap();
+    assert_eq!(deleting.await.unwrap(), "23503");
+
+    // An insert waits for the delete of its market, then fails.
+    let gone = insert_market(&db, "binance-btcusdt", 3, settlement + chrono::Duration::hours(2), "open", 500_000).await;
+    let mut deleting = db.begin().await.unwrap();
+    delete(gone).execute(&mut *deleting).await.unwrap();
+    let inserting = tokio::spawn({
+        let db = db.clone();
+        async move {
+            code(
+                sqlx::query(
+                    "INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm)
+                     VALUES (gen_random_uuid(), $1, 'w', 'yes', true, 1, 1, 0, 500000)",
+                )
+                .bind(gone)
+                .execute(&db)
+                .await,
+            )
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!inserting.is_finished(), "the insert waits for the deleting transaction");
+    deleting.commit().await.unwrap();
+    assert_eq!(inserting.await.unwrap(), "23503");
+}

@@ -5,7 +5,7 @@
 -- (README, "Indexer catch-up"). The statement trigger does the same per distinct market: it locks
 -- each referenced market as a foreign key's check does (FOR KEY SHARE, so a market cannot be
 -- deleted until the inserting transaction ends) and refuses the statement if one is missing; a
--- market is refused deletion (or a new id) while anything references it, as the foreign key's
+-- market is refused deletion, truncation or a new id while anything references it, as the foreign key's
 -- RESTRICT did. Same SQLSTATE (23503, foreign_key_violation). Tested by
 -- `markets::market_references_are_enforced_per_statement`.
 ALTER TABLE trades DROP CONSTRAINT trades_market_id_fkey;
@@ -77,3 +77,16 @@ BEGIN
 END $$;
 CREATE TRIGGER markets_still_referenced BEFORE DELETE OR UPDATE OF id ON markets
     FOR EACH ROW EXECUTE FUNCTION refuse_referenced_market_change();
+
+-- TRUNCATE fires no row trigger: truncating markets (which their other references refuse unless
+-- CASCADE) must not leave these rows behind either. Truncate them first.
+CREATE FUNCTION refuse_truncating_referenced_markets() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM trades) OR EXISTS (SELECT 1 FROM market_prices) OR EXISTS (SELECT 1 FROM positions) THEN
+        RAISE EXCEPTION 'cannot truncate table "markets" while trades, market_prices or positions reference it'
+            USING ERRCODE = 'foreign_key_violation';
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER markets_truncated_while_referenced BEFORE TRUNCATE ON markets
+    FOR EACH STATEMENT EXECUTE FUNCTION refuse_truncating_referenced_markets();

@@ -884,7 +884,8 @@ async fn a_statement_streams_one_positions_event_per_account(db: PgPool) {
 
 /// Trades, price points and positions reference their market through statement triggers
 /// (migration 38) as they did through foreign keys: a row of a missing market fails its whole
-/// statement with 23503, a referenced market can be neither deleted nor given another id, and a
+/// statement with 23503, a referenced market can be neither deleted, truncated nor given another
+/// id, and a
 /// delete racing an insert waits for it (and fails once it committed), as an insert racing a
 /// delete waits for that (and fails once it committed).
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
@@ -932,6 +933,7 @@ async fn market_references_are_enforced_per_statement(db: PgPool) {
     // A referenced market stays, whatever references it; an unreferenced one goes.
     let delete = |id: Uuid| sqlx::query("DELETE FROM markets WHERE id = $1").bind(id);
     assert_eq!(code(delete(market).execute(&db).await), "23503");
+    assert_eq!(code(sqlx::query("TRUNCATE markets CASCADE").execute(&db).await), "23503");
     assert_eq!(code(sqlx::query("UPDATE markets SET id = $1 WHERE id = $2").bind(unknown).bind(market).execute(&db).await), "23503");
     for table in ["trades", "market_prices"] {
         sqlx::query(&format!("DELETE FROM {table}")).execute(&db).await.unwrap();

@@ -25,9 +25,10 @@ const KEEP_SECS: i64 = 3600;
 /// An event as it travels between replicas (JSON on the Redis channel).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Published {
-    /// The event's row id and, for a row holding several trades, which one (from 0): what
-    /// replicas deduplicate on.
+    /// The event's row id.
     pub id: i64,
+    /// Which of the row's updates this is (from 0; a row of a statement's trades holds one per
+    /// trade). With `id`, what replicas deduplicate on.
     #[serde(default)]
     pub part: u32,
     /// Its sequence number: increasing in publication order, across all channels.

@@ -949,7 +949,7 @@ async fn market_references_are_enforced_per_statement(db: PgPool) {
     trade(vec![raced]).execute(&mut *inserting).await.unwrap();
     let deleting = tokio::spawn({
         let db = db.clone();
-        async move { code(sqlx::query("DELETE FROM markets WHERE id = $1").bind(raced).execute(&db).await) }
+        async move { code(delete(raced).execute(&db).await) }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!deleting.is_finished(), "the delete waits for the inserting transaction");
@@ -962,17 +962,7 @@ async fn market_references_are_enforced_per_statement(db: PgPool) {
     delete(gone).execute(&mut *deleting).await.unwrap();
     let inserting = tokio::spawn({
         let db = db.clone();
-        async move {
-            code(
-                sqlx::query(
-                    "INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm)
-                     VALUES (gen_random_uuid(), $1, 'w', 'yes', true, 1, 1, 0, 500000)",
-                )
-                .bind(gone)
-                .execute(&db)
-                .await,
-            )
-        }
+        async move { code(trade(vec![gone]).execute(&db).await) }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!inserting.is_finished(), "the insert waits for the deleting transaction");

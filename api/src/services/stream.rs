@@ -51,18 +51,8 @@ pub async fn publish(s: &Services) -> Result<usize, ServiceError> {
     if events.is_empty() {
         return Ok(0);
     }
-    // Rows up to MAX_UPDATES updates (at least one row); the rest are released at commit and
-    // taken by the next batch.
-    let mut updates: Vec<Vec<Value>> = Vec::with_capacity(events.len());
-    let mut total = 0;
-    for event in &events {
-        let of = updates_of(event);
-        total += of.len();
-        if !updates.is_empty() && total > MAX_UPDATES {
-            break;
-        }
-        updates.push(of);
-    }
+    // The rest of the claimed rows are released at commit and taken by the next batch.
+    let updates = leading_updates(&events);
     let rows = updates.len();
     let events = &events[..rows];
     let ids: Vec<i64> = events.iter().map(|e| e.id).collect();
@@ -81,6 +71,21 @@ pub async fn publish(s: &Services) -> Result<usize, ServiceError> {
     pipe.query_async::<()>(&mut redis).await?;
     tx.commit().await?;
     Ok(rows)
+}
+
+/// The updates of as many leading events as hold at most MAX_UPDATES together (at least one
+/// event, however many it holds).
+fn leading_updates(events: &[StreamEvent]) -> Vec<Vec<Value>> {
+    let mut leading: Vec<Vec<Value>> = Vec::new();
+    let mut total = 0;
+    for updates in events.iter().map(updates_of) {
+        total += updates.len();
+        if !leading.is_empty() && total > MAX_UPDATES {
+            break;
+        }
+        leading.push(updates);
+    }
+    leading
 }
 
 /// The updates an event stands for, in order: one per trade of a statement's trades on a

@@ -352,3 +352,39 @@ async fn a_statements_trades_are_one_event_a_channel_and_one_update_a_trade(db: 
     );
     assert!(inbox.try_recv().is_err(), "a republished update is dropped");
 }
+
+/// A publisher's batch holds at most `MAX_UPDATES` updates, so a batch republished after a crash
+/// fits what replicas remember; an event holding more is published on its own.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_publish_batch_holds_at_most_max_updates_unless_one_event_holds_more(db: PgPool) {
+    use api::services::stream::{self, MAX_UPDATES};
+
+    let services = state(db.clone(), &redis_url()).services;
+    api::store::series::ensure(&db, &api::app::config::default_series()).await.unwrap();
+    let market = open_market(&db, "open").await;
+    let before: i64 = sqlx::query_scalar("SELECT count(*) FROM stream_events").fetch_one(&db).await.unwrap();
+    // Two statements of trades without a wallet: one event each, on the market's channel.
+    let trades = |n: usize| {
+        sqlx::query(
+            "INSERT INTO trades (id, market_id, side, is_buy, shares, amount, fee, yes_price_ppm)
+             SELECT gen_random_uuid(), $1, 'yes', true, 1, 1, 0, 500000 FROM generate_series(1, $2)",
+        )
+        .bind(market)
+        .bind(n as i32)
+    };
+    trades(MAX_UPDATES * 3 / 5).execute(&db).await.unwrap();
+    trades(MAX_UPDATES + 1).execute(&db).await.unwrap();
+    let published = || {
+        let db = db.clone();
+        async move {
+            sqlx::query_scalar::<_, bool>("SELECT published_at IS NOT NULL FROM stream_events WHERE kind = 'trade' ORDER BY id").fetch_all(&db).await.unwrap()
+        }
+    };
+    // The markets' events and the first statement's (together under the bound), not the second.
+    assert_eq!(stream::publish(&services).await.unwrap() as i64, before + 1);
+    assert_eq!(published().await, vec![true, false]);
+    // The second alone, over the bound.
+    assert_eq!(stream::publish(&services).await.unwrap(), 1);
+    assert_eq!(published().await, vec![true, true]);
+    assert_eq!(stream::publish(&services).await.unwrap(), 0);
+}

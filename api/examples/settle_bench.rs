@@ -100,7 +100,7 @@ async fn main() {
                 for (j, (wallet, _, _)) in wallets.iter().enumerate() {
                     let side = if j % 2 == 0 { Side::Yes } else { Side::No };
                     let trade = onchain.submit_trade(&onchain.sign_buy(id, wallet, side, 1_000_000, 1).await.unwrap()).await.unwrap();
-                    bought.push((side, trade.shares));
+                    bought.push((side, trade.event.shares));
                 }
                 bought
             }

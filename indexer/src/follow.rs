@@ -112,9 +112,9 @@ impl<S: ChainSource> Indexer<S> {
     async fn fetch(&self, chunk: &[SignatureInfo]) -> Result<(Vec<ConfirmedTransaction>, Option<String>), FollowError> {
         let mut batch = Vec::with_capacity(chunk.len());
         for window in chunk.chunks(FETCH_AHEAD) {
-            let requests: Vec<_> = window.iter().map(|info| self.source.transaction(&info.signature)).collect();
-            for (info, fetched) in window.iter().zip(futures_util::future::join_all(requests).await) {
-                match fetched? {
+            let signatures: Vec<&str> = window.iter().map(|info| info.signature.as_str()).collect();
+            for (info, fetched) in window.iter().zip(self.source.transactions(&signatures).await?) {
+                match fetched {
                     Some(tx) => batch.push(tx),
                     None => return Ok((batch, Some(info.signature.clone()))),
                 }

@@ -6,7 +6,7 @@
 //! market and position updates apply only if they carry a later trade count, balances only if
 //! they come from a later slot.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use anchor_lang::prelude::Pubkey;
@@ -211,19 +211,8 @@ impl Projector {
         let mut new = 0;
         let (mut trades, mut payouts) = (TradeRun::default(), PayoutRun::default());
         for tx in txs.iter().filter(|tx| tx.err.is_none()) {
-            let mut per_instruction: HashMap<usize, i32> = HashMap::new();
-            for inner in tx.inner_instructions.iter().filter(|i| i.instruction.program_id == self.program_id) {
-                let Some(event) = events::decode(&inner.instruction.data) else { continue };
-                let index = per_instruction.entry(inner.outer_index).or_insert(0);
-                let at = At {
-                    signature: &tx.signature,
-                    ix_index: inner.outer_index as i32,
-                    slot: tx.slot as i64,
-                    tx_index: tx.transaction_index.unwrap_or(0) as i32,
-                };
-                let event_index = *index;
-                *index += 1;
-                let data = &inner.instruction.data;
+            for events::Located { ix_index, event_index, event, data } in events::located(tx, &self.program_id) {
+                let at = At { signature: &tx.signature, ix_index, slot: tx.slot as i64, tx_index: tx.transaction_index.unwrap_or(0) as i32 };
                 // At most one run is open: a change of kind ends it.
                 match &event {
                     ProgramEvent::TradeExecuted(e) => {

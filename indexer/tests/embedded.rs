@@ -37,6 +37,11 @@ async fn send(chain: &EmbeddedChain, ixs: &[Instruction], payer: &Keypair, signe
     chain.send_and_confirm(&wire(chain, ixs, payer, signers).await).await
 }
 
+/// `send`, answered with the transaction as it landed.
+async fn send_confirmed(chain: &EmbeddedChain, ixs: &[Instruction], payer: &Keypair, signers: &[&Keypair]) -> ConfirmedTransaction {
+    chain.send_and_confirm_transaction(&wire(chain, ixs, payer, signers).await).await.unwrap()
+}
+
 async fn token_balance(chain: &EmbeddedChain, address: &Pubkey) -> u64 {
     let account = chain.account(&address.to_string()).await.unwrap().expect("token account exists");
     spl_token_interface::state::Account::unpack(&account.data).unwrap().amount
@@ -142,9 +147,11 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     let alice_buy = wire(&chain, &[client::buy_shares(alice.pubkey(), alice.pubkey(), &id, Side::Yes, 10 * USDC, 0)], &alice, &[]).await;
     chain.root_now().await;
     chain.send_and_confirm(&alice_buy).await.unwrap();
-    send(&chain, &[client::buy_shares(operator.pubkey(), bob.pubkey(), &id, Side::No, 20 * USDC, 0)], &operator, &[]).await.unwrap();
+    // Transactions as `send_and_confirm_transaction` answered them (checked against the ledger below).
+    let mut answered = Vec::new();
+    answered.push(send_confirmed(&chain, &[client::buy_shares(operator.pubkey(), bob.pubkey(), &id, Side::No, 20 * USDC, 0)], &operator, &[]).await);
     let alice_yes = decode::<Position>(&chain, &client::position_pda(&client::market_pda(&id), &alice.pubkey())).await.unwrap().yes_shares;
-    send(&chain, &[client::sell_shares(alice.pubkey(), alice.pubkey(), &id, Side::Yes, alice_yes / 3, 0)], &alice, &[]).await.unwrap();
+    answered.push(send_confirmed(&chain, &[client::sell_shares(alice.pubkey(), alice.pubkey(), &id, Side::Yes, alice_yes / 3, 0)], &alice, &[]).await);
 
     // More than Bob has: refused at preflight, nothing lands.
     let before: i64 = sqlx::query_scalar("SELECT count(*) FROM embedded_ledger").fetch_one(&db).await.unwrap();
@@ -171,14 +178,14 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     send(&chain, &[client::resolve_market(oracle.pubkey(), &id, 125)], &oracle, &[]).await.unwrap();
     for wallet in [&alice, &bob] {
         let position: Position = decode(&chain, &client::position_pda(&client::market_pda(&id), &wallet.pubkey())).await.unwrap();
-        send(&chain, &[client::settle_position(&id, wallet.pubkey(), position.rent_payer)], &operator, &[]).await.unwrap();
+        answered.push(send_confirmed(&chain, &[client::settle_position(&id, wallet.pubkey(), position.rent_payer)], &operator, &[]).await);
     }
     // Alice withdraws to a token account of her own.
     let destination = Keypair::new();
     let rent = 2_039_280;
     let create = system_instruction::create_account(&alice.pubkey(), &destination.pubkey(), rent, spl_token_interface::state::Account::LEN as u64, &spl_token_interface::ID);
     let init = spl_token_interface::instruction::initialize_account3(&spl_token_interface::ID, &destination.pubkey(), &chain.mint(), &alice.pubkey()).unwrap();
-    send(&chain, &[create, init, client::withdraw(alice.pubkey(), alice.pubkey(), destination.pubkey(), 7 * USDC)], &alice, &[&destination]).await.unwrap();
+    answered.push(send_confirmed(&chain, &[create, init, client::withdraw(alice.pubkey(), alice.pubkey(), destination.pubkey(), 7 * USDC)], &alice, &[&destination]).await);
 
     indexer(&chain, &db).run_once().await.unwrap();
     let market = assert_market_matches(&chain, &db, market_id).await;
@@ -204,6 +211,13 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
         let encoded = chain.encoded_transaction(&listed.signature, solana_transaction_status_client_types::UiTransactionEncoding::Json).await.unwrap().unwrap();
         assert_eq!(ConfirmedTransaction::from_encoded(&listed.signature, encoded).unwrap(), direct);
         assert!(!direct.inner_instructions.is_empty() || !direct.instructions.is_empty());
+    }
+
+    // What a send answered (built from the bank's results) is what the ledger gives back: a
+    // trade's events, payouts, and a withdrawal with a top-level instruction of another program.
+    for confirmed in &answered {
+        assert!(!confirmed.inner_instructions.is_empty(), "{} has its events", confirmed.signature);
+        assert_eq!(Some(confirmed), chain.transaction(&confirmed.signature).await.unwrap().as_ref());
     }
 
     // Indexing again changes nothing.

@@ -172,16 +172,25 @@ pub struct Signed {
     pub signature: String,
 }
 
-/// The program's trades in a confirmed transaction (its `TradeExecuted` events).
-pub fn trades_in(confirmed: &ConfirmedTransaction) -> impl Iterator<Item = TradeExecuted> + '_ {
-    let program = funding_market::ID.to_string();
-    confirmed.inner_instructions.iter().filter(move |i| i.instruction.program_id == program).filter_map(|i| match events::decode(&i.instruction.data) {
-        Some(ProgramEvent::TradeExecuted(e)) => Some(e),
+/// A trade of a confirmed transaction: its `TradeExecuted` event and the id its projection
+/// gives it (`events::trade_id`, derived from where the event sits).
+pub struct TradeInTransaction {
+    pub id: Uuid,
+    pub event: TradeExecuted,
+}
+
+/// The program's trades in a confirmed transaction (its `TradeExecuted` events), in order.
+pub fn trades_in(confirmed: &ConfirmedTransaction) -> impl Iterator<Item = TradeInTransaction> + '_ {
+    events::located(confirmed, PROGRAM_ID.as_str()).filter_map(|located| match located.event {
+        ProgramEvent::TradeExecuted(event) => Some(TradeInTransaction { id: events::trade_id(&confirmed.signature, located.ix_index, located.event_index), event }),
         _ => None,
     })
 }
 
-fn trade_of(confirmed: &ConfirmedTransaction) -> Result<TradeExecuted, OnChainError> {
+/// The program's id as text (how chain sources name programs).
+static PROGRAM_ID: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| funding_market::ID.to_string());
+
+fn trade_of(confirmed: &ConfirmedTransaction) -> Result<TradeInTransaction, OnChainError> {
     trades_in(confirmed).next().ok_or_else(|| OnChainError::Unexpected(format!("trade {} emitted no TradeExecuted", confirmed.signature)))
 }
 
@@ -262,8 +271,9 @@ impl OnChain {
 
     /// Sends a signed transaction, waits for confirmation, and projects it at once.
     pub async fn submit(&self, signed: &Signed) -> Result<ConfirmedTransaction, OnChainError> {
-        let signature = self.0.chain.send_and_confirm(&signed.wire).await.map_err(refused)?;
-        self.landed(&signature).await?.ok_or_else(|| OnChainError::Unexpected(format!("confirmed transaction {signature} not found")))
+        let confirmed = self.0.chain.send_and_confirm_transaction(&signed.wire).await.map_err(refused)?;
+        self.0.projector.apply_ahead(&confirmed).await?;
+        Ok(confirmed)
     }
 
     /// A transaction that landed, projected (a no-op if it already was); `None` if the chain
@@ -348,13 +358,13 @@ impl OnChain {
         self.sign(&[ix], &[]).await
     }
 
-    /// Sends a signed trade; the trade as the program executed it.
-    pub async fn submit_trade(&self, signed: &Signed) -> Result<TradeExecuted, OnChainError> {
+    /// Sends a signed trade; the trade as the program executed it (projected).
+    pub async fn submit_trade(&self, signed: &Signed) -> Result<TradeInTransaction, OnChainError> {
         trade_of(&self.submit(signed).await?)
     }
 
     /// The trade of a transaction sent earlier, if it landed (crash recovery).
-    pub async fn landed_trade(&self, signature: &str) -> Result<Option<TradeExecuted>, OnChainError> {
+    pub async fn landed_trade(&self, signature: &str) -> Result<Option<TradeInTransaction>, OnChainError> {
         match self.landed(signature).await? {
             Some(confirmed) if confirmed.err.is_none() => trade_of(&confirmed).map(Some),
             _ => Ok(None),

@@ -53,8 +53,10 @@ fn wallet_key(caller: &Caller) -> Result<Pubkey, ServiceError> {
     caller.wallet.parse().map_err(|_| ServiceError::internal(format!("stored wallet {} is not an address", caller.wallet)))
 }
 
-/// The id of the trade row the projection made of event `e` of transaction `signature`: the
-/// trade of that wallet, market, side, direction and size (a transaction may hold several).
+/// The id of the trade row the projection made of event `e` of transaction `signature`, read
+/// back: the trade of that wallet, market, side, direction and size (a transaction may hold
+/// several). For a transaction that may have been projected before trade ids were derived from
+/// the event (`events::trade_id`): a recovery, a wallet's own trade.
 pub(super) async fn projected_trade_id(s: &Services, signature: &str, e: &TradeExecuted) -> Result<Uuid, ServiceError> {
     let (wallet, market_address) = (e.wallet.to_string(), e.market.to_string());
     let trade = markets::TradeInTransaction {
@@ -68,10 +70,9 @@ pub(super) async fn projected_trade_id(s: &Services, signature: &str, e: &TradeE
     markets::trade_id(&s.db, &trade).await?.ok_or_else(|| ServiceError::internal(format!("trade {signature} was not projected")))
 }
 
-/// The trade's row (projected when it landed) and the event's figures.
-async fn traded(s: &Services, signature: &str, e: &TradeExecuted) -> Result<Traded, ServiceError> {
-    let trade_id = projected_trade_id(s, signature, e).await?;
-    Ok(Traded {
+/// The trade row `trade_id` (projected when it landed) and the event's figures.
+fn traded(trade_id: Uuid, e: &TradeExecuted) -> Traded {
+    Traded {
         trade_id,
         side: e.side.into(),
         shares: e.shares,
@@ -80,7 +81,7 @@ async fn traded(s: &Services, signature: &str, e: &TradeExecuted) -> Result<Trad
         fee: e.fee,
         yes_price: e.yes_price,
         no_price: e.no_price,
-    })
+    }
 }
 
 /// A market ready to trade: known, open, and on chain (created now if it is not yet).
@@ -142,10 +143,10 @@ async fn submit(s: &Services, market: Uuid, signed: Signed) -> Result<Traded, Se
     let signature = signed.signature.clone();
     let services = s.clone();
     let sending = tokio::spawn(async move {
+        // Projected by this submit (or already by the indexer, with the same derived id).
         let trade = services.onchain()?.submit_trade(&signed).await?;
-        let traded = traded(&services, &signed.signature, &trade).await;
         services.market_cache.forget(market);
-        traded
+        Ok(traded(trade.id, &trade.event))
     });
     match tokio::time::timeout(s.answer_within, sending).await {
         Ok(finished) => finished.map_err(ServiceError::internal)?,
@@ -157,7 +158,7 @@ async fn submit(s: &Services, market: Uuid, signed: Signed) -> Result<Traded, Se
 /// request).
 pub async fn recover(s: &Services, signature: &str) -> Result<Option<Traded>, ServiceError> {
     match s.onchain()?.landed_trade(signature).await? {
-        Some(trade) => traded(s, signature, &trade).await.map(Some),
+        Some(trade) => Ok(Some(traded(projected_trade_id(s, signature, &trade.event).await?, &trade.event))),
         None => Ok(None),
     }
 }

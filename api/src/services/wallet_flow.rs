@@ -124,6 +124,7 @@ pub async fn confirm(s: &Services, caller: &Caller, market_id: Uuid, signature: 
         return Err(ServiceError::refused("NOT_YOUR_TRANSACTION", "the transaction was not signed by the caller's wallet"));
     }
     let trade = chain::trades_in(&tx)
+        .map(|trade| trade.event)
         .find(|e| e.market == pda && e.wallet.to_string() == caller.wallet && Side::from(e.side) == side && e.shares == shares)
         .ok_or_else(|| ServiceError::refused("TRADE_MISMATCH", "the transaction holds no trade of the caller on this market with this side and shares"))?;
     let trade_id = super::trading::projected_trade_id(s, &tx.signature, &trade).await?;

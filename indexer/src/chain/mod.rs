@@ -27,6 +27,13 @@ pub trait ChainSource: Send + Sync {
 
     /// A confirmed transaction, or `None` if the source does not know it (yet).
     fn transaction(&self, signature: &str) -> impl Future<Output = Result<Option<ConfirmedTransaction>, ChainError>> + Send;
+
+    /// `transaction` for several signatures, in their order: all asked at once (a source that
+    /// can answer many in one read does).
+    fn transactions(&self, signatures: &[&str]) -> impl Future<Output = Result<Vec<Option<ConfirmedTransaction>>, ChainError>> + Send {
+        let requests: Vec<_> = signatures.iter().map(|signature| self.transaction(signature)).collect();
+        async move { futures_util::future::join_all(requests).await.into_iter().collect() }
+    }
 }
 
 impl ChainSource for RpcChain {
@@ -46,6 +53,10 @@ impl ChainSource for EmbeddedChain {
 
     async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
         EmbeddedChain::transaction(self, signature).await
+    }
+
+    async fn transactions(&self, signatures: &[&str]) -> Result<Vec<Option<ConfirmedTransaction>>, ChainError> {
+        EmbeddedChain::transactions(self, signatures).await
     }
 }
 
@@ -67,6 +78,24 @@ impl AnyChain {
         let sent = match self {
             AnyChain::Rpc(c) => c.send_and_confirm(transaction, CONFIRM_TIMEOUT).await,
             AnyChain::Embedded(c) => c.send_and_confirm(transaction).await,
+        };
+        let outcome = if sent.is_ok() { "confirmed" } else { "failed" };
+        metrics::histogram!("fm_chain_send_confirm_seconds", "outcome" => outcome).record(started.elapsed().as_secs_f64());
+        sent
+    }
+
+    /// `send_and_confirm`, answered with the confirmed transaction: the embedded chain builds it
+    /// from the bank's results; a cluster is asked for it (`getTransaction`) once confirmed.
+    pub async fn send_and_confirm_transaction(&self, transaction: &[u8]) -> Result<ConfirmedTransaction, ChainError> {
+        let started = std::time::Instant::now();
+        let sent = match self {
+            AnyChain::Rpc(c) => match c.send_and_confirm(transaction, CONFIRM_TIMEOUT).await {
+                Ok(signature) => c.transaction(&signature).await.and_then(|confirmed| {
+                    confirmed.ok_or_else(|| ChainError::Transport(format!("confirmed transaction {signature} not found")))
+                }),
+                Err(e) => Err(e),
+            },
+            AnyChain::Embedded(c) => c.send_and_confirm_transaction(transaction).await,
         };
         let outcome = if sent.is_ok() { "confirmed" } else { "failed" };
         metrics::histogram!("fm_chain_send_confirm_seconds", "outcome" => outcome).record(started.elapsed().as_secs_f64());
@@ -132,6 +161,13 @@ impl ChainSource for AnyChain {
         match self {
             AnyChain::Rpc(c) => c.transaction(signature).await,
             AnyChain::Embedded(c) => c.transaction(signature).await,
+        }
+    }
+
+    async fn transactions(&self, signatures: &[&str]) -> Result<Vec<Option<ConfirmedTransaction>>, ChainError> {
+        match self {
+            AnyChain::Rpc(c) => ChainSource::transactions(c, signatures).await,
+            AnyChain::Embedded(c) => c.transactions(signatures).await,
         }
     }
 }

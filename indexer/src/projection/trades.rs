@@ -23,6 +23,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::{At, RecordedEvents, side, time};
+use crate::events;
 use funding_market::events::TradeExecuted;
 
 /// The run's trades as columns, ready to bind as arrays.
@@ -54,7 +55,7 @@ impl TradeRun {
             return;
         }
         self.market.push(e.market.to_string());
-        self.trade_id.push(Uuid::new_v4());
+        self.trade_id.push(events::trade_id(at.signature, at.ix_index, event_index));
         self.wallet.push(e.wallet.to_string());
         self.side.push(side(e.side));
         self.is_buy.push(e.is_buy);

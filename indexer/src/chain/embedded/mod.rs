@@ -329,16 +329,22 @@ impl EmbeddedChain {
     /// (durable). Refusals carry the RPC node's error codes: -32602 undecodable, -32003 bad
     /// signature, -32002 preflight failure (with `data.err`).
     pub async fn send_and_confirm(&self, wire: &[u8]) -> Result<String, ChainError> {
+        Ok(self.send(wire, true).await?.signature)
+    }
+
+    /// `send_and_confirm`, answered with the transaction as it landed (what `transaction` would
+    /// read back from the ledger, built from the bank's results instead of a ledger read).
+    pub async fn send_and_confirm_transaction(&self, wire: &[u8]) -> Result<ConfirmedTransaction, ChainError> {
         self.send(wire, true).await
     }
 
     /// `sendTransaction` with `skipPreflight`: a transaction that fails still lands (and pays
     /// its fee), as on a cluster. For tests of what follows a failed transaction.
     pub async fn send_skipping_preflight(&self, wire: &[u8]) -> Result<String, ChainError> {
-        self.send(wire, false).await
+        Ok(self.send(wire, false).await?.signature)
     }
 
-    async fn send(&self, wire: &[u8], preflight: bool) -> Result<String, ChainError> {
+    async fn send(&self, wire: &[u8], preflight: bool) -> Result<ConfirmedTransaction, ChainError> {
         if wire.len() > json_rpc::PACKET_DATA_SIZE {
             return Err(ChainError::invalid_params(format!(
                 "decoded solana_transaction::versioned::VersionedTransaction too large: {} bytes (max: {} bytes)",
@@ -375,10 +381,10 @@ impl EmbeddedChain {
     /// after the commit that holds its transaction, so nothing is confirmed that a crash could
     /// lose; a crash loses only unconfirmed transactions, and the bank rebuilt from Postgres is
     /// the state after the last confirmed one.
-    async fn land(&self, tx: VersionedTransaction, preflight: bool) -> Result<String, ChainError> {
+    async fn land(&self, tx: VersionedTransaction, preflight: bool) -> Result<ConfirmedTransaction, ChainError> {
         let _in_flight = self.0.in_flight.acquire().await.expect("the chain's semaphore is never closed");
         let signature = tx.signatures[0].to_string();
-        let (err, durable) = {
+        let (err, durable, landed) = {
             let _turn = self.0.turn.lock().await;
             let bank = self.0.runtime.bank();
             let mut clock: anchor_lang::prelude::Clock = bank.clock();
@@ -424,16 +430,32 @@ impl EmbeddedChain {
                 accounts,
                 tx,
             };
+            // What the caller is answered with, taken before the landing is queued (resolved
+            // after the turn is given up).
+            let landed = (landing.tx.message.clone(), landing.inner.clone(), landing.slot, landing.block_time);
             let (done, durable) = oneshot::channel();
             self.0.unwritten.lock().expect("the unwritten queue is never poisoned").push((landing, done));
-            (err, durable)
+            (err, durable, landed)
         };
         self.write_unwritten().await;
         durable.await.map_err(|_| ChainError::Transport("embedded chain: the write of this transaction was abandoned".into()))?;
-        match err {
-            Some(err) => Err(ChainError::TransactionFailed { signature, err }),
-            None => Ok(signature),
+        if let Some(err) = err {
+            return Err(ChainError::TransactionFailed { signature, err });
         }
+        let (message, inner, slot, block_time) = landed;
+        Compiled {
+            signature: &signature,
+            slot,
+            // One transaction per slot here.
+            transaction_index: Some(0),
+            block_time: Some(block_time),
+            err: None,
+            keys: message.static_account_keys().iter().map(Pubkey::to_string).collect(),
+            signers: message.header().num_required_signatures as usize,
+            instructions: message.instructions().to_vec(),
+            inner: inner_groups(inner),
+        }
+        .resolve()
     }
 
     /// Takes the writer and writes every landed transaction still waiting (none if an earlier
@@ -550,9 +572,8 @@ async fn record(writer: &mut sqlx::PgConnection, group: &[Landing]) -> Result<i6
          )
          SELECT max(seq) FROM ledger",
     )
-    // Planned with its arguments every time: a plan cached while the account table was
-    // small (a sequential scan) would stay one as it grows to every position on the chain.
-    .persistent(false)
+    // Prepared once (parsing it took as long as running it for a few transactions); planned
+    // with its arguments every time (the writer connection's `plan_cache_mode`).
     .bind(&rows.signature)
     .bind(&rows.slot)
     .bind(&rows.block_time)
@@ -669,6 +690,21 @@ fn final_accounts(group: &[Landing]) -> StoredAccounts {
         }
     }
     stored
+}
+
+/// A transaction's inner instructions as the bank recorded them (one list per outer
+/// instruction) in the groups a node reports: by outer index, empty ones left out — as the
+/// ledger row gives them back.
+fn inner_groups(inner: Vec<Vec<solana_message::inner_instruction::InnerInstruction>>) -> Vec<InnerInstructions> {
+    inner
+        .into_iter()
+        .enumerate()
+        .filter(|(_, group)| !group.is_empty())
+        .map(|(index, group)| InnerInstructions {
+            index: index as u8,
+            instructions: group.into_iter().map(|ix| InnerInstruction { instruction: ix.instruction, stack_height: Some(u32::from(ix.stack_height)) }).collect(),
+        })
+        .collect()
 }
 
 /// The writable accounts of `tx` as the bank holds them now (closed ones by address); sysvars
@@ -807,7 +843,8 @@ impl EmbeddedChain {
 
     async fn ledger_row(&self, signature: &str) -> Result<Option<LedgerRow>, ChainError> {
         sqlx::query_as(
-            "SELECT slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash, wire, log_messages FROM embedded_ledger WHERE signature = $1",
+            "SELECT signature, slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash, wire, log_messages
+             FROM embedded_ledger WHERE signature = $1",
         )
         .bind(signature)
         .fetch_optional(&self.0.db)
@@ -815,11 +852,28 @@ impl EmbeddedChain {
         .map_err(db_error)
     }
 
+    /// The ledger rows of `signatures` (in no order; those the ledger lacks left out): one
+    /// round trip for many.
+    async fn ledger_rows(&self, signatures: &[&str]) -> Result<Vec<LedgerRow>, ChainError> {
+        sqlx::query_as(
+            "SELECT signature, slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash, wire, log_messages
+             FROM embedded_ledger WHERE signature = ANY($1)",
+        )
+        .bind(signatures)
+        .fetch_all(&self.0.db)
+        .await
+        .map_err(db_error)
+    }
+
     /// A landed transaction, typed: its ledger row's header, instructions and error.
     async fn landed(&self, signature: &str) -> Result<Option<Landed>, ChainError> {
-        let Some(row) = self.ledger_row(signature).await? else {
-            return Ok(None);
-        };
+        self.ledger_row(signature).await?.map(Landed::of).transpose()
+    }
+}
+
+impl Landed {
+    fn of(row: LedgerRow) -> Result<Landed, ChainError> {
+        let signature = row.signature.as_str();
         let corrupt = || ChainError::Format(format!("ledger row of {signature}"));
         let compiled = |value: &Value| -> Result<CompiledInstruction, ChainError> {
             let program_id_index = value["program_index"].as_u64().and_then(|i| u8::try_from(i).ok()).ok_or_else(corrupt)?;
@@ -838,7 +892,7 @@ impl EmbeddedChain {
             }
         }
         let [required, readonly_signed, readonly_unsigned] = <[i16; 3]>::try_from(row.header).map_err(|_| corrupt())?;
-        Ok(Some(Landed {
+        Ok(Landed {
             slot: row.slot as u64,
             block_time: row.block_time,
             err: stored_error(signature, row.err)?,
@@ -853,9 +907,31 @@ impl EmbeddedChain {
             inner,
             wire: row.wire,
             logs: row.log_messages,
-        }))
+        })
     }
+}
 
+impl Landed {
+    /// The transaction resolved as a cluster's `getTransaction` answer is (one resolution,
+    /// `decode::Compiled`), without encoding it for the wire first.
+    fn resolve(self, signature: &str) -> Result<ConfirmedTransaction, ChainError> {
+        Compiled {
+            signature,
+            slot: self.slot,
+            // One transaction per slot here.
+            transaction_index: Some(0),
+            block_time: Some(self.block_time),
+            err: self.err,
+            keys: self.account_keys,
+            signers: self.header.num_required_signatures as usize,
+            instructions: self.instructions,
+            inner: self.inner,
+        }
+        .resolve()
+    }
+}
+
+impl EmbeddedChain {
     /// `getTransaction` as a node answers it, or `None`: `json` (and `jsonParsed`, answered as
     /// `json`), or the signed transaction in `base64`/`base58`. Built through the status
     /// types' own `TransactionStatusMeta` conversion.
@@ -911,22 +987,17 @@ impl EmbeddedChain {
     /// The ledger's transaction, resolved as a cluster's `getTransaction` answer is (one
     /// resolution, `decode::Compiled`), without encoding it for the wire first.
     pub async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
-        let Some(landed) = self.landed(signature).await? else {
-            return Ok(None);
-        };
-        let compiled = Compiled {
-            signature,
-            slot: landed.slot,
-            // One transaction per slot here.
-            transaction_index: Some(0),
-            block_time: Some(landed.block_time),
-            err: landed.err,
-            keys: landed.account_keys,
-            signers: landed.header.num_required_signatures as usize,
-            instructions: landed.instructions,
-            inner: landed.inner,
-        };
-        compiled.resolve().map(Some)
+        self.landed(signature).await?.map(|landed| landed.resolve(signature)).transpose()
+    }
+
+    /// `transaction` for many signatures in one ledger read, in their order (`None` where the
+    /// ledger lacks one): how the indexer fetches what it follows.
+    pub async fn transactions(&self, signatures: &[&str]) -> Result<Vec<Option<ConfirmedTransaction>>, ChainError> {
+        let mut found: HashMap<String, LedgerRow> = self.ledger_rows(signatures).await?.into_iter().map(|row| (row.signature.clone(), row)).collect();
+        signatures
+            .iter()
+            .map(|signature| found.remove(*signature).map(|row| Landed::of(row)?.resolve(signature)).transpose())
+            .collect()
     }
 
     /// A landed transaction's slot and error (what `getSignatureStatuses` reports), or `None`.
@@ -968,6 +1039,10 @@ async fn single_writer(db: &PgPool) -> Result<sqlx::PgConnection, EmbeddedError>
     for _ in 0..50 {
         let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)").bind(SINGLE_WRITER_LOCK).fetch_one(&mut connection).await?;
         if locked {
+            // The ledger write is prepared once on this connection but planned with its
+            // arguments every time: a plan cached while the account table was small (a
+            // sequential scan) would stay one as it grows to every position on the chain.
+            sqlx::query("SET plan_cache_mode = force_custom_plan").execute(&mut connection).await?;
             return Ok(connection);
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -1006,6 +1081,7 @@ struct Landed {
 /// A landed transaction as stored (see the migration for the JSON shapes).
 #[derive(sqlx::FromRow)]
 struct LedgerRow {
+    signature: String,
     slot: i64,
     block_time: i64,
     err: Option<Value>,

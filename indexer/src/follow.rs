@@ -37,10 +37,28 @@ pub struct Indexer<S> {
     batch: usize,
 }
 
+/// A chunk's transactions as fetched for one batch.
+struct Fetched {
+    /// Those read, in order.
+    batch: Vec<ConfirmedTransaction>,
+    /// How many were passed as applied ahead.
+    ahead: usize,
+    /// The last listed transaction passed (read, or applied ahead): where the batch moves the
+    /// cursor (`None`: nothing passed).
+    through: Option<SignatureInfo>,
+    /// The first listed transaction the source could not return yet, which ends the pass.
+    stopped: Option<String>,
+    /// The chunk ends before a transaction this process is still sending, which ends the pass.
+    waits_for_sender: bool,
+}
+
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Progress {
     pub transactions: usize,
     pub events: usize,
+    /// The pass ended before a transaction this process is still sending (`Projector::sending`):
+    /// the next pass is due once it is sent and applied.
+    pub waits_for_sender: bool,
 }
 
 /// The service's metrics of how far the projection is behind the chain, from a pass's listing
@@ -86,19 +104,29 @@ impl<S: ChainSource> Indexer<S> {
             None => None,
         };
         while let Some(this) = fetched.take() {
-            let (batch, stopped) = this?;
-            let applied = match chunks.next().filter(|_| stopped.is_none()) {
+            let Fetched { batch, ahead, through, stopped, waits_for_sender } = this?;
+            let apply = async {
+                match through {
+                    Some(last) => self.projector.apply_batch_through(&batch, &last.signature, last.slot).await,
+                    None => Ok(0),
+                }
+            };
+            let applied = match chunks.next().filter(|_| stopped.is_none() && !waits_for_sender) {
                 Some(next) => {
-                    let (applied, next) = tokio::join!(self.projector.apply_batch(&batch), self.fetch(next));
+                    let (applied, next) = tokio::join!(apply, self.fetch(next));
                     fetched = Some(next);
                     applied
                 }
-                None => self.projector.apply_batch(&batch).await,
+                None => apply.await,
             };
             progress.events += applied?;
-            progress.transactions += batch.len();
+            progress.transactions += batch.len() + ahead;
             if let Some(signature) = stopped {
                 return Err(FollowError::NotYetAvailable(signature));
+            }
+            if waits_for_sender {
+                progress.waits_for_sender = true;
+                return Ok(progress);
             }
         }
         // Caught up with what the pass listed.
@@ -108,19 +136,41 @@ impl<S: ChainSource> Indexer<S> {
 
     /// The transactions of `chunk`, in order, up to the first the node cannot return yet (a
     /// listed signature it cannot return ends the pass after what precedes it; the next pass
-    /// resumes there), which is returned beside them.
-    async fn fetch(&self, chunk: &[SignatureInfo]) -> Result<(Vec<ConfirmedTransaction>, Option<String>), FollowError> {
-        let mut batch = Vec::with_capacity(chunk.len());
+    /// resumes there). Those the projector applied ahead (`Projector::take_applied`) are passed
+    /// without being read (their events are recorded): the cursor still moves past them.
+    async fn fetch(&self, chunk: &[SignatureInfo]) -> Result<Fetched, FollowError> {
+        let mut fetched = Fetched { batch: Vec::with_capacity(chunk.len()), ahead: 0, through: None, stopped: None, waits_for_sender: false };
         for window in chunk.chunks(FETCH_AHEAD) {
-            let signatures: Vec<&str> = window.iter().map(|info| info.signature.as_str()).collect();
-            for (info, fetched) in window.iter().zip(self.source.transactions(&signatures).await?) {
-                match fetched {
-                    Some(tx) => batch.push(tx),
-                    None => return Ok((batch, Some(info.signature.clone()))),
+            // Up to the first transaction this process is still sending: its sender applies it
+            // (the pass ends there, and the next begins once it has).
+            let sending = window.iter().position(|info| self.projector.is_sending(&info.signature));
+            let window = &window[..sending.unwrap_or(window.len())];
+            let ahead: Vec<bool> = window.iter().map(|info| self.projector.take_applied(&info.signature)).collect();
+            let unread: Vec<&str> = window.iter().zip(&ahead).filter(|(_, ahead)| !**ahead).map(|(info, _)| info.signature.as_str()).collect();
+            let mut read = match unread.is_empty() {
+                true => Vec::new(),
+                false => self.source.transactions(&unread).await?,
+            }
+            .into_iter();
+            for (info, ahead) in window.iter().zip(ahead) {
+                match ahead {
+                    true => fetched.ahead += 1,
+                    false => match read.next().flatten() {
+                        Some(tx) => fetched.batch.push(tx),
+                        None => {
+                            fetched.stopped = Some(info.signature.clone());
+                            return Ok(fetched);
+                        }
+                    },
                 }
+                fetched.through = Some(info.clone());
+            }
+            if sending.is_some() {
+                fetched.waits_for_sender = true;
+                return Ok(fetched);
             }
         }
-        Ok((batch, None))
+        Ok(fetched)
     }
 
     /// Follows until `stop` completes: a pass every `period`, or as soon as `confirmations`
@@ -129,22 +179,34 @@ impl<S: ChainSource> Indexer<S> {
     /// passes: a batch in flight is committed (or fails) whole.
     pub async fn follow(&self, period: Duration, mut confirmations: Option<watch::Receiver<i64>>, stop: impl Future<Output = ()>) {
         tokio::pin!(stop);
+        let mut sent = self.projector.subscribe_sent();
         loop {
-            match self.run_once().await {
-                Ok(p) if p.transactions > 0 => tracing::debug!(?p, "indexed"),
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "indexer pass failed; retrying"),
-            }
+            // Seen before the pass: a sender finishing during it wakes the wait below at once.
+            sent.borrow_and_update();
+            let waits_for_sender = match self.run_once().await {
+                Ok(p) => {
+                    if p.transactions > 0 {
+                        tracing::debug!(?p, "indexed");
+                    }
+                    p.waits_for_sender
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "indexer pass failed; retrying");
+                    false
+                }
+            };
             match confirmations.as_mut() {
                 Some(rx) => {
                     tokio::select! {
                         _ = &mut stop => return,
                         changed = rx.changed() => if changed.is_err() { confirmations = None },
+                        _ = sent.changed(), if waits_for_sender => {}
                         _ = tokio::time::sleep(period) => {}
                     }
                 }
                 None => tokio::select! {
                     _ = &mut stop => return,
+                    _ = sent.changed(), if waits_for_sender => {}
                     _ = tokio::time::sleep(period) => {}
                 },
             }

@@ -6,7 +6,7 @@
 //! market and position updates apply only if they carry a later trade count, balances only if
 //! they come from a later slot.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use anchor_lang::prelude::Pubkey;
@@ -14,7 +14,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use sqlx::postgres::PgArguments;
 use sqlx::query::QueryAs;
 use sqlx::{PgConnection, PgPool, Postgres};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 use uuid::Uuid;
 
 use crate::chain::ConfirmedTransaction;
@@ -43,6 +43,55 @@ pub struct Projector {
 struct Ahead {
     waiting: Mutex<Vec<(ConfirmedTransaction, oneshot::Sender<Result<(), sqlx::Error>>)>>,
     turn: tokio::sync::Mutex<()>,
+    applied: Mutex<Applied>,
+    /// Signatures being sent by this process and not yet applied ahead (`Projector::sending`).
+    sending: Mutex<HashSet<String>>,
+    /// Bumped whenever one leaves `sending`: wakes an indexer waiting on it.
+    sent: watch::Sender<u64>,
+}
+
+/// A transaction this process is sending and will apply ahead itself: while this is held, the
+/// indexer of the same projector stops before it (`Projector::is_sending`) instead of reading
+/// and projecting it a second time; dropped — applied, failed, or abandoned — it wakes that
+/// indexer.
+pub struct Sending {
+    ahead: Arc<Ahead>,
+    signature: String,
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        self.ahead.sending.lock().expect("the sending set is never poisoned").remove(&self.signature);
+        self.ahead.sent.send_modify(|n| *n += 1);
+    }
+}
+
+/// At most this many applied signatures are remembered (past it the oldest are forgotten: the
+/// other path then applies them again, a no-op).
+const REMEMBERED_APPLIED: usize = 16_384;
+
+/// Signatures this projector (or a clone) committed, by either path — applied ahead for the
+/// service that sent them, or by the indexer following the chain — oldest first, until the
+/// other path asks (`Projector::take_applied`). In a process that both trades and indexes, each
+/// transaction is then projected once: the indexer, woken by the confirmation, often gets there
+/// before the sender, and the one that comes second skips it.
+#[derive(Default)]
+struct Applied {
+    order: VecDeque<String>,
+    signatures: HashSet<String>,
+}
+
+impl Applied {
+    fn remember(&mut self, signature: &str) {
+        if self.signatures.insert(signature.to_owned()) {
+            self.order.push_back(signature.to_owned());
+        }
+        while self.order.len() > REMEMBERED_APPLIED {
+            if let Some(oldest) = self.order.pop_front() {
+                self.signatures.remove(&oldest);
+            }
+        }
+    }
 }
 
 /// Where an event sits in its transaction.
@@ -126,22 +175,62 @@ impl Projector {
     /// per transaction is what makes catching up fast).
     pub async fn apply_batch(&self, txs: &[ConfirmedTransaction]) -> Result<usize, sqlx::Error> {
         let Some(last) = txs.last() else { return Ok(0) };
+        self.apply_batch_through(txs, &last.signature, last.slot).await
+    }
+
+    /// `apply_batch`, moving the cursor to `signature` (at `slot`): the last of `txs`, or a
+    /// later transaction whose events are recorded already (applied ahead).
+    pub async fn apply_batch_through(&self, txs: &[ConfirmedTransaction], signature: &str, slot: u64) -> Result<usize, sqlx::Error> {
         let mut db = self.db.begin().await?;
         serialize_projections(&mut db, Plans::PerExecution).await?;
         let new = self.record_events(&mut db, txs).await?;
-        let tx = last;
         sqlx::query(
             "INSERT INTO chain_cursor (program, signature, slot) VALUES ($1, $2, $3)
              ON CONFLICT (program) DO UPDATE SET signature = EXCLUDED.signature, slot = EXCLUDED.slot, updated_at = now()
              WHERE chain_cursor.slot <= EXCLUDED.slot",
         )
         .bind(&self.program_id)
-        .bind(&tx.signature)
-        .bind(tx.slot as i64)
+        .bind(signature)
+        .bind(slot as i64)
         .execute(&mut *db)
         .await?;
         db.commit().await?;
+        self.remember_applied(&txs.iter().collect::<Vec<_>>());
         Ok(new)
+    }
+
+    /// Marks `signature` as being sent by this process, to be applied ahead by it, until the
+    /// guard is dropped (see `Sending`). Take it before sending: the indexer may see the
+    /// transaction as soon as it is confirmed.
+    pub fn sending(&self, signature: &str) -> Sending {
+        self.ahead.sending.lock().expect("the sending set is never poisoned").insert(signature.to_owned());
+        Sending { ahead: self.ahead.clone(), signature: signature.to_owned() }
+    }
+
+    /// Whether this process is sending `signature` and has not applied it ahead yet.
+    pub fn is_sending(&self, signature: &str) -> bool {
+        self.ahead.sending.lock().expect("the sending set is never poisoned").contains(signature)
+    }
+
+    /// Changes whenever a transaction stops being sent (`Sending` dropped).
+    pub fn subscribe_sent(&self) -> watch::Receiver<u64> {
+        self.ahead.sent.subscribe()
+    }
+
+    /// Whether this projector (or a clone) committed the transaction `signature`, applied ahead
+    /// or by the indexer (see `Applied`); forgotten once asked about. The indexer passes such a
+    /// transaction without reading it back; `apply_ahead` returns at once.
+    pub fn take_applied(&self, signature: &str) -> bool {
+        let mut applied = self.ahead.applied.lock().expect("the applied set is never poisoned");
+        // Its place in `order` goes when it is the oldest.
+        applied.signatures.remove(signature)
+    }
+
+    fn remember_applied(&self, txs: &[&ConfirmedTransaction]) {
+        let mut applied = self.ahead.applied.lock().expect("the applied set is never poisoned");
+        for tx in txs {
+            applied.remember(&tx.signature);
+        }
     }
 
     /// Applies one confirmed transaction the service sent itself, at once, without moving the
@@ -153,6 +242,9 @@ impl Projector {
     /// is applied in a task of its own, so a caller that goes away mid-way (a request past its
     /// deadline) does not abandon the others' transactions.
     pub async fn apply_ahead(&self, tx: &ConfirmedTransaction) -> Result<(), sqlx::Error> {
+        if self.take_applied(&tx.signature) {
+            return Ok(());
+        }
         let (done, applied) = oneshot::channel();
         self.ahead.waiting.lock().expect("the waiting queue is never poisoned").push((tx.clone(), done));
         let projector = self.clone();
@@ -177,6 +269,7 @@ impl Projector {
         let (txs, callers): (Vec<_>, Vec<_>) = group.into_iter().unzip();
         match self.apply_without_cursor(&txs).await {
             Ok(()) => {
+                self.remember_applied(&txs.iter().collect::<Vec<_>>());
                 for caller in callers {
                     let _ = caller.send(Ok(()));
                 }
@@ -186,7 +279,11 @@ impl Projector {
             }
             Err(_) => {
                 for (tx, caller) in txs.iter().zip(callers) {
-                    let _ = caller.send(self.apply_without_cursor(std::slice::from_ref(tx)).await);
+                    let applied = self.apply_without_cursor(std::slice::from_ref(tx)).await;
+                    if applied.is_ok() {
+                        self.remember_applied(&[tx]);
+                    }
+                    let _ = caller.send(applied);
                 }
             }
         }

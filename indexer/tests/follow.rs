@@ -23,6 +23,8 @@ use uuid::Uuid;
 struct Ledger {
     txs: Vec<ConfirmedTransaction>,
     visible: std::sync::atomic::AtomicUsize,
+    /// Every signature the source was asked for, in order.
+    read: std::sync::Mutex<Vec<String>>,
 }
 
 /// The shared ledger as a source.
@@ -38,6 +40,7 @@ impl ChainSource for Source {
 
     async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
         tokio::task::yield_now().await;
+        self.0.read.lock().unwrap().push(signature.to_owned());
         Ok(self.0.txs.iter().find(|t| t.signature == signature).cloned())
     }
 }
@@ -61,7 +64,7 @@ fn ledger(market_id: Uuid, market: Pubkey, n: u64) -> Arc<Ledger> {
         txs.push(t);
     }
     let visible = std::sync::atomic::AtomicUsize::new(txs.len());
-    Arc::new(Ledger { txs, visible })
+    Arc::new(Ledger { txs, visible, read: Default::default() })
 }
 
 async fn state(db: &PgPool, market_id: Uuid) -> (i64, i64, i32, i64) {
@@ -85,6 +88,86 @@ async fn follows_new_transactions_as_they_confirm(db: PgPool) {
     let second = indexer.run_once().await.unwrap();
     assert_eq!(second.transactions, 13);
     assert_eq!(state(&db, market_id).await, (1 + 18, 18, 18, 180));
+}
+
+/// What the service applied ahead with the indexer's own projector is passed without being read
+/// (or recorded again), the cursor moving past it; the projection ends as if all were read.
+#[sqlx::test(migrations = "../migrations")]
+async fn what_one_path_applied_the_other_passes_unread(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let source = ledger(market_id, Pubkey::new_unique(), 20);
+    let program = funding_market::ID.to_string();
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    // The market's creation first (as the service creates it before trading it), then trades
+    // out of order, a failed one among them, and the last (the cursor must still reach it).
+    let ahead = ["create", "trade-5", "trade-3", "trade-7", "trade-20"];
+    for signature in ahead {
+        projector.apply_ahead(source.txs.iter().find(|t| t.signature == signature).unwrap()).await.unwrap();
+    }
+    let indexer = Indexer::new(Source(source.clone()), projector.clone(), &program).with_batch(6);
+    let progress = indexer.run_once().await.unwrap();
+    assert_eq!(progress.transactions, 21, "every listed transaction passed");
+    let read = source.read.lock().unwrap().clone();
+    let expected: Vec<String> = source.txs.iter().map(|t| t.signature.clone()).filter(|s| !ahead.contains(&s.as_str())).collect();
+    assert_eq!(read, expected, "read in order, none applied ahead");
+    assert_eq!(projector.cursor().await.unwrap().as_deref(), Some("trade-20"));
+    assert_eq!(state(&db, market_id).await, (1 + 18, 18, 18, 180));
+    assert_eq!(indexer.run_once().await.unwrap().transactions, 0, "nothing new");
+
+    // A projector that did not apply them (another process's) reads everything.
+    let other = Projector::new(db.clone(), &funding_market::ID);
+    sqlx::query("DELETE FROM chain_cursor").execute(&db).await.unwrap();
+    source.read.lock().unwrap().clear();
+    assert_eq!(Indexer::new(Source(source.clone()), other, &program).run_once().await.unwrap(), indexer::follow::Progress { transactions: 21, events: 0, waits_for_sender: false });
+    assert_eq!(source.read.lock().unwrap().len(), 21);
+    assert_eq!(state(&db, market_id).await, (1 + 18, 18, 18, 180));
+
+    // The other way round: what the indexer committed, the sender's `apply_ahead` (coming
+    // second) passes without a database round trip — the pool is closed, it could not make one.
+    db.close().await;
+    let trade_1 = &source.txs[1];
+    projector.apply_ahead(trade_1).await.unwrap();
+    assert!(projector.apply_ahead(trade_1).await.is_err(), "once asked about, forgotten");
+}
+
+/// A transaction this process is still sending is left to its sender: the pass stops before
+/// it, and the follow loop (with no other wake-up due for an hour) resumes as soon as the sender
+/// has applied it, passing it unread.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_transaction_being_sent_is_left_to_its_sender(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let source = ledger(market_id, Pubkey::new_unique(), 10);
+    let program = funding_market::ID.to_string();
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let sending = projector.sending("trade-4");
+    let indexer = Arc::new(Indexer::new(Source(source.clone()), projector.clone(), &program));
+    let first = indexer.run_once().await.unwrap();
+    assert_eq!((first.transactions, first.waits_for_sender), (4, true), "the creation and three trades, then trade-4 is left");
+    assert_eq!(projector.cursor().await.unwrap().as_deref(), Some("trade-3"));
+    assert_eq!(*source.read.lock().unwrap(), ["create", "trade-1", "trade-2", "trade-3"]);
+
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let following = tokio::spawn({
+        let indexer = indexer.clone();
+        async move { indexer.follow(Duration::from_secs(3600), None, async { stopped.await.unwrap_or(()) }).await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(projector.cursor().await.unwrap().as_deref(), Some("trade-3"), "still left to the sender");
+    projector.apply_ahead(&source.txs[4]).await.unwrap();
+    drop(sending);
+    let mut cursor = None;
+    for _ in 0..500 {
+        cursor = projector.cursor().await.unwrap();
+        if cursor.as_deref() == Some("trade-10") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(cursor.as_deref(), Some("trade-10"), "woken by the sender, not by the hourly pass");
+    let _ = stop.send(());
+    following.await.unwrap();
+    assert!(!source.read.lock().unwrap().iter().any(|s| s == "trade-4"), "applied by its sender, never read");
+    assert_eq!(state(&db, market_id).await, (1 + 9, 9, 9, 90));
 }
 
 /// The indexer task is killed at arbitrary points (between and inside database transactions)

@@ -7,6 +7,7 @@ use std::time::Duration;
 use axum::Router;
 use indexer::chain::embedded::{EmbeddedError, GenesisParams};
 use indexer::chain::{AnyChain, EmbeddedChain, RpcChain};
+use indexer::projection::Projector;
 use solana_signer::Signer;
 use sqlx::PgPool;
 use tokio::net::TcpListener;
@@ -143,6 +144,8 @@ impl Application {
         if let Some(services) = state.as_ref().map(|s| s.services.clone()).filter(|_| roles.workers && config.push_enabled) {
             supervisor.spawn(PushWorker { services, sender: PushSender::new(PUSH_TIMEOUT), period: config.push_period });
         }
+        // The indexer shares the projector of the service's trades (see `IndexerWorker::new`).
+        let projector = state.as_ref().and_then(|s| s.services.onchain.as_ref()).map(|o| o.projector().clone());
         let settling = state.map(|s| s.services).filter(|s| roles.workers && s.onchain.is_some());
         let scheduling = roles.workers && config.scheduler_enabled;
         let collecting = roles.workers && config.collectors_enabled;
@@ -176,7 +179,8 @@ impl Application {
             supervisor.spawn(WithdrawalWorker { services, period: config.withdrawal_period });
         }
         if let (true, Some(chain)) = (roles.indexer, &chain) {
-            supervisor.spawn(IndexerWorker::new(chain.clone(), db, config.indexer_period));
+            let projector = projector.unwrap_or_else(|| Projector::new(db, &funding_market::ID));
+            supervisor.spawn(IndexerWorker::new(chain.clone(), projector, config.indexer_period));
         }
         tracing::info!(serve = roles.serve, workers = roles.workers, indexer = roles.indexer, "roles");
         Ok(Application { server, chain, supervisor, metrics, pubsub })

@@ -240,6 +240,11 @@ impl OnChain {
         &self.0.chain
     }
 
+    /// The projector the service's own transactions are applied ahead with.
+    pub fn projector(&self) -> &Projector {
+        &self.0.projector
+    }
+
     pub fn usdc_mint(&self) -> Pubkey {
         self.0.keys.usdc_mint
     }
@@ -271,6 +276,8 @@ impl OnChain {
 
     /// Sends a signed transaction, waits for confirmation, and projects it at once.
     pub async fn submit(&self, signed: &Signed) -> Result<ConfirmedTransaction, OnChainError> {
+        // The indexer of this process leaves it to this call (see `Projector::sending`).
+        let _sending = self.0.projector.sending(&signed.signature);
         let confirmed = self.0.chain.send_and_confirm_transaction(&signed.wire).await.map_err(refused)?;
         self.0.projector.apply_ahead(&confirmed).await?;
         Ok(confirmed)

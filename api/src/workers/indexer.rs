@@ -10,7 +10,6 @@ use futures_util::future::BoxFuture;
 use indexer::chain::AnyChain;
 use indexer::follow::Indexer;
 use indexer::projection::Projector;
-use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
 use super::{Worker, WorkerResult};
@@ -22,9 +21,11 @@ pub struct IndexerWorker {
 }
 
 impl IndexerWorker {
-    pub fn new(chain: AnyChain, db: PgPool, period: Duration) -> IndexerWorker {
+    /// `projector`: the service's own where it trades (`OnChain::projector`), so what it
+    /// applied ahead is passed without being read back.
+    pub fn new(chain: AnyChain, projector: Projector, period: Duration) -> IndexerWorker {
         let program = funding_market::ID.to_string();
-        let indexer = Indexer::new(chain.clone(), Projector::new(db, &funding_market::ID), &program);
+        let indexer = Indexer::new(chain.clone(), projector, &program);
         IndexerWorker { chain, indexer, period }
     }
 }

@@ -43,6 +43,7 @@ pub struct Projector {
 struct Ahead {
     waiting: Mutex<Vec<(ConfirmedTransaction, oneshot::Sender<Result<(), sqlx::Error>>)>>,
     turn: tokio::sync::Mutex<()>,
+    /// What this projector committed, by either path, until the other asks (`Applied`).
     applied: Mutex<Applied>,
     /// Signatures being sent by this process and not yet applied ahead (`Projector::sending`).
     sending: Mutex<HashSet<String>>,
@@ -235,7 +236,9 @@ impl Projector {
 
     /// Applies one confirmed transaction the service sent itself, at once, without moving the
     /// cursor (earlier transactions may not be indexed yet). When the indexer reaches it, its
-    /// events are already recorded and the pass is a no-op for them.
+    /// events are already recorded: the indexer of this projector passes it unread, any other
+    /// finds them recorded (a no-op). One the indexer of this projector committed first is
+    /// passed here at once.
     ///
     /// Transactions applied ahead at the same time are applied together (`Ahead`), in chain
     /// order, each caller answered once the commit holding its transaction is done. The group

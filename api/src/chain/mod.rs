@@ -174,15 +174,15 @@ pub struct Signed {
 
 /// A trade of a confirmed transaction: its `TradeExecuted` event and the id its projection
 /// gives it (`events::trade_id`, derived from where the event sits).
-pub struct TradeInTransaction {
+pub struct LandedTrade {
     pub id: Uuid,
     pub event: TradeExecuted,
 }
 
 /// The program's trades in a confirmed transaction (its `TradeExecuted` events), in order.
-pub fn trades_in(confirmed: &ConfirmedTransaction) -> impl Iterator<Item = TradeInTransaction> + '_ {
+pub fn trades_in(confirmed: &ConfirmedTransaction) -> impl Iterator<Item = LandedTrade> + '_ {
     events::located(confirmed, PROGRAM_ID.as_str()).filter_map(|located| match located.event {
-        ProgramEvent::TradeExecuted(event) => Some(TradeInTransaction { id: events::trade_id(&confirmed.signature, located.ix_index, located.event_index), event }),
+        ProgramEvent::TradeExecuted(event) => Some(LandedTrade { id: events::trade_id(&confirmed.signature, located.ix_index, located.event_index), event }),
         _ => None,
     })
 }
@@ -190,7 +190,7 @@ pub fn trades_in(confirmed: &ConfirmedTransaction) -> impl Iterator<Item = Trade
 /// The program's id as text (how chain sources name programs).
 static PROGRAM_ID: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| funding_market::ID.to_string());
 
-fn trade_of(confirmed: &ConfirmedTransaction) -> Result<TradeInTransaction, OnChainError> {
+fn trade_of(confirmed: &ConfirmedTransaction) -> Result<LandedTrade, OnChainError> {
     trades_in(confirmed).next().ok_or_else(|| OnChainError::Unexpected(format!("trade {} emitted no TradeExecuted", confirmed.signature)))
 }
 
@@ -366,12 +366,12 @@ impl OnChain {
     }
 
     /// Sends a signed trade; the trade as the program executed it (projected).
-    pub async fn submit_trade(&self, signed: &Signed) -> Result<TradeInTransaction, OnChainError> {
+    pub async fn submit_trade(&self, signed: &Signed) -> Result<LandedTrade, OnChainError> {
         trade_of(&self.submit(signed).await?)
     }
 
     /// The trade of a transaction sent earlier, if it landed (crash recovery).
-    pub async fn landed_trade(&self, signature: &str) -> Result<Option<TradeInTransaction>, OnChainError> {
+    pub async fn landed_trade(&self, signature: &str) -> Result<Option<LandedTrade>, OnChainError> {
         match self.landed(signature).await? {
             Some(confirmed) if confirmed.err.is_none() => trade_of(&confirmed).map(Some),
             _ => Ok(None),

@@ -156,7 +156,7 @@ async fn a_transaction_being_sent_is_left_to_its_sender(db: PgPool) {
     projector.apply_ahead(&source.txs[4]).await.unwrap();
     drop(sending);
     let mut cursor = None;
-    for _ in 0..500 {
+    for _ in 0..3_000 {
         cursor = projector.cursor().await.unwrap();
         if cursor.as_deref() == Some("trade-10") {
             break;

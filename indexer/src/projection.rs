@@ -43,7 +43,7 @@ pub struct Projector {
 struct Ahead {
     waiting: Mutex<Vec<(ConfirmedTransaction, oneshot::Sender<Result<(), sqlx::Error>>)>>,
     turn: tokio::sync::Mutex<()>,
-    /// What this projector committed, by either path, until the other asks (`Applied`).
+    /// What was applied ahead, until the indexer passes it (`Applied`).
     applied: Mutex<Applied>,
     /// Signatures being sent by this process and not yet applied ahead (`Projector::sending`).
     sending: Mutex<HashSet<String>>,
@@ -67,15 +67,14 @@ impl Drop for Sending {
     }
 }
 
-/// At most this many applied signatures are remembered (past it the oldest are forgotten: the
-/// other path then applies them again, a no-op).
+/// At most this many applied signatures are remembered (past it the oldest are forgotten: an
+/// indexer that had not passed them yet applies them again, a no-op).
 const REMEMBERED_APPLIED: usize = 16_384;
 
-/// Signatures this projector (or a clone) committed, by either path — applied ahead for the
-/// service that sent them, or by the indexer following the chain — oldest first, until the
-/// other path asks (`Projector::take_applied`). In a process that both trades and indexes, each
-/// transaction is then projected once: the indexer, woken by the confirmation, often gets there
-/// before the sender, and the one that comes second skips it.
+/// Signatures applied ahead and committed by this projector (or a clone), oldest first, until
+/// the indexer following the chain with it passes them (`Projector::take_applied`). With
+/// `Sending` (the indexer stops before what is still being sent), a process that both trades
+/// and indexes projects each of its transactions once.
 #[derive(Default)]
 struct Applied {
     order: VecDeque<String>,
@@ -196,7 +195,6 @@ impl Projector {
         .execute(&mut *db)
         .await?;
         db.commit().await?;
-        self.remember_applied(&txs.iter().collect::<Vec<_>>());
         Ok(new)
     }
 
@@ -218,16 +216,16 @@ impl Projector {
         self.ahead.sent.subscribe()
     }
 
-    /// Whether this projector (or a clone) committed the transaction `signature`, applied ahead
-    /// or by the indexer (see `Applied`); forgotten once asked about. The indexer passes such a
-    /// transaction without reading it back; `apply_ahead` returns at once.
+    /// Whether this projector (or a clone) applied the transaction `signature` ahead and
+    /// committed it (see `Applied`); forgotten once asked about. The indexer passes such a
+    /// transaction without reading it back.
     pub fn take_applied(&self, signature: &str) -> bool {
         let mut applied = self.ahead.applied.lock().expect("the applied set is never poisoned");
         // Its place in `order` goes when it is the oldest.
         applied.signatures.remove(signature)
     }
 
-    fn remember_applied(&self, txs: &[&ConfirmedTransaction]) {
+    fn remember_applied(&self, txs: &[ConfirmedTransaction]) {
         let mut applied = self.ahead.applied.lock().expect("the applied set is never poisoned");
         for tx in txs {
             applied.remember(&tx.signature);
@@ -237,17 +235,13 @@ impl Projector {
     /// Applies one confirmed transaction the service sent itself, at once, without moving the
     /// cursor (earlier transactions may not be indexed yet). When the indexer reaches it, its
     /// events are already recorded: the indexer of this projector passes it unread, any other
-    /// finds them recorded (a no-op). One the indexer of this projector committed first is
-    /// passed here at once.
+    /// finds them recorded (a no-op).
     ///
     /// Transactions applied ahead at the same time are applied together (`Ahead`), in chain
     /// order, each caller answered once the commit holding its transaction is done. The group
     /// is applied in a task of its own, so a caller that goes away mid-way (a request past its
     /// deadline) does not abandon the others' transactions.
     pub async fn apply_ahead(&self, tx: &ConfirmedTransaction) -> Result<(), sqlx::Error> {
-        if self.take_applied(&tx.signature) {
-            return Ok(());
-        }
         let (done, applied) = oneshot::channel();
         self.ahead.waiting.lock().expect("the waiting queue is never poisoned").push((tx.clone(), done));
         let projector = self.clone();
@@ -272,7 +266,7 @@ impl Projector {
         let (txs, callers): (Vec<_>, Vec<_>) = group.into_iter().unzip();
         match self.apply_without_cursor(&txs).await {
             Ok(()) => {
-                self.remember_applied(&txs.iter().collect::<Vec<_>>());
+                self.remember_applied(&txs);
                 for caller in callers {
                     let _ = caller.send(Ok(()));
                 }
@@ -284,7 +278,7 @@ impl Projector {
                 for (tx, caller) in txs.iter().zip(callers) {
                     let applied = self.apply_without_cursor(std::slice::from_ref(tx)).await;
                     if applied.is_ok() {
-                        self.remember_applied(&[tx]);
+                        self.remember_applied(std::slice::from_ref(tx));
                     }
                     let _ = caller.send(applied);
                 }

@@ -53,7 +53,7 @@ use solana_transaction::Transaction;
 use solana_transaction::TransactionVerificationMode;
 use solana_transaction::versioned::VersionedTransaction;
 use sqlx::PgPool;
-use solana_message::MessageHeader;
+use solana_message::{MessageHeader, VersionedMessage};
 use solana_message::compiled_instruction::CompiledInstruction;
 use solana_rpc_client_api::response::RpcConfirmedTransactionStatusWithSignature;
 use solana_transaction::versioned::{Legacy, TransactionVersion};
@@ -335,7 +335,7 @@ impl EmbeddedChain {
     /// `send_and_confirm`, answered with the transaction as it landed (what `transaction` would
     /// read back from the ledger, built from the bank's results instead of a ledger read).
     pub async fn send_and_confirm_transaction(&self, wire: &[u8]) -> Result<ConfirmedTransaction, ChainError> {
-        self.send(wire, true).await
+        self.send(wire, true).await?.resolve()
     }
 
     /// `sendTransaction` with `skipPreflight`: a transaction that fails still lands (and pays
@@ -344,7 +344,7 @@ impl EmbeddedChain {
         Ok(self.send(wire, false).await?.signature)
     }
 
-    async fn send(&self, wire: &[u8], preflight: bool) -> Result<ConfirmedTransaction, ChainError> {
+    async fn send(&self, wire: &[u8], preflight: bool) -> Result<Sent, ChainError> {
         if wire.len() > json_rpc::PACKET_DATA_SIZE {
             return Err(ChainError::invalid_params(format!(
                 "decoded solana_transaction::versioned::VersionedTransaction too large: {} bytes (max: {} bytes)",
@@ -381,7 +381,7 @@ impl EmbeddedChain {
     /// after the commit that holds its transaction, so nothing is confirmed that a crash could
     /// lose; a crash loses only unconfirmed transactions, and the bank rebuilt from Postgres is
     /// the state after the last confirmed one.
-    async fn land(&self, tx: VersionedTransaction, preflight: bool) -> Result<ConfirmedTransaction, ChainError> {
+    async fn land(&self, tx: VersionedTransaction, preflight: bool) -> Result<Sent, ChainError> {
         let _in_flight = self.0.in_flight.acquire().await.expect("the chain's semaphore is never closed");
         let signature = tx.signatures[0].to_string();
         let (err, durable, landed) = {
@@ -431,7 +431,7 @@ impl EmbeddedChain {
                 tx,
             };
             // What the caller is answered with, taken before the landing is queued (resolved
-            // after the turn is given up).
+            // only for a caller that asks for the transaction, outside the turn).
             let landed = (landing.tx.message.clone(), landing.inner.clone(), landing.slot, landing.block_time);
             let (done, durable) = oneshot::channel();
             self.0.unwritten.lock().expect("the unwritten queue is never poisoned").push((landing, done));
@@ -443,19 +443,7 @@ impl EmbeddedChain {
             return Err(ChainError::TransactionFailed { signature, err });
         }
         let (message, inner, slot, block_time) = landed;
-        Compiled {
-            signature: &signature,
-            slot,
-            // One transaction per slot here.
-            transaction_index: Some(0),
-            block_time: Some(block_time),
-            err: None,
-            keys: message.static_account_keys().iter().map(Pubkey::to_string).collect(),
-            signers: message.header().num_required_signatures as usize,
-            instructions: message.instructions().to_vec(),
-            inner: inner_groups(inner),
-        }
-        .resolve()
+        Ok(Sent { signature, message, inner, slot, block_time })
     }
 
     /// Takes the writer and writes every landed transaction still waiting (none if an earlier
@@ -1061,6 +1049,35 @@ struct Landing {
     logs: Vec<String>,
     /// The accounts it wrote, as it left them.
     accounts: StoredAccounts,
+}
+
+/// A transaction this chain confirmed, as the bank ran it (for its sender's answer).
+struct Sent {
+    signature: String,
+    message: VersionedMessage,
+    inner: Vec<Vec<solana_message::inner_instruction::InnerInstruction>>,
+    slot: u64,
+    block_time: i64,
+}
+
+impl Sent {
+    /// Resolved as a ledger read resolves it (`Landed::resolve`): what `transaction` would give.
+    fn resolve(self) -> Result<ConfirmedTransaction, ChainError> {
+        let Sent { signature, message, inner, slot, block_time } = self;
+        Compiled {
+            signature: &signature,
+            slot,
+            // One transaction per slot here.
+            transaction_index: Some(0),
+            block_time: Some(block_time),
+            err: None,
+            keys: message.static_account_keys().iter().map(Pubkey::to_string).collect(),
+            signers: message.header().num_required_signatures as usize,
+            instructions: message.instructions().to_vec(),
+            inner: inner_groups(inner),
+        }
+        .resolve()
+    }
 }
 
 /// A landed transaction, typed from its ledger row.

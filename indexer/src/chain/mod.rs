@@ -67,6 +67,15 @@ pub enum AnyChain {
     Embedded(EmbeddedChain),
 }
 
+/// A send as `fm_chain_send_confirm_seconds` records it (by outcome).
+async fn timed_send<T>(send: impl Future<Output = Result<T, ChainError>>) -> Result<T, ChainError> {
+    let started = std::time::Instant::now();
+    let sent = send.await;
+    let outcome = if sent.is_ok() { "confirmed" } else { "failed" };
+    metrics::histogram!("fm_chain_send_confirm_seconds", "outcome" => outcome).record(started.elapsed().as_secs_f64());
+    sent
+}
+
 /// How long `send_and_confirm` waits on a real cluster.
 pub const CONFIRM_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -74,32 +83,28 @@ impl AnyChain {
     /// Sends a signed transaction (wire bytes) and waits until it is confirmed.
     /// Recorded as `fm_chain_send_confirm_seconds` (by outcome) for the service's metrics.
     pub async fn send_and_confirm(&self, transaction: &[u8]) -> Result<String, ChainError> {
-        let started = std::time::Instant::now();
-        let sent = match self {
-            AnyChain::Rpc(c) => c.send_and_confirm(transaction, CONFIRM_TIMEOUT).await,
-            AnyChain::Embedded(c) => c.send_and_confirm(transaction).await,
-        };
-        let outcome = if sent.is_ok() { "confirmed" } else { "failed" };
-        metrics::histogram!("fm_chain_send_confirm_seconds", "outcome" => outcome).record(started.elapsed().as_secs_f64());
-        sent
+        timed_send(async {
+            match self {
+                AnyChain::Rpc(c) => c.send_and_confirm(transaction, CONFIRM_TIMEOUT).await,
+                AnyChain::Embedded(c) => c.send_and_confirm(transaction).await,
+            }
+        })
+        .await
     }
 
     /// `send_and_confirm`, answered with the confirmed transaction: the embedded chain builds it
     /// from the bank's results; a cluster is asked for it (`getTransaction`) once confirmed.
     pub async fn send_and_confirm_transaction(&self, transaction: &[u8]) -> Result<ConfirmedTransaction, ChainError> {
-        let started = std::time::Instant::now();
-        let sent = match self {
-            AnyChain::Rpc(c) => match c.send_and_confirm(transaction, CONFIRM_TIMEOUT).await {
-                Ok(signature) => c.transaction(&signature).await.and_then(|confirmed| {
-                    confirmed.ok_or_else(|| ChainError::Transport(format!("confirmed transaction {signature} not found")))
-                }),
-                Err(e) => Err(e),
-            },
-            AnyChain::Embedded(c) => c.send_and_confirm_transaction(transaction).await,
-        };
-        let outcome = if sent.is_ok() { "confirmed" } else { "failed" };
-        metrics::histogram!("fm_chain_send_confirm_seconds", "outcome" => outcome).record(started.elapsed().as_secs_f64());
-        sent
+        timed_send(async {
+            match self {
+                AnyChain::Rpc(c) => {
+                    let signature = c.send_and_confirm(transaction, CONFIRM_TIMEOUT).await?;
+                    c.transaction(&signature).await?.ok_or_else(|| ChainError::Transport(format!("confirmed transaction {signature} not found")))
+                }
+                AnyChain::Embedded(c) => c.send_and_confirm_transaction(transaction).await,
+            }
+        })
+        .await
     }
 
     pub async fn account(&self, address: &str) -> Result<Option<Account>, ChainError> {

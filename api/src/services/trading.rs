@@ -18,6 +18,7 @@ use crate::domain::caller::Caller;
 use crate::domain::market::{MarketStatus, Side, per_share};
 use crate::domain::money::{self, micros};
 use crate::store::deposits as deposit_store;
+use crate::store::markets::MarketPlan;
 use crate::store::{faucet, markets, operator_budget, positions};
 
 /// The faucet's cap per wallet and UTC day: 10,000 test USDC.
@@ -84,9 +85,10 @@ fn traded(trade_id: Uuid, e: &TradeExecuted) -> Traded {
     }
 }
 
-/// A market ready to trade: known, open, and on chain (created now if it is not yet).
-async fn open_market(s: &Services, onchain: &OnChain, id: Uuid) -> Result<(), ServiceError> {
-    let plan = markets::plan(&s.db, id).await?.ok_or_else(|| ServiceError::NotFound(format!("market {id} not found")))?;
+/// A market ready to trade: known, open, and on chain (created now if it is not yet). `plan`
+/// is what was read of it (`None`: no such market).
+async fn open_market(s: &Services, onchain: &OnChain, id: Uuid, plan: Option<MarketPlan>) -> Result<(), ServiceError> {
+    let plan = plan.ok_or_else(|| ServiceError::NotFound(format!("market {id} not found")))?;
     if plan.status != MarketStatus::Open {
         return Err(ServiceError::MarketClosed(format!("the market is {}, not open", plan.status)));
     }
@@ -104,9 +106,12 @@ pub async fn buy(s: &Services, caller: &Caller, id: Uuid, order: BuyOrder, log: 
     }
     let fee = terms.fee(order.usdc_amount).ok_or_else(|| ServiceError::InvalidInput("usdc_amount is too large".into()))?;
     let wallet = wallet_key(caller)?;
-    open_market(s, onchain, id).await?;
+    // The market and the balance in one statement (a round trip less a trade); the balance
+    // cannot change by the market being created on chain.
+    let (plan, available) = markets::plan_for_buyer(&s.db, id, &caller.wallet).await?.unzip();
+    open_market(s, onchain, id, plan).await?;
     // Amounts parse up to u64::MAX micro-USDC: compare without overflowing.
-    if positions::available_balance(&s.db, &caller.wallet).await? < order.usdc_amount.saturating_add(fee) {
+    if available.unwrap_or(0) < order.usdc_amount.saturating_add(fee) {
         let shown = |v: u64| money::places(v as i128, 6, 6);
         return Err(ServiceError::InsufficientBalance(format!(
             "{} USDC plus a {} USDC fee exceeds the available balance",
@@ -123,8 +128,9 @@ pub async fn buy(s: &Services, caller: &Caller, id: Uuid, order: BuyOrder, log: 
 pub async fn sell(s: &Services, caller: &Caller, id: Uuid, order: SellOrder, log: SignatureLog<'_>) -> Result<Traded, ServiceError> {
     let onchain = s.onchain()?;
     let wallet = wallet_key(caller)?;
-    open_market(s, onchain, id).await?;
-    let held = positions::held_shares(&s.db, id, &caller.wallet, order.side).await?;
+    let (plan, held) = markets::plan_for_seller(&s.db, id, &caller.wallet, order.side).await?.unzip();
+    open_market(s, onchain, id, plan).await?;
+    let held = held.unwrap_or(0);
     if held < order.shares {
         return Err(ServiceError::InsufficientShares(format!("the position holds {} {} shares", micros(held as i64), order.side.as_str())));
     }

@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use crate::domain::market::{MarketStatus, Side};
 use crate::domain::quote::PricedMarket;
+use super::positions;
 
 /// A market with what its series contributes (symbol, exchange, tier).
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -256,14 +257,52 @@ pub struct MarketPlan {
     pub onchain_address: Option<String>,
 }
 
+/// `MarketPlan`'s columns of market `$1` (`m`, `s` its series), for statements that read more
+/// beside them; a macro so that they stay literals.
+macro_rules! plan_of_market {
+    ($($columns:tt)*) => {
+        concat!(
+            "SELECT m.id, s.slug, m.open_ts, m.close_ts, m.settlement_ts, m.liquidity_b, m.ou_prior_ppm, m.status, m.onchain_address",
+            $($columns)*,
+            " FROM markets m JOIN series s ON s.id = m.series_id WHERE m.id = $1"
+        )
+    };
+}
+
 pub async fn plan(db: &PgPool, id: Uuid) -> Result<Option<MarketPlan>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT m.id, s.slug, m.open_ts, m.close_ts, m.settlement_ts, m.liquidity_b, m.ou_prior_ppm, m.status, m.onchain_address
-         FROM markets m JOIN series s ON s.id = m.series_id WHERE m.id = $1",
-    )
+    sqlx::query_as(plan_of_market!("")).bind(id).fetch_optional(db).await
+}
+
+/// A market's plan with what `wallet` can spend (`positions::available_sql`), read in one
+/// statement: a buy checks both before it is signed.
+pub async fn plan_for_buyer(db: &PgPool, id: Uuid, wallet: &str) -> Result<Option<(MarketPlan, u64)>, sqlx::Error> {
+    let row: Option<WithAmount> = sqlx::query_as(plan_of_market!(concat!(", ", positions::available_sql!("$2"), " AS amount")))
+        .bind(id)
+        .bind(wallet)
+        .fetch_optional(db)
+        .await?;
+    Ok(row.map(|r| (r.plan, r.amount as u64)))
+}
+
+/// A market's plan with the shares of `side` that `wallet` holds in it (micro-shares), read in
+/// one statement: a sell checks both before it is signed.
+pub async fn plan_for_seller(db: &PgPool, id: Uuid, wallet: &str, side: Side) -> Result<Option<(MarketPlan, u64)>, sqlx::Error> {
+    let row: Option<WithAmount> = sqlx::query_as(plan_of_market!(
+        ", COALESCE((SELECT CASE WHEN $3 THEN p.yes_shares ELSE p.no_shares END FROM positions p WHERE p.market_id = m.id AND p.wallet = $2), 0) AS amount"
+    ))
     .bind(id)
+    .bind(wallet)
+    .bind(side == Side::Yes)
     .fetch_optional(db)
-    .await
+    .await?;
+    Ok(row.map(|r| (r.plan, r.amount as u64)))
+}
+
+#[derive(sqlx::FromRow)]
+struct WithAmount {
+    #[sqlx(flatten)]
+    plan: MarketPlan,
+    amount: i64,
 }
 
 /// Records the market's program address where an older row lacks it (the scheduler sets it at

@@ -56,24 +56,28 @@ pub async fn available_balance(db: &PgPool, wallet: &str) -> Result<u64, sqlx::E
     Ok(balance as u64)
 }
 
-/// What the wallet can spend (micro-USDC): its vault less what its withdrawals reserve — those
+/// What the wallet whose address is the parameter `$wallet` (e.g. `"$1"`) can spend
+/// (micro-USDC), as an SQL expression: its vault less what its withdrawals reserve — those
 /// pending or processing whose transaction has not been projected yet (once it is, the vault
-/// balance itself is lower). One statement, so both are read at the same moment. Never below
+/// balance itself is lower). One expression, so both are read at the same moment. Never below
 /// zero (a wallet can spend its vault with its own signature, past the service's reservations).
-pub const AVAILABLE: &str = "SELECT GREATEST(0,
-       COALESCE((SELECT balance FROM vault_balances WHERE wallet = $1), 0)
-     - COALESCE((SELECT sum(amount) FROM withdrawals w WHERE w.wallet = $1 AND w.status IN ('pending', 'processing')
-                 AND NOT EXISTS (SELECT 1 FROM chain_withdrawals c WHERE c.signature = w.signature)), 0))::BIGINT";
-
-/// Shares of `side` the wallet holds in a market, micro-shares.
-pub async fn held_shares(db: &PgPool, market_id: Uuid, wallet: &str, side: Side) -> Result<u64, sqlx::Error> {
-    let held: Option<(i64, i64)> = sqlx::query_as("SELECT yes_shares, no_shares FROM positions WHERE market_id = $1 AND wallet = $2")
-        .bind(market_id)
-        .bind(wallet)
-        .fetch_optional(db)
-        .await?;
-    Ok(held.map_or(0, |(yes, no)| if side == Side::Yes { yes } else { no }) as u64)
+/// A macro so that statements reading it with other columns (`markets::plan_for_buyer`) are
+/// literals too.
+macro_rules! available_sql {
+    ($wallet:literal) => {
+        concat!(
+            "GREATEST(0, COALESCE((SELECT balance FROM vault_balances WHERE wallet = ",
+            $wallet,
+            "), 0) - COALESCE((SELECT sum(amount) FROM withdrawals w WHERE w.wallet = ",
+            $wallet,
+            " AND w.status IN ('pending', 'processing') AND NOT EXISTS (SELECT 1 FROM chain_withdrawals c WHERE c.signature = w.signature)), 0))::BIGINT"
+        )
+    };
 }
+pub(crate) use available_sql;
+
+/// The wallet's available balance (`available_sql`) as a statement of its own.
+pub const AVAILABLE: &str = concat!("SELECT ", available_sql!("$1"));
 
 /// The wallet's open position sides: every position not yet paid (the projection deletes a
 /// position when its `PositionSettled` arrives), so a finalized round's positions stay here,

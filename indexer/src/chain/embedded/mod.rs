@@ -48,6 +48,7 @@ use serde_json::{Value, json};
 use solana_account::{Account as SolanaAccount, AccountSharedData, ReadableAccount};
 use solana_keypair::Keypair;
 use solana_signer::Signer;
+use solana_svm::transaction_processing_result::TransactionProcessingResult;
 use solana_svm::transaction_processor::ExecutionRecordingConfig;
 use solana_transaction::Transaction;
 use solana_transaction::TransactionVerificationMode;
@@ -397,17 +398,29 @@ impl EmbeddedChain {
             let sanitized = bank
                 .verify_transaction(tx.clone(), TransactionVerificationMode::HashAndVerifyPrecompiles)
                 .map_err(|e| ChainError::invalid_params(format!("invalid transaction: {e}")))?;
-            // Preflight, as `sendTransaction` does: what would fail is refused and never lands.
-            if preflight {
-                let simulated = bank.simulate_transaction_unchecked(&sanitized, false);
-                if let Err(err) = &simulated.result {
-                    return Err(preflight_failure(err));
-                }
-            }
             let batch = bank.prepare_sanitized_batch(std::slice::from_ref(&sanitized));
             let recording = ExecutionRecordingConfig { enable_cpi_recording: true, enable_log_recording: true, ..Default::default() };
-            let (mut results, _) = bank.load_execute_and_commit_transactions(&batch, MAX_PROCESSING_AGE, recording, &mut Default::default(), None);
+            // Preflight, as `sendTransaction` does: what would fail is refused and never lands.
+            // The transaction is executed once and, if it failed, not committed — what simulating
+            // it first would refuse, since nothing else runs in the bank during this turn (a
+            // simulation before every execution was a third of the turn's time).
+            let refuse_failure = |_: &mut _, processed: &[TransactionProcessingResult]| match processed.first() {
+                Some(Ok(tx)) if preflight => tx.status().map(|()| None),
+                _ => Ok(None),
+            };
+            let executed = bank.load_execute_and_commit_transactions_with_pre_commit_callback(
+                &batch,
+                MAX_PROCESSING_AGE,
+                recording,
+                &mut Default::default(),
+                None,
+                refuse_failure,
+            );
             drop(batch);
+            let mut results = match executed {
+                Ok((results, _)) => results,
+                Err(err) => return Err(preflight_failure(&err)),
+            };
             let committed = match results.pop() {
                 Some(Ok(committed)) => committed,
                 // Refused before execution (stale blockhash, duplicate, fee payer short of SOL):

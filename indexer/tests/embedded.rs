@@ -153,12 +153,19 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     let alice_yes = decode::<Position>(&chain, &client::position_pda(&client::market_pda(&id), &alice.pubkey())).await.unwrap().yes_shares;
     answered.push(send_confirmed(&chain, &[client::sell_shares(alice.pubkey(), alice.pubkey(), &id, Side::Yes, alice_yes / 3, 0)], &alice, &[]).await);
 
-    // More than Bob has: refused at preflight, nothing lands.
+    // More than Bob has: refused at preflight, nothing lands — not even the fee (the bank
+    // executes it once and does not commit it).
     let before: i64 = sqlx::query_scalar("SELECT count(*) FROM embedded_ledger").fetch_one(&db).await.unwrap();
+    let lamports = |chain: EmbeddedChain, key: Pubkey| async move { chain.account(&key.to_string()).await.unwrap().unwrap().lamports };
+    let fee_payer_before = lamports(chain.clone(), operator.pubkey()).await;
     let refused = send(&chain, &[client::buy_shares(operator.pubkey(), bob.pubkey(), &id, Side::No, 500 * USDC, 0)], &operator, &[]).await;
-    assert!(matches!(refused, Err(ChainError::Rpc { code: -32002, .. })), "{refused:?}");
+    assert!(matches!(refused, Err(ChainError::Rpc { code: -32002, err: Some(TransactionError::InstructionError(..)), .. })), "{refused:?}");
     let after: i64 = sqlx::query_scalar("SELECT count(*) FROM embedded_ledger").fetch_one(&db).await.unwrap();
     assert_eq!(after, before);
+    assert_eq!(lamports(chain.clone(), operator.pubkey()).await, fee_payer_before);
+    // The same transaction is not remembered as processed: sent again, it is refused the same way.
+    let again = send(&chain, &[client::buy_shares(operator.pubkey(), bob.pubkey(), &id, Side::No, 500 * USDC, 0)], &operator, &[]).await;
+    assert!(matches!(again, Err(ChainError::Rpc { code: -32002, err: Some(TransactionError::InstructionError(..)), .. })), "{again:?}");
 
     let progress = indexer(&chain, &db).run_once().await.unwrap();
     assert!(progress.events >= 8, "{progress:?}");

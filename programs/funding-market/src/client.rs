@@ -13,11 +13,15 @@ fn pda(seeds: &[&[u8]]) -> Pubkey {
     Pubkey::find_program_address(seeds, &ID).0
 }
 
+// The program's fixed addresses are derived once: a derivation hashes and tries curve points
+// until one is off the curve, and every trade names the config and the event authority.
 pub fn config_pda() -> Pubkey {
-    pda(&[Config::SEED])
+    static CONFIG: std::sync::LazyLock<Pubkey> = std::sync::LazyLock::new(|| pda(&[Config::SEED]));
+    *CONFIG
 }
 pub fn treasury_pda() -> Pubkey {
-    pda(&[Config::TREASURY_SEED])
+    static TREASURY: std::sync::LazyLock<Pubkey> = std::sync::LazyLock::new(|| pda(&[Config::TREASURY_SEED]));
+    *TREASURY
 }
 pub fn user_pda(wallet: &Pubkey) -> Pubkey {
     pda(&[UserAccount::SEED, wallet.as_ref()])
@@ -40,7 +44,8 @@ pub fn position_pda(market: &Pubkey, wallet: &Pubkey) -> Pubkey {
 }
 /// Anchor's event authority, which signs the `emit_cpi!` self-invocations.
 pub fn event_authority_pda() -> Pubkey {
-    pda(&[b"__event_authority"])
+    static EVENT_AUTHORITY: std::sync::LazyLock<Pubkey> = std::sync::LazyLock::new(|| pda(&[b"__event_authority"]));
+    *EVENT_AUTHORITY
 }
 
 fn ix(accounts: impl ToAccountMetas, data: impl InstructionData) -> Instruction {

@@ -1,8 +1,11 @@
 //! The follow loop: from the stored cursor, every new program transaction of a chain source,
 //! in order, through the projection. Each transaction commits with the cursor, so a crash at any
-//! point resumes exactly where the last commit left off: no gap, no duplicate.
+//! point resumes exactly where the last commit left off: no gap, no duplicate. (Transactions
+//! this process applied ahead are passed with the cursor written at most every
+//! `CURSOR_EVERY`: a crash re-reads those, whose events are recorded, a no-op.)
 
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
@@ -29,12 +32,27 @@ pub enum FollowError {
 pub const BATCH: usize = 5_000;
 /// Transactions requested from the source at once (in order).
 pub const FETCH_AHEAD: usize = 16;
+/// How often the cursor is written while passes only pass transactions applied ahead. In a
+/// process that trades, nearly every pass is such a pass (one per confirmation), and writing the
+/// cursor each time took the projection lock and three statements a pass.
+pub const CURSOR_EVERY: Duration = Duration::from_secs(1);
 
 pub struct Indexer<S> {
     source: S,
     projector: Projector,
     program: String,
     batch: usize,
+    cursor_every: Duration,
+    unwritten: Mutex<Unwritten>,
+}
+
+/// Where passes of transactions applied ahead have taken the cursor without writing it.
+#[derive(Default)]
+struct Unwritten {
+    /// The last transaction passed (`None`: the stored cursor is where this indexer is).
+    through: Option<SignatureInfo>,
+    /// When the cursor was last written.
+    written_at: Option<Instant>,
 }
 
 /// A chunk's transactions as fetched for one batch.
@@ -80,12 +98,63 @@ fn record_lag(pending: &[SignatureInfo]) {
 
 impl<S: ChainSource> Indexer<S> {
     pub fn new(source: S, projector: Projector, program: &str) -> Indexer<S> {
-        Indexer { source, projector, program: program.to_owned(), batch: BATCH }
+        Indexer { source, projector, program: program.to_owned(), batch: BATCH, cursor_every: CURSOR_EVERY, unwritten: Mutex::default() }
     }
 
     /// Transactions per database transaction (default `BATCH`).
     pub fn with_batch(self, batch: usize) -> Indexer<S> {
         Indexer { batch: batch.max(1), ..self }
+    }
+
+    /// How often passes of transactions applied ahead write the cursor (default `CURSOR_EVERY`).
+    pub fn with_cursor_every(self, every: Duration) -> Indexer<S> {
+        Indexer { cursor_every: every, ..self }
+    }
+
+    fn unwritten(&self) -> std::sync::MutexGuard<'_, Unwritten> {
+        self.unwritten.lock().expect("the unwritten cursor is never poisoned")
+    }
+
+    /// Where the next pass starts: past what earlier passes passed unwritten, else the stored
+    /// cursor.
+    async fn cursor(&self) -> Result<Option<String>, sqlx::Error> {
+        let passed = self.unwritten().through.as_ref().map(|info| info.signature.clone());
+        match passed {
+            Some(signature) => Ok(Some(signature)),
+            None => self.projector.cursor().await,
+        }
+    }
+
+    /// Moves the cursor past `last` after a batch of transactions all applied ahead: in
+    /// memory, and in Postgres once `cursor_every` has gone by since the last write (or when
+    /// `now` is asked for: the loop stopping). Their events are recorded, so the projection
+    /// lock is not needed.
+    async fn pass_applied_ahead(&self, last: SignatureInfo, now: bool) -> Result<(), sqlx::Error> {
+        let due = {
+            let mut unwritten = self.unwritten();
+            unwritten.through = Some(last.clone());
+            now || unwritten.written_at.is_none_or(|at| at.elapsed() >= self.cursor_every)
+        };
+        if due {
+            self.projector.move_cursor(&last.signature, last.slot).await?;
+            self.written();
+        }
+        Ok(())
+    }
+
+    /// The cursor was written where this indexer is (passes are sequential, so every write is
+    /// at or past what was passed before it).
+    fn written(&self) {
+        *self.unwritten() = Unwritten { through: None, written_at: Some(Instant::now()) };
+    }
+
+    /// Writes the cursor where passes left it unwritten (the follow loop stopping).
+    async fn write_cursor(&self) -> Result<(), sqlx::Error> {
+        let through = self.unwritten().through.clone();
+        match through {
+            Some(last) => self.pass_applied_ahead(last, true).await,
+            None => Ok(()),
+        }
     }
 
     /// Applies everything the source has after the cursor, a batch per database transaction
@@ -94,7 +163,7 @@ impl<S: ChainSource> Indexer<S> {
     /// the batch before it is applied: with a node's RPC the fetching, with the embedded chain
     /// Postgres, is what takes the time, and one need not wait for the other.
     pub async fn run_once(&self) -> Result<Progress, FollowError> {
-        let cursor = self.projector.cursor().await?;
+        let cursor = self.cursor().await?;
         let signatures = self.source.signatures_after(&self.program, cursor.as_deref()).await?;
         record_lag(&signatures);
         let mut progress = Progress::default();
@@ -107,7 +176,12 @@ impl<S: ChainSource> Indexer<S> {
             let Fetched { batch, ahead, through, stopped, waits_for_sender } = this?;
             let apply = async {
                 match through {
-                    Some(last) => self.projector.apply_batch_through(&batch, &last.signature, last.slot).await,
+                    Some(last) if batch.is_empty() => self.pass_applied_ahead(last, false).await.map(|()| 0),
+                    Some(last) => {
+                        let new = self.projector.apply_batch_through(&batch, &last.signature, last.slot).await?;
+                        self.written();
+                        Ok(new)
+                    }
                     None => Ok(0),
                 }
             };
@@ -198,18 +272,24 @@ impl<S: ChainSource> Indexer<S> {
             match confirmations.as_mut() {
                 Some(rx) => {
                     tokio::select! {
-                        _ = &mut stop => return,
+                        _ = &mut stop => return self.stop().await,
                         changed = rx.changed() => if changed.is_err() { confirmations = None },
                         _ = sent.changed(), if waits_for_sender => {}
                         _ = tokio::time::sleep(period) => {}
                     }
                 }
                 None => tokio::select! {
-                    _ = &mut stop => return,
+                    _ = &mut stop => return self.stop().await,
                     _ = sent.changed(), if waits_for_sender => {}
                     _ = tokio::time::sleep(period) => {}
                 },
             }
+        }
+    }
+
+    async fn stop(&self) {
+        if let Err(e) = self.write_cursor().await {
+            tracing::warn!(error = %e, "indexer: the cursor could not be written on stopping; the next start re-reads what it passed");
         }
     }
 }

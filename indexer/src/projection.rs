@@ -13,7 +13,8 @@ use anchor_lang::prelude::Pubkey;
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::postgres::PgArguments;
 use sqlx::query::QueryAs;
-use sqlx::{PgConnection, PgPool, Postgres};
+use sqlx::pool::PoolConnection;
+use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
 use tokio::sync::{oneshot, watch};
 use uuid::Uuid;
 
@@ -42,7 +43,11 @@ pub struct Projector {
 #[derive(Default)]
 struct Ahead {
     waiting: Mutex<Vec<(ConfirmedTransaction, oneshot::Sender<Result<(), sqlx::Error>>)>>,
-    turn: tokio::sync::Mutex<()>,
+    /// The turn, with the connection groups are applied on, kept from one group to the next
+    /// (`None` until the first, and after a failure): taking one from the pool for each group
+    /// and giving it back cost two more round trips a group (sqlx pings a connection it takes
+    /// back).
+    turn: tokio::sync::Mutex<Option<PoolConnection<Postgres>>>,
     /// What was applied ahead, until the indexer passes it (`Applied`).
     applied: Mutex<Applied>,
     /// Signatures being sent by this process and not yet applied ahead (`Projector::sending`).
@@ -181,21 +186,18 @@ impl Projector {
     /// `apply_batch`, moving the cursor to `signature` (at `slot`): the last of `txs`, or a
     /// later transaction whose events are recorded already (applied ahead).
     pub async fn apply_batch_through(&self, txs: &[ConfirmedTransaction], signature: &str, slot: u64) -> Result<usize, sqlx::Error> {
-        let mut db = self.db.begin().await?;
-        serialize_projections(&mut db, Plans::PerExecution).await?;
+        let mut connection = self.db.acquire().await?;
+        let mut db = begin_projection(&mut connection, Plans::PerExecution).await?;
         let new = self.record_events(&mut db, txs).await?;
-        sqlx::query(
-            "INSERT INTO chain_cursor (program, signature, slot) VALUES ($1, $2, $3)
-             ON CONFLICT (program) DO UPDATE SET signature = EXCLUDED.signature, slot = EXCLUDED.slot, updated_at = now()
-             WHERE chain_cursor.slot <= EXCLUDED.slot",
-        )
-        .bind(&self.program_id)
-        .bind(signature)
-        .bind(slot as i64)
-        .execute(&mut *db)
-        .await?;
+        move_cursor(&mut db, &self.program_id, signature, slot).await?;
         db.commit().await?;
         Ok(new)
+    }
+
+    /// Moves the cursor to `signature` (at `slot`), a transaction whose events are recorded
+    /// (applied ahead): no projection, so no projection lock. Never moves it back.
+    pub async fn move_cursor(&self, signature: &str, slot: u64) -> Result<(), sqlx::Error> {
+        move_cursor(&mut *self.db.acquire().await?, &self.program_id, signature, slot).await
     }
 
     /// Marks `signature` as being sent by this process, to be applied ahead by it, until the
@@ -249,7 +251,7 @@ impl Projector {
         match applied.await {
             Ok(result) => result,
             // The applying task panicked: apply it here (a no-op if it was).
-            Err(_) => self.apply_without_cursor(std::slice::from_ref(tx)).await,
+            Err(_) => self.apply_without_cursor(&mut *self.db.acquire().await?, std::slice::from_ref(tx)).await,
         }
     }
 
@@ -257,14 +259,14 @@ impl Projector {
     /// them). If the group fails, each is applied on its own, so one transaction's failure is
     /// its caller's alone.
     async fn apply_waiting(&self) {
-        let _turn = self.ahead.turn.lock().await;
+        let mut turn = self.ahead.turn.lock().await;
         let mut group = std::mem::take(&mut *self.ahead.waiting.lock().expect("the waiting queue is never poisoned"));
         if group.is_empty() {
             return;
         }
         group.sort_by_key(|(tx, _)| (tx.slot, tx.transaction_index));
         let (txs, callers): (Vec<_>, Vec<_>) = group.into_iter().unzip();
-        match self.apply_without_cursor(&txs).await {
+        match self.apply_on_turn(&mut turn, &txs).await {
             Ok(()) => {
                 self.remember_applied(&txs);
                 for caller in callers {
@@ -276,7 +278,7 @@ impl Projector {
             }
             Err(_) => {
                 for (tx, caller) in txs.iter().zip(callers) {
-                    let applied = self.apply_without_cursor(std::slice::from_ref(tx)).await;
+                    let applied = self.apply_on_turn(&mut turn, std::slice::from_ref(tx)).await;
                     if applied.is_ok() {
                         self.remember_applied(std::slice::from_ref(tx));
                     }
@@ -286,14 +288,28 @@ impl Projector {
         }
     }
 
+    /// `apply_without_cursor` on the turn's connection (taken from the pool if there is none; a
+    /// connection that failed is given back, for the pool to check, and the next group takes
+    /// another).
+    async fn apply_on_turn(&self, turn: &mut Option<PoolConnection<Postgres>>, txs: &[ConfirmedTransaction]) -> Result<(), sqlx::Error> {
+        let connection = match turn {
+            Some(connection) => connection,
+            None => turn.insert(self.db.acquire().await?),
+        };
+        let applied = self.apply_without_cursor(connection, txs).await;
+        if applied.is_err() {
+            *turn = None;
+        }
+        applied
+    }
+
     /// Applies `txs` (in chain order) in one database transaction, without moving the cursor.
-    async fn apply_without_cursor(&self, txs: &[ConfirmedTransaction]) -> Result<(), sqlx::Error> {
-        let mut db = self.db.begin().await?;
+    async fn apply_without_cursor(&self, connection: &mut PgConnection, txs: &[ConfirmedTransaction]) -> Result<(), sqlx::Error> {
         // A group applied ahead is small (the requests of one moment): plans made once per
         // connection for any such group serve it, where planning the run statements for each
         // group cost as much as running them. Catching up (`apply_batch`) keeps plans made for
         // its batch's size.
-        serialize_projections(&mut db, Plans::Generic).await?;
+        let mut db = begin_projection(connection, Plans::Generic).await?;
         self.record_events(&mut db, txs).await?;
         db.commit().await
     }
@@ -422,14 +438,28 @@ enum Plans {
     Generic,
 }
 
-/// Takes the projection lock for the rest of the database transaction (and sets how its
-/// statements are planned, in the same round trip).
-async fn serialize_projections(db: &mut PgConnection, plans: Plans) -> Result<(), sqlx::Error> {
+/// Begins a projection's database transaction holding the projection lock to its end, its
+/// statements planned as `plans` says: all in the one round trip of `BEGIN` (a simple query may
+/// hold several statements).
+async fn begin_projection(db: &mut PgConnection, plans: Plans) -> Result<Transaction<'_, Postgres>, sqlx::Error> {
     let mode = match plans {
         Plans::PerExecution => "auto",
         Plans::Generic => "force_generic_plan",
     };
-    sqlx::query("SELECT pg_advisory_xact_lock($1), set_config('plan_cache_mode', $2, true)").bind(PROJECTION_LOCK).bind(mode).execute(db).await?;
+    db.begin_with(format!("BEGIN; SELECT pg_advisory_xact_lock({PROJECTION_LOCK}), set_config('plan_cache_mode', '{mode}', true)")).await
+}
+
+async fn move_cursor(db: &mut PgConnection, program_id: &str, signature: &str, slot: u64) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO chain_cursor (program, signature, slot) VALUES ($1, $2, $3)
+         ON CONFLICT (program) DO UPDATE SET signature = EXCLUDED.signature, slot = EXCLUDED.slot, updated_at = now()
+         WHERE chain_cursor.slot <= EXCLUDED.slot",
+    )
+    .bind(program_id)
+    .bind(signature)
+    .bind(slot as i64)
+    .execute(db)
+    .await?;
     Ok(())
 }
 

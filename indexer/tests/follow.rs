@@ -123,6 +123,61 @@ async fn what_was_applied_ahead_is_passed_unread(db: PgPool) {
     assert_eq!(state(&db, market_id).await, (1 + 18, 18, 18, 180));
 }
 
+/// Passes that only pass transactions applied ahead (nearly every pass of a process that trades)
+/// move the cursor in memory and write it at most every `cursor_every` (an hour here), and when
+/// the follow loop stops; a pass that reads writes it at once. Nothing is read twice either way.
+#[sqlx::test(migrations = "../migrations")]
+async fn passes_of_what_was_applied_ahead_write_the_cursor_lazily(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let source = ledger(market_id, Pubkey::new_unique(), 9);
+    let program = funding_market::ID.to_string();
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let indexer = Arc::new(Indexer::new(Source(source.clone()), projector.clone(), &program).with_cursor_every(Duration::from_secs(3600)));
+    let ahead = |signatures: &'static [&'static str]| {
+        let (projector, source) = (projector.clone(), source.clone());
+        async move {
+            for signature in signatures {
+                projector.apply_ahead(source.txs.iter().find(|t| t.signature == *signature).unwrap()).await.unwrap();
+            }
+        }
+    };
+    let stored = || async { projector.cursor().await.unwrap() };
+    let visible = |n: usize| source.visible.store(n, std::sync::atomic::Ordering::SeqCst);
+
+    visible(2);
+    ahead(&["create", "trade-1"]).await;
+    assert_eq!(indexer.run_once().await.unwrap().transactions, 2);
+    assert_eq!(stored().await.as_deref(), Some("trade-1"), "the first write is due at once");
+    visible(4);
+    ahead(&["trade-2", "trade-3"]).await;
+    assert_eq!(indexer.run_once().await.unwrap().transactions, 2);
+    assert_eq!(stored().await.as_deref(), Some("trade-1"), "not due: in memory only");
+    assert_eq!(indexer.run_once().await.unwrap().transactions, 0, "the next pass starts past what was passed");
+    assert!(source.read.lock().unwrap().is_empty(), "nothing read");
+
+    // A pass that reads (trade-4 to 6, applied by nobody) writes the cursor with its projection.
+    visible(7);
+    assert_eq!(indexer.run_once().await.unwrap(), indexer::follow::Progress { transactions: 3, events: 3, waits_for_sender: false });
+    assert_eq!(stored().await.as_deref(), Some("trade-6"));
+    assert_eq!(*source.read.lock().unwrap(), ["trade-4", "trade-5", "trade-6"]);
+
+    // Passed by the follow loop, not due: written when the loop stops.
+    visible(9);
+    ahead(&["trade-7", "trade-8"]).await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let following = tokio::spawn({
+        let indexer = indexer.clone();
+        async move { indexer.follow(Duration::from_secs(3600), None, async { stopped.await.unwrap_or(()) }).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(stored().await.as_deref(), Some("trade-6"), "passed, not yet written");
+    let _ = stop.send(());
+    following.await.unwrap();
+    assert_eq!(stored().await.as_deref(), Some("trade-8"));
+    assert_eq!(source.read.lock().unwrap().len(), 3, "nothing read twice, nothing applied ahead read");
+    assert_eq!(state(&db, market_id).await, (1 + 7, 7, 7, 70));
+}
+
 /// A transaction this process is still sending is left to its sender: the pass stops before
 /// it, and the follow loop (with no other wake-up due for an hour) resumes as soon as the sender
 /// has applied it, passing it unread.

@@ -154,7 +154,15 @@ struct Inner {
     confirmed: watch::Sender<i64>,
     /// Set while a landed transaction is being retried into Postgres (see `persist`).
     persist_failing: AtomicBool,
+    /// The ledger sequence of the last `LISTED_REMEMBERED` signatures `signatures_after` listed:
+    /// the next call starts after one of them (where the indexer's pass ended), and finding its
+    /// sequence was a query of its own on every pass. A signature's sequence never changes.
+    listed: std::sync::Mutex<HashMap<String, i64>>,
 }
+
+/// How many of the signatures a listing returned are remembered with their sequence (its last
+/// ones: a pass ends at the end of the listing, or before a transaction still being sent).
+const LISTED_REMEMBERED: usize = 256;
 
 fn db_error(e: sqlx::Error) -> ChainError {
     ChainError::Transport(format!("embedded chain storage: {e}"))
@@ -208,6 +216,7 @@ impl EmbeddedChain {
             confirmed,
             last_slot: AtomicU64::new(last_slot.unwrap_or(0) as u64),
             persist_failing: AtomicBool::new(false),
+            listed: std::sync::Mutex::default(),
         }));
         // The slot clock of a cluster, while the chain is alive: every slot the bank is rooted
         // and continued in the next, with a new blockhash.
@@ -771,9 +780,11 @@ impl EmbeddedChain {
     /// Every landed transaction that mentions `address`, after `cursor` (exclusive), oldest
     /// first.
     pub async fn signatures_after(&self, address: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, ChainError> {
-        let after: i64 = match cursor {
-            None => 0,
-            Some(signature) => sqlx::query_scalar("SELECT seq FROM embedded_ledger WHERE signature = $1")
+        let remembered = cursor.and_then(|signature| self.listed().get(signature).copied());
+        let after: i64 = match (cursor, remembered) {
+            (None, _) => 0,
+            (Some(_), Some(seq)) => seq,
+            (Some(signature), None) => sqlx::query_scalar("SELECT seq FROM embedded_ledger WHERE signature = $1")
                 .bind(signature)
                 .fetch_optional(&self.0.db)
                 .await
@@ -785,6 +796,7 @@ impl EmbeddedChain {
         // sequential scan of the whole ledger on every pass).
         const PAGE: i64 = 5_000;
         let mut out = Vec::new();
+        let mut seqs = Vec::new();
         let mut after = after;
         loop {
             let rows: Vec<(i64, String, i64, bool, i64)> = sqlx::query_as(
@@ -800,11 +812,21 @@ impl EmbeddedChain {
             .map_err(db_error)?;
             let full = rows.len() as i64 == PAGE;
             after = rows.last().map_or(after, |r| r.0);
+            seqs.extend(rows.iter().map(|r| r.0));
             out.extend(rows.into_iter().map(|(_, signature, slot, failed, block_time)| SignatureInfo { signature, slot: slot as u64, failed, block_time: Some(block_time) }));
             if !full {
-                return Ok(out);
+                break;
             }
         }
+        if !out.is_empty() {
+            let from = out.len().saturating_sub(LISTED_REMEMBERED);
+            *self.listed() = out[from..].iter().zip(&seqs[from..]).map(|(info, seq)| (info.signature.clone(), *seq)).collect();
+        }
+        Ok(out)
+    }
+
+    fn listed(&self) -> std::sync::MutexGuard<'_, HashMap<String, i64>> {
+        self.0.listed.lock().expect("the listed signatures are never poisoned")
     }
 
     /// `getSignaturesForAddress`: newest first, at most `limit`, older than `before` and newer

@@ -44,16 +44,29 @@ pub fn redis_channel(s: &Services) -> String {
     s.redis.key("stream", "events")
 }
 
-/// Publishes one batch of unpublished events; how many rows.
-pub async fn publish(s: &Services) -> Result<usize, ServiceError> {
+/// What one `publish` did.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Batch {
+    /// Event rows published.
+    pub rows: usize,
+    /// Whether unpublished events were left that the batch saw (over its row or update bound):
+    /// the next batch is due at once. Otherwise events appended later announce themselves
+    /// (`NOTIFY fm_stream` at their commit), and a batch to find that nothing is left — four
+    /// round trips — is not needed.
+    pub more: bool,
+}
+
+/// Publishes one batch of unpublished events.
+pub async fn publish(s: &Services) -> Result<Batch, ServiceError> {
     let mut tx = s.db.begin().await?;
     let events = store::claim(&mut tx, BATCH).await?;
     if events.is_empty() {
-        return Ok(0);
+        return Ok(Batch { rows: 0, more: false });
     }
     // The rest of the claimed rows are released at commit and taken by the next batch.
     let updates = leading_updates(&events);
     let rows = updates.len();
+    let more = rows < events.len() || events.len() as i64 == BATCH;
     let events = &events[..rows];
     let ids: Vec<i64> = events.iter().map(|e| e.id).collect();
     let counts: Vec<i64> = updates.iter().map(|u| u.len() as i64).collect();
@@ -70,7 +83,7 @@ pub async fn publish(s: &Services) -> Result<usize, ServiceError> {
     let mut redis = s.redis.connection().await?;
     pipe.query_async::<()>(&mut redis).await?;
     tx.commit().await?;
-    Ok(rows)
+    Ok(Batch { rows, more })
 }
 
 /// The updates of as many leading events as hold at most MAX_UPDATES together (at least one

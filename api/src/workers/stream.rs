@@ -40,8 +40,8 @@ impl Worker for StreamWorker {
             while !cancel.is_cancelled() {
                 loop {
                     match stream::publish(&self.services).await {
-                        Ok(0) => break,
-                        Ok(_) => continue,
+                        Ok(batch) if batch.more => continue,
+                        Ok(_) => break,
                         Err(e) => {
                             tracing::warn!(error = %e, "publishing the stream failed; retrying");
                             break;

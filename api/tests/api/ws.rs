@@ -308,8 +308,8 @@ async fn a_statements_trades_are_one_event_a_channel_and_one_update_a_trade(db: 
 
     // (The markets' own events, appended before, come first.)
     let rows = sqlx::query_scalar::<_, i64>("SELECT count(*) FROM stream_events").fetch_one(&db).await.unwrap();
-    assert_eq!(stream::publish(&services).await.unwrap() as i64, rows);
-    assert_eq!(stream::publish(&services).await.unwrap(), 0, "each event is published once");
+    assert_eq!(stream::publish(&services).await.unwrap(), stream::Batch { rows: rows as usize, more: false });
+    assert_eq!(stream::publish(&services).await.unwrap().rows, 0, "each event is published once");
     let mut messages = pubsub.on_message();
     let mut published = Vec::new();
     while published.len() < 6 {
@@ -381,10 +381,10 @@ async fn a_publish_batch_holds_at_most_max_updates_unless_one_event_holds_more(d
         }
     };
     // The markets' events and the first statement's (together under the bound), not the second.
-    assert_eq!(stream::publish(&services).await.unwrap() as i64, before + 1);
+    assert_eq!(stream::publish(&services).await.unwrap(), stream::Batch { rows: before as usize + 1, more: true }, "the second is left");
     assert_eq!(published().await, vec![true, false]);
     // The second alone, over the bound.
-    assert_eq!(stream::publish(&services).await.unwrap(), 1);
+    assert_eq!(stream::publish(&services).await.unwrap(), stream::Batch { rows: 1, more: false });
     assert_eq!(published().await, vec![true, true]);
-    assert_eq!(stream::publish(&services).await.unwrap(), 0);
+    assert_eq!(stream::publish(&services).await.unwrap(), stream::Batch { rows: 0, more: false });
 }

@@ -781,7 +781,7 @@ impl EmbeddedChain {
     /// first.
     pub async fn signatures_after(&self, address: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, ChainError> {
         let remembered = cursor.and_then(|signature| self.listed().get(signature).copied());
-        let after: i64 = match (cursor, remembered) {
+        let cursor_seq: i64 = match (cursor, remembered) {
             (None, _) => 0,
             (Some(_), Some(seq)) => seq,
             (Some(signature), None) => sqlx::query_scalar("SELECT seq FROM embedded_ledger WHERE signature = $1")
@@ -797,7 +797,7 @@ impl EmbeddedChain {
         const PAGE: i64 = 5_000;
         let mut out = Vec::new();
         let mut seqs = Vec::new();
-        let mut after = after;
+        let mut after = cursor_seq;
         loop {
             let rows: Vec<(i64, String, i64, bool, i64)> = sqlx::query_as(
                 "SELECT l.seq, l.signature, l.slot, l.err IS NOT NULL, l.block_time
@@ -820,7 +820,13 @@ impl EmbeddedChain {
         }
         if !out.is_empty() {
             let from = out.len().saturating_sub(LISTED_REMEMBERED);
-            *self.listed() = out[from..].iter().zip(&seqs[from..]).map(|(info, seq)| (info.signature.clone(), *seq)).collect();
+            let mut listed: HashMap<String, i64> = out[from..].iter().zip(&seqs[from..]).map(|(info, seq)| (info.signature.clone(), *seq)).collect();
+            // The cursor too: a pass that stops before the first listed transaction (one still
+            // being sent) resumes from it.
+            if let Some(cursor) = cursor {
+                listed.insert(cursor.to_owned(), cursor_seq);
+            }
+            *self.listed() = listed;
         }
         Ok(out)
     }

@@ -546,6 +546,18 @@ async fn transactions_landing_during_a_write_are_committed_together(db: PgPool) 
         assert!(logs.len() >= 2 && logs.iter().all(|l| l.starts_with("Program ")), "{logs:?}");
         assert_eq!(indexed, keys.len() as i64);
     }
+    // Over the whole ledger (no foreign key checks it, migration 39): every by-account row is
+    // one of its transaction's keys, and every key of every transaction has its row.
+    let (orphans, missing): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM embedded_ledger_accounts a
+                 WHERE NOT EXISTS (SELECT 1 FROM embedded_ledger l WHERE l.seq = a.seq AND a.address = ANY(l.account_keys))),
+                (SELECT count(*) FROM embedded_ledger l, unnest(l.account_keys) AS key
+                 WHERE NOT EXISTS (SELECT 1 FROM embedded_ledger_accounts a WHERE a.seq = l.seq AND a.address = key))",
+    )
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    assert_eq!((orphans, missing), (0, 0));
     drop(chain);
     let reopened = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     assert_eq!(token_balance(&reopened, &client::vault_pda(&alice.pubkey())).await, 20 * USDC - 3_600_000);

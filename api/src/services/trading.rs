@@ -85,15 +85,18 @@ fn traded(trade_id: Uuid, e: &TradeExecuted) -> Traded {
     }
 }
 
-/// A market ready to trade: known, open, and on chain (created now if it is not yet). `plan`
-/// is what was read of it (`None`: no such market).
-async fn open_market(s: &Services, onchain: &OnChain, id: Uuid, plan: Option<MarketPlan>) -> Result<(), ServiceError> {
-    let plan = plan.ok_or_else(|| ServiceError::NotFound(format!("market {id} not found")))?;
+/// What was read of market `id` with the trader's side of it, or 404 if there is no such market.
+fn known<T>(id: Uuid, read: Option<(MarketPlan, T)>) -> Result<(MarketPlan, T), ServiceError> {
+    read.ok_or_else(|| ServiceError::NotFound(format!("market {id} not found")))
+}
+
+/// A market ready to trade: open, and on chain (created now if it is not yet).
+async fn open_market(s: &Services, onchain: &OnChain, plan: &MarketPlan) -> Result<(), ServiceError> {
     if plan.status != MarketStatus::Open {
         return Err(ServiceError::MarketClosed(format!("the market is {}, not open", plan.status)));
     }
-    markets::link(&s.db, &plan).await?;
-    onchain.ensure_market(&plan).await?;
+    markets::link(&s.db, plan).await?;
+    onchain.ensure_market(plan).await?;
     Ok(())
 }
 
@@ -108,10 +111,10 @@ pub async fn buy(s: &Services, caller: &Caller, id: Uuid, order: BuyOrder, log: 
     let wallet = wallet_key(caller)?;
     // The market and the balance in one statement (a round trip less a trade); the balance
     // cannot change by the market being created on chain.
-    let (plan, available) = markets::plan_for_buyer(&s.db, id, &caller.wallet).await?.unzip();
-    open_market(s, onchain, id, plan).await?;
+    let (plan, available) = known(id, markets::plan_for_buyer(&s.db, id, &caller.wallet).await?)?;
+    open_market(s, onchain, &plan).await?;
     // Amounts parse up to u64::MAX micro-USDC: compare without overflowing.
-    if available.unwrap_or(0) < order.usdc_amount.saturating_add(fee) {
+    if available < order.usdc_amount.saturating_add(fee) {
         let shown = |v: u64| money::places(v as i128, 6, 6);
         return Err(ServiceError::InsufficientBalance(format!(
             "{} USDC plus a {} USDC fee exceeds the available balance",
@@ -128,9 +131,8 @@ pub async fn buy(s: &Services, caller: &Caller, id: Uuid, order: BuyOrder, log: 
 pub async fn sell(s: &Services, caller: &Caller, id: Uuid, order: SellOrder, log: SignatureLog<'_>) -> Result<Traded, ServiceError> {
     let onchain = s.onchain()?;
     let wallet = wallet_key(caller)?;
-    let (plan, held) = markets::plan_for_seller(&s.db, id, &caller.wallet, order.side).await?.unzip();
-    open_market(s, onchain, id, plan).await?;
-    let held = held.unwrap_or(0);
+    let (plan, held) = known(id, markets::plan_for_seller(&s.db, id, &caller.wallet, order.side).await?)?;
+    open_market(s, onchain, &plan).await?;
     if held < order.shares {
         return Err(ServiceError::InsufficientShares(format!("the position holds {} {} shares", micros(held as i64), order.side.as_str())));
     }

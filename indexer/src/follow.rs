@@ -125,17 +125,29 @@ impl<S: ChainSource> Indexer<S> {
         }
     }
 
-    /// Moves the cursor past `last` after a batch of transactions all applied ahead: in
-    /// memory, and in Postgres once `cursor_every` has gone by since the last write (or when
-    /// `now` is asked for: the loop stopping). Their events are recorded, so the projection
+    /// Moves the cursor past `last` after a batch of transactions all applied ahead: in memory,
+    /// and in Postgres if due (`write_unwritten`). Their events are recorded, so the projection
     /// lock is not needed.
-    async fn pass_applied_ahead(&self, last: SignatureInfo, now: bool) -> Result<(), sqlx::Error> {
-        let due = {
-            let mut unwritten = self.unwritten();
-            unwritten.through = Some(last.clone());
-            now || unwritten.written_at.is_none_or(|at| at.elapsed() >= self.cursor_every)
+    async fn pass_applied_ahead(&self, last: SignatureInfo) -> Result<(), sqlx::Error> {
+        self.unwritten().through = Some(last);
+        self.write_unwritten(false).await
+    }
+
+    /// How long until the cursor left unwritten is due to be written (`None`: nothing is).
+    fn write_due_in(&self) -> Option<Duration> {
+        let unwritten = self.unwritten();
+        unwritten.through.as_ref()?;
+        Some(unwritten.written_at.map_or(Duration::ZERO, |at| self.cursor_every.saturating_sub(at.elapsed())))
+    }
+
+    /// Writes the cursor where passes left it unwritten, if `cursor_every` has gone by since the
+    /// last write (the first write is due at once), or whenever if `force`.
+    async fn write_unwritten(&self, force: bool) -> Result<(), sqlx::Error> {
+        let through = match self.write_due_in() {
+            Some(due_in) if force || due_in.is_zero() => self.unwritten().through.clone(),
+            _ => None,
         };
-        if due {
+        if let Some(last) = through {
             self.projector.move_cursor(&last.signature, last.slot).await?;
             self.written();
         }
@@ -146,15 +158,6 @@ impl<S: ChainSource> Indexer<S> {
     /// at or past what was passed before it).
     fn written(&self) {
         *self.unwritten() = Unwritten { through: None, written_at: Some(Instant::now()) };
-    }
-
-    /// Writes the cursor where passes left it unwritten (the follow loop stopping).
-    async fn write_cursor(&self) -> Result<(), sqlx::Error> {
-        let through = self.unwritten().through.clone();
-        match through {
-            Some(last) => self.pass_applied_ahead(last, true).await,
-            None => Ok(()),
-        }
     }
 
     /// Applies everything the source has after the cursor, a batch per database transaction
@@ -176,7 +179,7 @@ impl<S: ChainSource> Indexer<S> {
             let Fetched { batch, ahead, through, stopped, waits_for_sender } = this?;
             let apply = async {
                 match through {
-                    Some(last) if batch.is_empty() => self.pass_applied_ahead(last, false).await.map(|()| 0),
+                    Some(last) if batch.is_empty() => self.pass_applied_ahead(last).await.map(|()| 0),
                     Some(last) => {
                         let new = self.projector.apply_batch_through(&batch, &last.signature, last.slot).await?;
                         self.written();
@@ -250,7 +253,8 @@ impl<S: ChainSource> Indexer<S> {
     /// Follows until `stop` completes: a pass every `period`, or as soon as `confirmations`
     /// changes (the embedded chain announces each confirmed transaction, so its lag is one
     /// pass, not a poll). Errors are logged and retried. `stop` is only looked at between
-    /// passes: a batch in flight is committed (or fails) whole.
+    /// passes: a batch in flight is committed (or fails) whole. A cursor left unwritten is
+    /// written when due even if nothing wakes the loop, and when it stops.
     pub async fn follow(&self, period: Duration, mut confirmations: Option<watch::Receiver<i64>>, stop: impl Future<Output = ()>) {
         tokio::pin!(stop);
         let mut sent = self.projector.subscribe_sent();
@@ -269,26 +273,35 @@ impl<S: ChainSource> Indexer<S> {
                     false
                 }
             };
+            // Until the next pass: `period`, or sooner when a cursor left unwritten falls due
+            // (after a failed write, `period`, as after a failed pass).
+            let wait = match self.write_unwritten(false).await {
+                Ok(()) => self.write_due_in().map_or(period, |due_in| due_in.min(period)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "indexer: writing the cursor failed; retrying");
+                    period
+                }
+            };
             match confirmations.as_mut() {
                 Some(rx) => {
                     tokio::select! {
                         _ = &mut stop => return self.stop().await,
                         changed = rx.changed() => if changed.is_err() { confirmations = None },
                         _ = sent.changed(), if waits_for_sender => {}
-                        _ = tokio::time::sleep(period) => {}
+                        _ = tokio::time::sleep(wait) => {}
                     }
                 }
                 None => tokio::select! {
                     _ = &mut stop => return self.stop().await,
                     _ = sent.changed(), if waits_for_sender => {}
-                    _ = tokio::time::sleep(period) => {}
+                    _ = tokio::time::sleep(wait) => {}
                 },
             }
         }
     }
 
     async fn stop(&self) {
-        if let Err(e) = self.write_cursor().await {
+        if let Err(e) = self.write_unwritten(true).await {
             tracing::warn!(error = %e, "indexer: the cursor could not be written on stopping; the next start re-reads what it passed");
         }
     }

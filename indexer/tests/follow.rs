@@ -74,6 +74,35 @@ async fn state(db: &PgPool, market_id: Uuid) -> (i64, i64, i32, i64) {
     (events, trades, count, q)
 }
 
+/// Applies the ledger's transactions `signatures` ahead, in that order, as their sender would.
+async fn apply_ahead(projector: &Projector, source: &Ledger, signatures: &[&str]) {
+    for signature in signatures {
+        projector.apply_ahead(source.txs.iter().find(|t| t.signature == *signature).unwrap()).await.unwrap();
+    }
+}
+
+/// Runs `indexer`'s follow loop (a pass an hour, no confirmations: only what the test does
+/// wakes it) until the returned sender is used or dropped.
+fn follow_in_background(indexer: &Arc<Indexer<Source>>) -> (tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let indexer = indexer.clone();
+    let following = tokio::spawn(async move { indexer.follow(Duration::from_secs(3600), None, async { stopped.await.unwrap_or(()) }).await });
+    (stop, following)
+}
+
+/// The stored cursor once it is `signature`, polled for up to 30 s (else the last one read).
+async fn stored_cursor_reaching(projector: &Projector, signature: &str) -> Option<String> {
+    let mut cursor = None;
+    for _ in 0..3_000 {
+        cursor = projector.cursor().await.unwrap();
+        if cursor.as_deref() == Some(signature) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    cursor
+}
+
 #[sqlx::test(migrations = "../migrations")]
 async fn follows_new_transactions_as_they_confirm(db: PgPool) {
     let market_id = seed_market(&db).await;
@@ -101,9 +130,7 @@ async fn what_was_applied_ahead_is_passed_unread(db: PgPool) {
     // The market's creation first (as the service creates it before trading it), then trades
     // out of order, a failed one among them, and the last (the cursor must still reach it).
     let ahead = ["create", "trade-5", "trade-3", "trade-7", "trade-20"];
-    for signature in ahead {
-        projector.apply_ahead(source.txs.iter().find(|t| t.signature == signature).unwrap()).await.unwrap();
-    }
+    apply_ahead(&projector, &source, &ahead).await;
     let indexer = Indexer::new(Source(source.clone()), projector.clone(), &program).with_batch(6);
     let progress = indexer.run_once().await.unwrap();
     assert_eq!(progress.transactions, 21, "every listed transaction passed");
@@ -133,14 +160,7 @@ async fn passes_of_what_was_applied_ahead_write_the_cursor_lazily(db: PgPool) {
     let program = funding_market::ID.to_string();
     let projector = Projector::new(db.clone(), &funding_market::ID);
     let indexer = Arc::new(Indexer::new(Source(source.clone()), projector.clone(), &program).with_cursor_every(Duration::from_secs(3600)));
-    let ahead = |signatures: &'static [&'static str]| {
-        let (projector, source) = (projector.clone(), source.clone());
-        async move {
-            for signature in signatures {
-                projector.apply_ahead(source.txs.iter().find(|t| t.signature == *signature).unwrap()).await.unwrap();
-            }
-        }
-    };
+    let ahead = |signatures: &'static [&'static str]| apply_ahead(&projector, &source, signatures);
     let stored = || async { projector.cursor().await.unwrap() };
     let visible = |n: usize| source.visible.store(n, std::sync::atomic::Ordering::SeqCst);
 
@@ -164,11 +184,7 @@ async fn passes_of_what_was_applied_ahead_write_the_cursor_lazily(db: PgPool) {
     // Passed by the follow loop, not due: written when the loop stops.
     visible(9);
     ahead(&["trade-7", "trade-8"]).await;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let following = tokio::spawn({
-        let indexer = indexer.clone();
-        async move { indexer.follow(Duration::from_secs(3600), None, async { stopped.await.unwrap_or(()) }).await }
-    });
+    let (stop, following) = follow_in_background(&indexer);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(stored().await.as_deref(), Some("trade-6"), "passed, not yet written");
     let _ = stop.send(());
@@ -176,6 +192,34 @@ async fn passes_of_what_was_applied_ahead_write_the_cursor_lazily(db: PgPool) {
     assert_eq!(stored().await.as_deref(), Some("trade-8"));
     assert_eq!(source.read.lock().unwrap().len(), 3, "nothing read twice, nothing applied ahead read");
     assert_eq!(state(&db, market_id).await, (1 + 7, 7, 7, 70));
+}
+
+/// A cursor passed and left unwritten is written when it falls due even if nothing wakes the
+/// follow loop again (its next pass is an hour away): a process whose trading stops does not
+/// keep it in memory until it stops.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_cursor_left_unwritten_is_written_when_due_while_idle(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let source = ledger(market_id, Pubkey::new_unique(), 3);
+    let program = funding_market::ID.to_string();
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let indexer = Arc::new(Indexer::new(Source(source.clone()), projector.clone(), &program).with_cursor_every(Duration::from_secs(2)));
+    let visible = |n: usize| source.visible.store(n, std::sync::atomic::Ordering::SeqCst);
+
+    visible(2);
+    apply_ahead(&projector, &source, &["create", "trade-1"]).await;
+    indexer.run_once().await.unwrap();
+    visible(4);
+    apply_ahead(&projector, &source, &["trade-2", "trade-3"]).await;
+    assert_eq!(indexer.run_once().await.unwrap().transactions, 2);
+    assert_eq!(projector.cursor().await.unwrap().as_deref(), Some("trade-1"), "within two seconds of the last write: in memory");
+
+    let (stop, following) = follow_in_background(&indexer);
+    assert_eq!(stored_cursor_reaching(&projector, "trade-3").await.as_deref(), Some("trade-3"), "written while the loop waits");
+    assert!(!following.is_finished());
+    let _ = stop.send(());
+    following.await.unwrap();
+    assert!(source.read.lock().unwrap().is_empty(), "nothing read");
 }
 
 /// A transaction this process is still sending is left to its sender: the pass stops before
@@ -194,24 +238,12 @@ async fn a_transaction_being_sent_is_left_to_its_sender(db: PgPool) {
     assert_eq!(projector.cursor().await.unwrap().as_deref(), Some("trade-3"));
     assert_eq!(*source.read.lock().unwrap(), ["create", "trade-1", "trade-2", "trade-3"]);
 
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let following = tokio::spawn({
-        let indexer = indexer.clone();
-        async move { indexer.follow(Duration::from_secs(3600), None, async { stopped.await.unwrap_or(()) }).await }
-    });
+    let (stop, following) = follow_in_background(&indexer);
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(projector.cursor().await.unwrap().as_deref(), Some("trade-3"), "still left to the sender");
     projector.apply_ahead(&source.txs[4]).await.unwrap();
     drop(sending);
-    let mut cursor = None;
-    for _ in 0..3_000 {
-        cursor = projector.cursor().await.unwrap();
-        if cursor.as_deref() == Some("trade-10") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(cursor.as_deref(), Some("trade-10"), "woken by the sender, not by the hourly pass");
+    assert_eq!(stored_cursor_reaching(&projector, "trade-10").await.as_deref(), Some("trade-10"), "woken by the sender, not by the hourly pass");
     let _ = stop.send(());
     following.await.unwrap();
     assert!(!source.read.lock().unwrap().iter().any(|s| s == "trade-4"), "applied by its sender, never read");

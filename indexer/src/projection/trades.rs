@@ -126,13 +126,17 @@ WITH input AS (
     ON CONFLICT DO NOTHING
     RETURNING signature, ix_index, event_index
 ), new AS (
-    -- The newly recorded trades of known markets, with their market's count before the run.
-    SELECT i.*, m.id AS market_id, m.trade_count AS market_trade_count
+    -- The newly recorded trades of known markets, with their market's count before the run:
+    -- the columns the projection reads, not the event bytes (every sort below copies its rows).
+    SELECT i.ord, i.signature, i.slot, i.tx_index, i.trade_id, i.wallet, i.side, i.is_buy, i.shares, i.amount, i.fee,
+           i.yes_price_ppm, i.at, i.day, i.q_yes, i.q_no, i.volume, i.trade_count, i.position_yes, i.position_no, i.balance,
+           m.id AS market_id, m.trade_count AS market_trade_count
     FROM input i JOIN ev USING (signature, ix_index, event_index) JOIN markets m ON m.onchain_address = i.market
 ), market_update AS (
     UPDATE markets m SET q_yes = l.q_yes, q_no = l.q_no, yes_price_ppm = l.yes_price_ppm, total_volume = l.volume,
         trade_count = l.trade_count::INT
-    FROM (SELECT DISTINCT ON (market_id) * FROM new ORDER BY market_id, trade_count DESC, ord) l
+    FROM (SELECT DISTINCT ON (market_id) market_id, q_yes, q_no, yes_price_ppm, volume, trade_count FROM new
+          ORDER BY market_id, trade_count DESC, ord) l
     WHERE m.id = l.market_id AND m.trade_count < l.trade_count
 ), trade AS (
     INSERT INTO trades (id, market_id, user_id, wallet, signature, side, is_buy, shares, amount, fee, yes_price_ppm, created_at, slot)
@@ -146,7 +150,8 @@ WITH input AS (
     SELECT DISTINCT ON (market_id, wallet) market_id, wallet, position_yes, position_no, trade_count, at,
            COALESCE(sum(flow) FILTER (WHERE side = 'yes') OVER position, 0)::BIGINT AS yes_flow,
            COALESCE(sum(flow) FILTER (WHERE side = 'no') OVER position, 0)::BIGINT AS no_flow
-    FROM (SELECT *, CASE WHEN is_buy THEN amount + fee ELSE -(amount - fee) END AS flow FROM new) n
+    FROM (SELECT market_id, wallet, position_yes, position_no, trade_count, at, side, ord,
+                 CASE WHEN is_buy THEN amount + fee ELSE -(amount - fee) END AS flow FROM new) n
     WINDOW position AS (PARTITION BY market_id, wallet)
     ORDER BY market_id, wallet, trade_count DESC, ord
 ), position AS (

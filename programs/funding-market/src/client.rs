@@ -9,8 +9,28 @@ use crate::instructions::{CreateMarketParams, InitializeParams};
 use crate::state::{Config, Market, Position, Side, UserAccount};
 use crate::{ID, accounts, instruction};
 
+/// How many derived addresses `pda` remembers (about 2 MB; past it, it starts over).
+const REMEMBERED_PDAS: usize = 16_384;
+
+/// The program address of `seeds`, remembered: a derivation hashes and tries curve points until
+/// one is off the curve (tens of microseconds), and every trade derives five — its market's, the
+/// market vault's, the wallet's user and vault, the position — for the same few markets and
+/// wallets again and again.
 fn pda(seeds: &[&[u8]]) -> Pubkey {
-    Pubkey::find_program_address(seeds, &ID).0
+    static REMEMBERED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<Vec<u8>, Pubkey>>> =
+        std::sync::LazyLock::new(Default::default);
+    // Each seed with its length first: different seed lists never make the same key.
+    let key: Vec<u8> = seeds.iter().flat_map(|seed| std::iter::once(seed.len() as u8).chain(seed.iter().copied())).collect();
+    if let Some(address) = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return *address;
+    }
+    let address = Pubkey::find_program_address(seeds, &ID).0;
+    let mut remembered = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
+    if remembered.len() >= REMEMBERED_PDAS {
+        remembered.clear();
+    }
+    remembered.insert(key, address);
+    address
 }
 
 // The program's fixed addresses are derived once: a derivation hashes and tries curve points
@@ -267,4 +287,31 @@ pub fn decode_event<E: anchor_lang::Event + anchor_lang::Discriminator>(ix_data:
     let rest = ix_data.strip_prefix(anchor_lang::event::EVENT_IX_TAG_LE)?;
     let payload = rest.strip_prefix(E::DISCRIMINATOR)?;
     E::try_from_slice(payload).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A remembered address is the one derived from its own seeds: addresses of the same wallet
+    /// or market under different seeds stay apart, asked first or again, and after the memory
+    /// starts over.
+    #[test]
+    fn remembered_addresses_are_derived_from_their_own_seeds() {
+        let derive = |seeds: &[&[u8]]| Pubkey::find_program_address(seeds, &ID).0;
+        let (wallet, market_id) = (Pubkey::new_unique(), [7u8; 16]);
+        for _ in 0..2 {
+            assert_eq!(user_pda(&wallet), derive(&[UserAccount::SEED, wallet.as_ref()]));
+            assert_eq!(vault_pda(&wallet), derive(&[UserAccount::VAULT_SEED, wallet.as_ref()]));
+            assert_eq!(deposit_pda(&wallet), derive(&[UserAccount::DEPOSIT_SEED, wallet.as_ref()]));
+            let market = market_pda(&market_id);
+            assert_eq!(market, derive(&[Market::SEED, &market_id]));
+            assert_eq!(market_vault_pda(&market), derive(&[Market::VAULT_SEED, market.as_ref()]));
+            assert_eq!(position_pda(&market, &wallet), derive(&[Position::SEED, market.as_ref(), wallet.as_ref()]));
+        }
+        for _ in 0..=REMEMBERED_PDAS {
+            user_pda(&Pubkey::new_unique());
+        }
+        assert_eq!(vault_pda(&wallet), derive(&[UserAccount::VAULT_SEED, wallet.as_ref()]));
+    }
 }

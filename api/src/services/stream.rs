@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sqlx::{Connection, PgConnection};
 
 use super::{ServiceError, Services};
 use crate::store::stream::{self as store, StreamEvent};
@@ -58,9 +59,18 @@ pub struct Batch {
 
 /// Publishes one batch of unpublished events.
 pub async fn publish(s: &Services) -> Result<Batch, ServiceError> {
-    let mut tx = s.db.begin().await?;
+    publish_on(s, &mut *s.db.acquire().await?).await
+}
+
+/// `publish` on a connection the caller keeps from one batch to the next (the publisher
+/// worker): a connection taken from the pool and given back costs a round trip each time (the
+/// pool checks it), and a batch follows nearly every projection while trading.
+pub async fn publish_on(s: &Services, db: &mut PgConnection) -> Result<Batch, ServiceError> {
+    let mut tx = db.begin().await?;
     let events = store::claim(&mut tx, BATCH).await?;
     if events.is_empty() {
+        // Ended now: a kept connection must not wait for the next batch inside a transaction.
+        tx.rollback().await?;
         return Ok(Batch { rows: 0, more: false });
     }
     // The rest of the claimed rows are released at commit and taken by the next batch.

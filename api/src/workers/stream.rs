@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
+use sqlx::Postgres;
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgListener;
 use tokio_util::sync::CancellationToken;
 
@@ -37,12 +39,22 @@ impl Worker for StreamWorker {
             let mut listener = PgListener::connect_with(&self.services.db).await.map_err(|e| e.to_string())?;
             listener.listen("fm_stream").await.map_err(|e| e.to_string())?;
             let mut pruned = Instant::now();
+            // Kept from one batch to the next; after a failure, taken again from the pool.
+            let mut connection: Option<PoolConnection<Postgres>> = None;
             while !cancel.is_cancelled() {
                 loop {
-                    match stream::publish(&self.services).await {
+                    let published = async {
+                        let db = match &mut connection {
+                            Some(db) => db,
+                            None => connection.insert(self.services.db.acquire().await?),
+                        };
+                        stream::publish_on(&self.services, db).await
+                    };
+                    match published.await {
                         Ok(batch) if batch.more => continue,
                         Ok(_) => break,
                         Err(e) => {
+                            connection = None;
                             tracing::warn!(error = %e, "publishing the stream failed; retrying");
                             break;
                         }

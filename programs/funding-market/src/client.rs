@@ -13,9 +13,9 @@ use crate::{ID, accounts, instruction};
 const REMEMBERED_PDAS: usize = 16_384;
 
 /// The program address of `seeds`, remembered: a derivation hashes and tries curve points until
-/// one is off the curve (tens of microseconds), and every trade derives five — its market's, the
-/// market vault's, the wallet's user and vault, the position — for the same few markets and
-/// wallets again and again.
+/// one is off the curve (tens of microseconds), and every trade names seven — the config, the
+/// event authority, its market's, the market vault's, the wallet's user and vault, the position
+/// — for the same few markets and wallets again and again.
 fn pda(seeds: &[&[u8]]) -> Pubkey {
     static REMEMBERED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<Vec<u8>, Pubkey>>> =
         std::sync::LazyLock::new(Default::default);
@@ -33,15 +33,11 @@ fn pda(seeds: &[&[u8]]) -> Pubkey {
     address
 }
 
-// The program's fixed addresses are derived once: a derivation hashes and tries curve points
-// until one is off the curve, and every trade names the config and the event authority.
 pub fn config_pda() -> Pubkey {
-    static CONFIG: std::sync::LazyLock<Pubkey> = std::sync::LazyLock::new(|| pda(&[Config::SEED]));
-    *CONFIG
+    pda(&[Config::SEED])
 }
 pub fn treasury_pda() -> Pubkey {
-    static TREASURY: std::sync::LazyLock<Pubkey> = std::sync::LazyLock::new(|| pda(&[Config::TREASURY_SEED]));
-    *TREASURY
+    pda(&[Config::TREASURY_SEED])
 }
 pub fn user_pda(wallet: &Pubkey) -> Pubkey {
     pda(&[UserAccount::SEED, wallet.as_ref()])
@@ -64,8 +60,7 @@ pub fn position_pda(market: &Pubkey, wallet: &Pubkey) -> Pubkey {
 }
 /// Anchor's event authority, which signs the `emit_cpi!` self-invocations.
 pub fn event_authority_pda() -> Pubkey {
-    static EVENT_AUTHORITY: std::sync::LazyLock<Pubkey> = std::sync::LazyLock::new(|| pda(&[b"__event_authority"]));
-    *EVENT_AUTHORITY
+    pda(&[b"__event_authority"])
 }
 
 fn ix(accounts: impl ToAccountMetas, data: impl InstructionData) -> Instruction {
@@ -301,6 +296,9 @@ mod tests {
         let derive = |seeds: &[&[u8]]| Pubkey::find_program_address(seeds, &ID).0;
         let (wallet, market_id) = (Pubkey::new_unique(), [7u8; 16]);
         for _ in 0..2 {
+            assert_eq!(config_pda(), derive(&[Config::SEED]));
+            assert_eq!(treasury_pda(), derive(&[Config::TREASURY_SEED]));
+            assert_eq!(event_authority_pda(), derive(&[b"__event_authority"]));
             assert_eq!(user_pda(&wallet), derive(&[UserAccount::SEED, wallet.as_ref()]));
             assert_eq!(vault_pda(&wallet), derive(&[UserAccount::VAULT_SEED, wallet.as_ref()]));
             assert_eq!(deposit_pda(&wallet), derive(&[UserAccount::DEPOSIT_SEED, wallet.as_ref()]));

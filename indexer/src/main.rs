@@ -23,7 +23,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rpc_url = rpc_url.ok_or("FM_RPC_URL is required: the cluster's JSON-RPC endpoint, http(s)://…")?;
     let period: u64 = std::env::var("FM_INDEXER_PERIOD_MS").unwrap_or_else(|_| "1000".into()).parse().map_err(|_| "FM_INDEXER_PERIOD_MS must be a number of milliseconds")?;
 
-    let db = sqlx::postgres::PgPoolOptions::new().max_connections(4).connect(&database_url).await?;
+    let db = indexer::pool_options().max_connections(4).connect(&database_url).await?;
     indexer::MIGRATOR.run(&db).await?;
     let program = funding_market::ID.to_string();
     let indexer = Indexer::new(RpcChain::new(&rpc_url, Duration::from_secs(30)), Projector::new(db, &funding_market::ID), &program);

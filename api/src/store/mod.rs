@@ -26,15 +26,16 @@ pub mod withdrawals;
 use std::time::Duration;
 
 use sqlx::migrate::MigrateDatabase;
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::PgPool;
 use sqlx::Postgres;
 
 pub use indexer::MIGRATOR;
 
 /// A pool that connects lazily; `acquire_timeout` bounds how long a request waits for a
-/// connection, so a dead Postgres yields an error quickly instead of a hung request.
+/// connection, so a dead Postgres yields an error quickly instead of a hung request. Idle
+/// connections are checked as `indexer::pool_options` says.
 pub fn pool(url: &str, max_connections: u32, acquire_timeout: Duration) -> Result<PgPool, sqlx::Error> {
-    PgPoolOptions::new()
+    indexer::pool_options()
         .max_connections(max_connections)
         .acquire_timeout(acquire_timeout)
         .connect_lazy(url)

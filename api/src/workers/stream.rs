@@ -18,6 +18,12 @@ use crate::services::{Services, stream};
 /// "FMSTREAM": the advisory-lock key of the stream publisher.
 pub const STREAM_LOCK: i64 = 0x464D_5354_5245_414D;
 const PRUNE_EVERY: Duration = Duration::from_secs(60);
+/// The least time from one round of publishing to the next. Each committed projection group
+/// notifies; under load (hundreds of groups a second) a round for each was a claim, a numbering
+/// and a commit for every three or four trades. A notification that comes sooner than this
+/// after the last round waits out the rest, and the notifications of that moment are one round.
+/// An idle stream publishes at once; a busy one delays an event by at most this much.
+pub const MIN_ROUND_GAP: Duration = Duration::from_millis(10);
 
 pub struct StreamWorker {
     pub services: Services,
@@ -39,9 +45,16 @@ impl Worker for StreamWorker {
             let mut listener = PgListener::connect_with(&self.services.db).await.map_err(|e| e.to_string())?;
             listener.listen("fm_stream").await.map_err(|e| e.to_string())?;
             let mut pruned = Instant::now();
+            let mut last_round: Option<Instant> = None;
             // Kept from one batch to the next; after a failure, taken again from the pool.
             let mut connection: Option<PoolConnection<Postgres>> = None;
             while !cancel.is_cancelled() {
+                if let Some(wait) = last_round.and_then(|at| MIN_ROUND_GAP.checked_sub(at.elapsed())) {
+                    tokio::time::sleep(wait).await;
+                }
+                // What was notified meanwhile is published by this round.
+                while let Ok(Ok(_)) = tokio::time::timeout(Duration::ZERO, listener.recv()).await {}
+                last_round = Some(Instant::now());
                 loop {
                     let published = async {
                         let db = match &mut connection {

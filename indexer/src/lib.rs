@@ -9,6 +9,7 @@
 //! `chain::embedded` is the in-process chain for local runs and tests; `chain::AnyChain` is the
 //! narrow interface over either.
 
+pub mod address_text;
 pub mod chain;
 pub mod deposits;
 pub mod events;

@@ -6,7 +6,7 @@
 //! market and position updates apply only if they carry a later trade count, balances only if
 //! they come from a later slot.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use anchor_lang::prelude::Pubkey;
@@ -145,18 +145,6 @@ impl RecordedEvents {
 
     fn bind<'q, O>(&'q self, query: QueryAs<'q, Postgres, O, PgArguments>) -> QueryAs<'q, Postgres, O, PgArguments> {
         query.bind(&self.signature).bind(&self.ix_index).bind(&self.event_index).bind(&self.slot).bind(&self.tx_index).bind(&self.data)
-    }
-}
-
-/// The base58 text of the addresses a run names, each encoded once: a catch-up batch names the
-/// same markets and wallets thousands of times, and encoding one took about 2 µs (a twentieth of
-/// a 100,000-event catch-up, on the one thread that waits for each batch's statement).
-#[derive(Default)]
-struct AddressText(HashMap<Pubkey, String>);
-
-impl AddressText {
-    fn of(&mut self, address: &Pubkey) -> String {
-        self.0.entry(*address).or_insert_with(|| address.to_string()).clone()
     }
 }
 

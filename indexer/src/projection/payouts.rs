@@ -16,14 +16,14 @@
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
-use super::{AddressText, At, RecordedEvents, time};
+use crate::address_text;
+use super::{At, RecordedEvents, time};
 use funding_market::events::PositionSettled;
 
 /// The run's payouts as columns, ready to bind as arrays.
 #[derive(Default)]
 pub(super) struct PayoutRun {
     events: RecordedEvents,
-    addresses: AddressText,
     market: Vec<String>,
     wallet: Vec<String>,
     yes_shares: Vec<i64>,
@@ -39,8 +39,8 @@ impl PayoutRun {
         if !self.events.push(at, event_index, data) {
             return;
         }
-        self.market.push(self.addresses.of(&e.market));
-        self.wallet.push(self.addresses.of(&e.wallet));
+        self.market.push(address_text::of(&e.market));
+        self.wallet.push(address_text::of(&e.wallet));
         self.yes_shares.push(e.yes_shares as i64);
         self.no_shares.push(e.no_shares as i64);
         self.payout.push(e.payout as i64);

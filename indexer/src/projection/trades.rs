@@ -22,7 +22,8 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::{AddressText, At, RecordedEvents, side, time};
+use crate::address_text;
+use super::{At, RecordedEvents, side, time};
 use crate::events;
 use funding_market::events::TradeExecuted;
 
@@ -30,7 +31,6 @@ use funding_market::events::TradeExecuted;
 #[derive(Default)]
 pub(super) struct TradeRun {
     events: RecordedEvents,
-    addresses: AddressText,
     market: Vec<String>,
     trade_id: Vec<Uuid>,
     wallet: Vec<String>,
@@ -55,9 +55,9 @@ impl TradeRun {
         if !self.events.push(at, event_index, data) {
             return;
         }
-        self.market.push(self.addresses.of(&e.market));
+        self.market.push(address_text::of(&e.market));
         self.trade_id.push(events::trade_id(at.signature, at.ix_index, event_index));
-        self.wallet.push(self.addresses.of(&e.wallet));
+        self.wallet.push(address_text::of(&e.wallet));
         self.side.push(side(e.side));
         self.is_buy.push(e.is_buy);
         self.shares.push(e.shares as i64);

@@ -69,6 +69,7 @@ use tokio::sync::{Mutex, Semaphore, oneshot, watch};
 use anchor_lang::solana_program::clock::MAX_PROCESSING_AGE;
 
 use super::decode::Compiled;
+use crate::address_text;
 use super::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
 
 /// What the program's config is initialised with on a fresh chain.
@@ -632,9 +633,9 @@ impl LedgerRows {
     fn of(group: &[Landing]) -> LedgerRows {
         let mut rows = LedgerRows::default();
         for Landing { tx, signature, slot, block_time, err, inner, logs, .. } in group {
-            let keys = tx.message.static_account_keys();
+            let keys: Vec<String> = tx.message.static_account_keys().iter().map(address_text::of).collect();
             let instruction_json = |ix: &CompiledInstruction| -> Value {
-                let program_id = keys.get(ix.program_id_index as usize).map(|k| k.to_string()).unwrap_or_default();
+                let program_id = keys.get(ix.program_id_index as usize).cloned().unwrap_or_default();
                 json!({"program_id": program_id, "program_index": ix.program_id_index, "accounts": ix.accounts, "data": BASE64.encode(&ix.data)})
             };
             let mut inner_json = Vec::new();
@@ -647,13 +648,12 @@ impl LedgerRows {
                 }
             }
             let h = tx.message.header();
-            let joined = |keys: &[Pubkey]| keys.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
             rows.signature.push(signature.clone());
             rows.slot.push(*slot as i64);
             rows.block_time.push(*block_time);
             rows.err.push(err.as_ref().map(|e| serde_json::to_value(e).unwrap_or(Value::Null)));
-            rows.account_keys.push(joined(keys));
-            rows.signers.push(joined(&keys[..h.num_required_signatures as usize]));
+            rows.account_keys.push(keys.join(","));
+            rows.signers.push(keys[..h.num_required_signatures as usize].join(","));
             rows.header.push(format!("{},{},{}", h.num_required_signatures, h.num_readonly_signed_accounts, h.num_readonly_unsigned_accounts));
             rows.instructions.push(Value::Array(tx.message.instructions().iter().map(instruction_json).collect()));
             rows.inner_instructions.push(Value::Array(inner_json));
@@ -728,15 +728,15 @@ fn written_accounts(bank: &solana_runtime::bank::Bank, tx: &VersionedTransaction
         match bank.get_account(key) {
             Some(account) if is_runtime_account(&account) => {}
             Some(account) => {
-                stored.addresses.push(key.to_string());
+                stored.addresses.push(address_text::of(key));
                 stored.lamports.push(account.lamports() as i64);
-                stored.owners.push(account.owner().to_string());
+                stored.owners.push(address_text::of(account.owner()));
                 stored.data.push(account.data().to_vec());
                 stored.executable.push(account.executable());
                 stored.rent_epochs.push(account.rent_epoch() as i64);
             }
             // Closed by the transaction.
-            None => stored.closed.push(key.to_string()),
+            None => stored.closed.push(address_text::of(key)),
         }
     }
     stored
@@ -1112,7 +1112,7 @@ impl Sent {
             transaction_index: Some(0),
             block_time: Some(block_time),
             err: None,
-            keys: message.static_account_keys().iter().map(Pubkey::to_string).collect(),
+            keys: message.static_account_keys().iter().map(address_text::of).collect(),
             signers: message.header().num_required_signatures as usize,
             instructions: message.instructions().to_vec(),
             inner: inner_groups(inner),

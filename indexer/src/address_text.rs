@@ -1,0 +1,51 @@
+//! The base58 text of addresses, remembered process-wide. Encoding one takes about 2 µs (base58
+//! is a long division of 32 bytes), and the same few addresses are written out again and again:
+//! a catch-up batch names the same markets and wallets thousands of times, and each trade the
+//! embedded chain lands writes out its dozen accounts (programs, the market and its vault, the
+//! trader's accounts) several times — its ledger row's keys, signers and instructions, the
+//! accounts it wrote and their owners, the sender's answer. Base58 was 5–7 % of the service's
+//! CPU in the trade benchmark and a twentieth of a catch-up before these were remembered.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+use anchor_lang::prelude::Pubkey;
+
+/// How many addresses are remembered (about 1.5 MB); past it, the memory starts over.
+const REMEMBERED: usize = 16_384;
+
+static TEXT: LazyLock<Mutex<HashMap<Pubkey, String>>> = LazyLock::new(Default::default);
+
+/// `address.to_string()`, encoded once while remembered.
+pub fn of(address: &Pubkey) -> String {
+    if let Some(text) = TEXT.lock().unwrap_or_else(|e| e.into_inner()).get(address) {
+        return text.clone();
+    }
+    let text = address.to_string();
+    let mut remembered = TEXT.lock().unwrap_or_else(|e| e.into_inner());
+    if remembered.len() >= REMEMBERED {
+        remembered.clear();
+    }
+    remembered.insert(*address, text.clone());
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembered_text_is_the_address_encoding() {
+        let addresses: Vec<Pubkey> = (0..3).map(|_| Pubkey::new_unique()).collect();
+        for _ in 0..2 {
+            for address in &addresses {
+                assert_eq!(of(address), address.to_string());
+            }
+        }
+        for _ in 0..=REMEMBERED {
+            of(&Pubkey::new_unique());
+        }
+        assert_eq!(of(&addresses[0]), addresses[0].to_string());
+        assert!(TEXT.lock().unwrap().len() <= REMEMBERED);
+    }
+}

@@ -6,28 +6,17 @@
 //! accounts it wrote and their owners, the sender's answer. Base58 was 5–7 % of the service's
 //! CPU in the trade benchmark and a twentieth of a catch-up before these were remembered.
 
-use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
-
 use anchor_lang::prelude::Pubkey;
+use funding_market::client::Remembered;
 
 /// How many addresses are remembered (about 1.5 MB); past it, the memory starts over.
 const REMEMBERED: usize = 16_384;
 
-static TEXT: LazyLock<Mutex<HashMap<Pubkey, String>>> = LazyLock::new(Default::default);
+static TEXT: Remembered<Pubkey, String> = Remembered::new(REMEMBERED);
 
 /// `address.to_string()`, encoded once while remembered.
 pub fn of(address: &Pubkey) -> String {
-    if let Some(text) = TEXT.lock().unwrap_or_else(|e| e.into_inner()).get(address) {
-        return text.clone();
-    }
-    let text = address.to_string();
-    let mut remembered = TEXT.lock().unwrap_or_else(|e| e.into_inner());
-    if remembered.len() >= REMEMBERED {
-        remembered.clear();
-    }
-    remembered.insert(*address, text.clone());
-    text
+    TEXT.get_or_make(*address, Pubkey::to_string)
 }
 
 #[cfg(test)]
@@ -46,6 +35,6 @@ mod tests {
             of(&Pubkey::new_unique());
         }
         assert_eq!(of(&addresses[0]), addresses[0].to_string());
-        assert!(TEXT.lock().unwrap().len() <= REMEMBERED);
+        assert!(TEXT.len() <= REMEMBERED, "the memory starts over when full");
     }
 }

@@ -16,8 +16,8 @@
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
-use crate::address_text;
 use super::{At, RecordedEvents, time};
+use crate::address_text;
 use funding_market::events::PositionSettled;
 
 /// The run's payouts as columns, ready to bind as arrays.

@@ -22,9 +22,8 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use crate::address_text;
 use super::{At, RecordedEvents, side, time};
-use crate::events;
+use crate::{address_text, events};
 use funding_market::events::TradeExecuted;
 
 /// The run's trades as columns, ready to bind as arrays.

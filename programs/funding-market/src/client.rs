@@ -9,6 +9,42 @@ use crate::instructions::{CreateMarketParams, InitializeParams};
 use crate::state::{Config, Market, Position, Side, UserAccount};
 use crate::{ID, accounts, instruction};
 
+/// A bounded memory of values that are costly to compute and never change for their key (a
+/// derived address, an address's base58 text), shared by every thread of the process. At
+/// `capacity` entries it starts over: that bounds its size without keeping track of use, and
+/// the keys that matter (the markets and wallets trading now) come back at once. A value is
+/// computed outside the lock, so two threads may both compute a missing one (the same value).
+pub struct Remembered<K, V> {
+    capacity: usize,
+    entries: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<K, V>>>,
+}
+
+impl<K: std::hash::Hash + Eq, V: Clone> Remembered<K, V> {
+    pub const fn new(capacity: usize) -> Remembered<K, V> {
+        Remembered { capacity, entries: std::sync::LazyLock::new(Default::default) }
+    }
+
+    /// The value of `key`, made by `make` if it is not remembered.
+    pub fn get_or_make(&self, key: K, make: impl FnOnce(&K) -> V) -> V {
+        let entries = || self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(value) = entries().get(&key) {
+            return value.clone();
+        }
+        let value = make(&key);
+        let mut remembered = entries();
+        if remembered.len() >= self.capacity {
+            remembered.clear();
+        }
+        remembered.insert(key, value.clone());
+        value
+    }
+
+    /// How many values are remembered now (never more than the capacity).
+    pub fn len(&self) -> usize {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
 /// How many derived addresses `pda` remembers (about 2 MB; past it, it starts over).
 const REMEMBERED_PDAS: usize = 16_384;
 
@@ -17,20 +53,10 @@ const REMEMBERED_PDAS: usize = 16_384;
 /// event authority, its market's, the market vault's, the wallet's user and vault, the position
 /// — for the same few markets and wallets again and again.
 fn pda(seeds: &[&[u8]]) -> Pubkey {
-    static REMEMBERED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<Vec<u8>, Pubkey>>> =
-        std::sync::LazyLock::new(Default::default);
+    static REMEMBERED: Remembered<Vec<u8>, Pubkey> = Remembered::new(REMEMBERED_PDAS);
     // Each seed with its length first: different seed lists never make the same key.
     let key: Vec<u8> = seeds.iter().flat_map(|seed| std::iter::once(seed.len() as u8).chain(seed.iter().copied())).collect();
-    if let Some(address) = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return *address;
-    }
-    let address = Pubkey::find_program_address(seeds, &ID).0;
-    let mut remembered = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
-    if remembered.len() >= REMEMBERED_PDAS {
-        remembered.clear();
-    }
-    remembered.insert(key, address);
-    address
+    REMEMBERED.get_or_make(key, |_| Pubkey::find_program_address(seeds, &ID).0)
 }
 
 pub fn config_pda() -> Pubkey {

@@ -69,8 +69,8 @@ use tokio::sync::{Mutex, Semaphore, oneshot, watch};
 use anchor_lang::solana_program::clock::MAX_PROCESSING_AGE;
 
 use super::decode::Compiled;
-use crate::address_text;
 use super::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
+use crate::address_text;
 
 /// What the program's config is initialised with on a fresh chain.
 #[derive(Clone, Debug)]

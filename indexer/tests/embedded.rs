@@ -13,7 +13,7 @@ use funding_market::client;
 use funding_market::instructions::CreateMarketParams;
 use funding_market::state::{Market, MarketStatus, Outcome, Position, Side};
 use indexer::chain::embedded::GenesisParams;
-use indexer::chain::{ChainError, ConfirmedTransaction, EmbeddedChain};
+use indexer::chain::{ChainError, ConfirmedTransaction, EmbeddedChain, SignatureInfo};
 use indexer::follow::Indexer;
 use indexer::projection::Projector;
 use solana_keypair::Keypair;
@@ -122,6 +122,25 @@ async fn assert_balances_match(chain: &EmbeddedChain, db: &PgPool, wallets: &[&K
         let onchain = token_balance(chain, &client::vault_pda(&wallet.pubkey())).await;
         let projected: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet.pubkey().to_string()).fetch_one(db).await.unwrap();
         assert_eq!(projected as u64, onchain, "vault of {}", wallet.pubkey());
+    }
+}
+
+/// What `signatures_after` lists for `address` — from every cursor, and from none — is what the
+/// ledger's by-account index holds (read newest first by `getSignaturesForAddress`), whether the
+/// listing came from the chain's memory of its newest rows or from Postgres.
+async fn assert_listings_are_the_index(chain: &EmbeddedChain, address: &str) {
+    let mut indexed: Vec<SignatureInfo> = chain
+        .signatures_for_address(address, None, None, 1000)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| SignatureInfo { signature: s.signature, slot: s.slot, failed: s.err.is_some(), block_time: s.block_time })
+        .collect();
+    indexed.reverse();
+    assert!(!indexed.is_empty());
+    assert_eq!(chain.signatures_after(address, None).await.unwrap(), indexed);
+    for (i, cursor) in indexed.iter().enumerate() {
+        assert_eq!(chain.signatures_after(address, Some(&cursor.signature)).await.unwrap(), indexed[i + 1..], "after {i}");
     }
 }
 
@@ -253,6 +272,9 @@ async fn the_chain_survives_a_restart(db: PgPool) {
     // Every transaction has a slot of its own, one above the last, across the restart too.
     let listed = chain.signatures_after(&funding_market::ID.to_string(), None).await.unwrap();
     assert!(listed.len() > listed_before.len());
+    // Rows from before the restart are read from Postgres, the new ones from memory.
+    assert_listings_are_the_index(&chain, &funding_market::ID.to_string()).await;
+    assert_listings_are_the_index(&chain, &client::vault_pda(&alice.pubkey()).to_string()).await;
     assert!(listed.windows(2).all(|w| w[1].slot > w[0].slot), "{listed:?}");
     indexer(&chain, &db).run_once().await.unwrap();
     assert_balances_match(&chain, &db, &[&alice]).await;
@@ -378,6 +400,7 @@ async fn a_failed_write_is_retried_and_the_chain_carries_on(db: PgPool) {
     for signature in [&first, &second] {
         assert!(chain.status(signature).await.unwrap().is_some(), "{signature} is in the ledger");
     }
+    assert_listings_are_the_index(&chain, &funding_market::ID.to_string()).await;
     // The lock is held again, by the new connection.
     writer_pid(&db).await;
     drop(chain);
@@ -558,6 +581,9 @@ async fn transactions_landing_during_a_write_are_committed_together(db: PgPool) 
     .await
     .unwrap();
     assert_eq!((orphans, missing), (0, 0));
+    // A group's rows are listed from memory as the index holds them.
+    assert_listings_are_the_index(&chain, &client::vault_pda(&alice.pubkey()).to_string()).await;
+    assert_listings_are_the_index(&chain, &funding_market::ID.to_string()).await;
     drop(chain);
     let reopened = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     assert_eq!(token_balance(&reopened, &client::vault_pda(&alice.pubkey())).await, 20 * USDC - 3_600_000);

@@ -21,13 +21,16 @@
 //!
 //! Writes are serialised (one transaction at a time, as a leader orders them) and committed in
 //! groups (whatever landed while the previous group was being written, one database commit);
-//! reads are not serialised.
+//! reads are not serialised. A listing of what followed a recent transaction (the in-process
+//! indexer's, after every confirmation) is answered from the newest rows kept in memory as they
+//! are written (`recent`), without a query.
 //! A new blockhash is registered every 400 ms, so a signed transaction stays valid for about a
 //! minute, as on mainnet.
 
 mod bank;
 mod json_rpc;
 mod node;
+mod recent;
 pub use json_rpc::{MAX_MULTIPLE_ACCOUNTS, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE, encoded_account};
 pub use node::{LedgerEntry, passes as filter_passes};
 
@@ -159,6 +162,8 @@ struct Inner {
     /// the next call starts after one of them (where the indexer's pass ended), and finding its
     /// sequence was a query of its own on every pass. A signature's sequence never changes.
     listed: std::sync::Mutex<HashMap<String, i64>>,
+    /// The newest ledger rows, as written: listings that start among them read no Postgres.
+    recent: std::sync::Mutex<recent::RecentLedger>,
 }
 
 /// How many of the signatures a listing returned are remembered with their sequence (its last
@@ -218,6 +223,7 @@ impl EmbeddedChain {
             last_slot: AtomicU64::new(last_slot.unwrap_or(0) as u64),
             persist_failing: AtomicBool::new(false),
             listed: std::sync::Mutex::default(),
+            recent: std::sync::Mutex::new(recent::RecentLedger::after(last_seq.unwrap_or(0))),
         }));
         // The slot clock of a cluster, while the chain is alive: every slot the bank is rooted
         // and continued in the next, with a new blockhash.
@@ -498,8 +504,14 @@ impl EmbeddedChain {
         let mut failures = 0u32;
         loop {
             let error = match record(writer, group).await {
-                Ok(seq) => {
-                    self.0.confirmed.send_replace(seq);
+                Ok(seqs) => {
+                    let mut recent = self.recent();
+                    for (landing, &seq) in group.iter().zip(&seqs) {
+                        let info = SignatureInfo { signature: landing.signature.clone(), slot: landing.slot, failed: landing.err.is_some(), block_time: Some(landing.block_time) };
+                        recent.push(seq, info, landing.tx.message.static_account_keys().to_vec());
+                    }
+                    drop(recent);
+                    self.0.confirmed.send_replace(seqs[seqs.len() - 1]);
                     break;
                 }
                 Err(e) => e,
@@ -522,6 +534,8 @@ impl EmbeddedChain {
             }
             match self.ledger_seq(writer, last).await {
                 Ok(Some(seq)) => {
+                    // Written, but which sequence each row drew is Postgres's to tell.
+                    self.recent().forget_through(seq);
                     self.0.confirmed.send_replace(seq);
                     break;
                 }
@@ -533,6 +547,10 @@ impl EmbeddedChain {
             tracing::info!(signature = %last, failures, "embedded chain: persisted after retrying");
         }
         self.0.persist_failing.store(false, Ordering::Relaxed);
+    }
+
+    fn recent(&self) -> std::sync::MutexGuard<'_, recent::RecentLedger> {
+        self.0.recent.lock().expect("the recent ledger is never poisoned")
     }
 
     async fn ledger_seq(&self, writer: &mut sqlx::PgConnection, signature: &str) -> Result<Option<i64>, sqlx::Error> {
@@ -550,12 +568,12 @@ impl EmbeddedChain {
 /// Makes landed transactions durable, in landing order, in one statement (so one atomic write
 /// and one round trip however many the group holds): each one's ledger row, its rows in the
 /// by-account index, and the accounts as the last of them left them. Returns the ledger
-/// sequence of the last. A statement per transaction kept the single writer busy with round
+/// sequence each drew, in landing order. A statement per transaction kept the single writer busy with round
 /// trips while the bank waited on it.
-async fn record(writer: &mut sqlx::PgConnection, group: &[Landing]) -> Result<i64, ChainError> {
+async fn record(writer: &mut sqlx::PgConnection, group: &[Landing]) -> Result<Vec<i64>, ChainError> {
     let rows = LedgerRows::of(group);
     let accounts = final_accounts(group);
-    let seq: i64 = sqlx::query_scalar(
+    let seqs: Vec<i64> = sqlx::query_scalar(
         "WITH input AS (
              SELECT * FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::JSONB[], $5::TEXT[], $6::TEXT[], $7::TEXT[], $8::JSONB[],
                                   $9::JSONB[], $10::TEXT[], $11::BYTEA[], $12::JSONB[]) WITH ORDINALITY
@@ -581,7 +599,7 @@ async fn record(writer: &mut sqlx::PgConnection, group: &[Landing]) -> Result<i6
          ), by_account AS (
              INSERT INTO embedded_ledger_accounts (address, seq) SELECT DISTINCT key, l.seq FROM ledger l, unnest(l.account_keys) AS key
          )
-         SELECT max(seq) FROM ledger",
+         SELECT array_agg(seq ORDER BY seq) FROM ledger",
     )
     // Prepared once (parsing it took as long as running it for a few transactions); planned
     // with its arguments every time (the writer connection's `plan_cache_mode`).
@@ -607,7 +625,10 @@ async fn record(writer: &mut sqlx::PgConnection, group: &[Landing]) -> Result<i6
     .fetch_one(&mut *writer)
     .await
     .map_err(db_error)?;
-    Ok(seq)
+    if seqs.len() != group.len() {
+        return Err(ChainError::Transport(format!("embedded chain storage: {} ledger rows written for {} transactions", seqs.len(), group.len())));
+    }
+    Ok(seqs)
 }
 
 /// The ledger rows of a group, a column each, in landing order. Keys, signers and the header
@@ -780,7 +801,7 @@ impl EmbeddedChain {
     /// Every landed transaction that mentions `address`, after `cursor` (exclusive), oldest
     /// first.
     pub async fn signatures_after(&self, address: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, ChainError> {
-        let remembered = cursor.and_then(|signature| self.listed().get(signature).copied());
+        let remembered = cursor.and_then(|signature| self.recent().seq_of(signature).or_else(|| self.listed().get(signature).copied()));
         let cursor_seq: i64 = match (cursor, remembered) {
             (None, _) => 0,
             (Some(_), Some(seq)) => seq,
@@ -791,6 +812,12 @@ impl EmbeddedChain {
                 .map_err(db_error)?
                 .ok_or_else(|| ChainError::invalid_params(format!("Invalid param: unknown signature {signature}")))?,
         };
+        // What followed a moment ago is in memory (a key that is no address names nothing).
+        if let Ok(key) = address.parse::<Pubkey>() {
+            if let Some(listed) = self.recent().naming_after(&key, cursor_seq) {
+                return Ok(listed);
+            }
+        }
         // In pages along the primary key: the walk from the cursor is an index range scan
         // whatever the planner believes of the table's size (a query without the limit was a
         // sequential scan of the whole ledger on every pass).

@@ -487,8 +487,7 @@ async fn signatures_for_an_address_are_read_through_an_index(db: PgPool) {
     assert_eq!(page.len(), 2);
     let user = chain.signatures_after(&client::user_pda(&alice.pubkey()).to_string(), None).await.unwrap();
     assert_eq!(user.len(), 2, "created, then its deposit swept");
-    // From any cursor, what follows it: whether its sequence is remembered from the last
-    // listing (of any address) or read, and after a listing of another address.
+    // From any cursor, what follows it, and after a listing of another address.
     let listed = chain.signatures_after(&program, None).await.unwrap();
     for (i, cursor) in listed.iter().enumerate() {
         assert_eq!(chain.signatures_after(&program, Some(&cursor.signature)).await.unwrap(), listed[i + 1..], "after {i}");

@@ -158,17 +158,10 @@ struct Inner {
     confirmed: watch::Sender<i64>,
     /// Set while a landed transaction is being retried into Postgres (see `persist`).
     persist_failing: AtomicBool,
-    /// The ledger sequence of the last `LISTED_REMEMBERED` signatures `signatures_after` listed:
-    /// the next call starts after one of them (where the indexer's pass ended), and finding its
-    /// sequence was a query of its own on every pass. A signature's sequence never changes.
-    listed: std::sync::Mutex<HashMap<String, i64>>,
-    /// The newest ledger rows, as written: listings that start among them read no Postgres.
+    /// The newest ledger rows, as written: listings that start among them (and the cursors
+    /// they start from) read no Postgres.
     recent: std::sync::Mutex<recent::RecentLedger>,
 }
-
-/// How many of the signatures a listing returned are remembered with their sequence (its last
-/// ones: a pass ends at the end of the listing, or before a transaction still being sent).
-const LISTED_REMEMBERED: usize = 256;
 
 fn db_error(e: sqlx::Error) -> ChainError {
     ChainError::Transport(format!("embedded chain storage: {e}"))
@@ -222,7 +215,6 @@ impl EmbeddedChain {
             confirmed,
             last_slot: AtomicU64::new(last_slot.unwrap_or(0) as u64),
             persist_failing: AtomicBool::new(false),
-            listed: std::sync::Mutex::default(),
             recent: std::sync::Mutex::new(recent::RecentLedger::after(last_seq.unwrap_or(0))),
         }));
         // The slot clock of a cluster, while the chain is alive: every slot the bank is rooted
@@ -801,7 +793,7 @@ impl EmbeddedChain {
     /// Every landed transaction that mentions `address`, after `cursor` (exclusive), oldest
     /// first.
     pub async fn signatures_after(&self, address: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, ChainError> {
-        let remembered = cursor.and_then(|signature| self.recent().seq_of(signature).or_else(|| self.listed().get(signature).copied()));
+        let remembered = cursor.and_then(|signature| self.recent().seq_of(signature));
         let cursor_seq: i64 = match (cursor, remembered) {
             (None, _) => 0,
             (Some(_), Some(seq)) => seq,
@@ -823,7 +815,6 @@ impl EmbeddedChain {
         // sequential scan of the whole ledger on every pass).
         const PAGE: i64 = 5_000;
         let mut out = Vec::new();
-        let mut seqs = Vec::new();
         let mut after = cursor_seq;
         loop {
             let rows: Vec<(i64, String, i64, bool, i64)> = sqlx::query_as(
@@ -839,27 +830,12 @@ impl EmbeddedChain {
             .map_err(db_error)?;
             let full = rows.len() as i64 == PAGE;
             after = rows.last().map_or(after, |r| r.0);
-            seqs.extend(rows.iter().map(|r| r.0));
             out.extend(rows.into_iter().map(|(_, signature, slot, failed, block_time)| SignatureInfo { signature, slot: slot as u64, failed, block_time: Some(block_time) }));
             if !full {
                 break;
             }
         }
-        if !out.is_empty() {
-            let from = out.len().saturating_sub(LISTED_REMEMBERED);
-            let mut listed: HashMap<String, i64> = out[from..].iter().zip(&seqs[from..]).map(|(info, seq)| (info.signature.clone(), *seq)).collect();
-            // The cursor too: a pass that stops before the first listed transaction (one still
-            // being sent) resumes from it.
-            if let Some(cursor) = cursor {
-                listed.insert(cursor.to_owned(), cursor_seq);
-            }
-            *self.listed() = listed;
-        }
         Ok(out)
-    }
-
-    fn listed(&self) -> std::sync::MutexGuard<'_, HashMap<String, i64>> {
-        self.0.listed.lock().expect("the listed signatures are never poisoned")
     }
 
     /// `getSignaturesForAddress`: newest first, at most `limit`, older than `before` and newer

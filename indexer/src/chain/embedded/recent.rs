@@ -37,7 +37,7 @@ impl RecentLedger {
     }
 
     pub(super) fn keeping(kept: usize, last_seq: i64) -> RecentLedger {
-        RecentLedger { covers_after: last_seq, rows: VecDeque::with_capacity(kept.min(KEPT)), kept }
+        RecentLedger { covers_after: last_seq, rows: VecDeque::with_capacity(kept), kept }
     }
 
     /// A row just committed; rows come in sequence order.

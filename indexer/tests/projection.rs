@@ -190,6 +190,45 @@ async fn batches_and_ahead_projections_run_side_by_side(db: PgPool) {
     assert_eq!((events, trades, count), (240, 240, 240));
 }
 
+/// A group of trades applied ahead is one statement, a transaction of its own: it still waits
+/// for the projection lock (held here, as an indexer's batch holds it) before touching a row,
+/// and goes on once the lock is released.
+#[sqlx::test(migrations = "../migrations")]
+async fn trades_applied_ahead_wait_for_the_projection_lock(db: PgPool) {
+    const PROJECTION_LOCK: i64 = 0x7072_6f6a_6563_7421; // "project!", as in the projection
+    let (market_id, market) = seed_linked_market(&db).await;
+    let mut holder = db.acquire().await.unwrap();
+    sqlx::query("SELECT pg_advisory_lock($1)").bind(PROJECTION_LOCK).execute(&mut *holder).await.unwrap();
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let t = tx("sig-1", 1, vec![event_data(&trade(market, Pubkey::new_unique(), 1, 10, 10, 900))]);
+    let applying = tokio::spawn(async move { projector.apply_ahead(&t).await });
+    // Its request for the lock shows as waiting (the trade's classid/objid are the key's halves).
+    let mut waits = 0;
+    loop {
+        let waiting: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                            AND ((classid::BIGINT << 32) | objid::BIGINT) = $1)",
+        )
+        .bind(PROJECTION_LOCK)
+        .fetch_one(&db)
+        .await
+        .unwrap();
+        if waiting {
+            break;
+        }
+        waits += 1;
+        assert!(waits < 500, "the group never asked for the projection lock");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let count = || sqlx::query_scalar::<_, i64>("SELECT (SELECT count(*) FROM chain_events) + (SELECT count(*) FROM trades)").fetch_one(&db);
+    assert_eq!(count().await.unwrap(), 0, "nothing recorded while the lock is held elsewhere");
+    sqlx::query("SELECT pg_advisory_unlock($1)").bind(PROJECTION_LOCK).execute(&mut *holder).await.unwrap();
+    applying.await.unwrap().unwrap();
+    assert_eq!(count().await.unwrap(), 2);
+    let trade_count: i32 = sqlx::query_scalar("SELECT trade_count FROM markets WHERE id = $1").bind(market_id).fetch_one(&db).await.unwrap();
+    assert_eq!(trade_count, 1);
+}
+
 /// Many requests projecting their own trades at once through one projector: they are applied
 /// in groups (fewer commits than trades), every caller returns only once its trade is
 /// projected, each trade counts once, and the state is the latest trade's whatever order the

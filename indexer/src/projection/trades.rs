@@ -1,6 +1,7 @@
 //! Trades, nearly all of the events, recorded and projected a run at a time: every consecutive
 //! trade event of a batch goes to Postgres as one statement (`unnest` of column arrays into
-//! data-modifying CTEs, each reading the tables as they were before the statement). The other
+//! data-modifying CTEs, each reading the tables as they were before the statement), which
+//! takes the projection lock first, so that it can be a transaction on its own. The other
 //! events of the batch are applied between runs, so the order across kinds is the ledger's.
 //!
 //! Inside a run, the rules below give the same tables as applying its trades one by one in
@@ -22,7 +23,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::{At, RecordedEvents, side, time};
+use super::{At, PROJECTION_LOCK, RecordedEvents, side, time};
 use crate::{address_text, events};
 use funding_market::events::TradeExecuted;
 
@@ -99,6 +100,7 @@ impl TradeRun {
             .bind(&run.position_yes)
             .bind(&run.position_no)
             .bind(&run.balance)
+            .bind(PROJECTION_LOCK)
             .fetch_one(db)
             .await?;
         if recorded > known {
@@ -109,10 +111,15 @@ impl TradeRun {
 }
 
 const PROJECT_TRADES: &str = "
-WITH input AS (
+WITH locked AS (
+    -- The projection lock, held to the end of the transaction (taken again in one that holds
+    -- it): a group applied ahead runs this statement as a transaction of its own. Every row
+    -- below comes through `input`, which yields none before the lock is held.
+    SELECT pg_advisory_xact_lock($24)
+), input AS (
     -- A trader's day is the UTC date of the event.
     SELECT t.*, (t.at AT TIME ZONE 'UTC')::DATE AS day
-    FROM unnest($1::TEXT[], $2::INT[], $3::INT[], $4::BIGINT[], $5::INT[], $6::BYTEA[], $7::TEXT[], $8::UUID[],
+    FROM locked, unnest($1::TEXT[], $2::INT[], $3::INT[], $4::BIGINT[], $5::INT[], $6::BYTEA[], $7::TEXT[], $8::UUID[],
                          $9::TEXT[], $10::TEXT[], $11::BOOL[], $12::BIGINT[], $13::BIGINT[], $14::BIGINT[], $15::INT[],
                          $16::TIMESTAMPTZ[], $17::BIGINT[], $18::BIGINT[], $19::BIGINT[], $20::BIGINT[],
                          $21::BIGINT[], $22::BIGINT[], $23::BIGINT[])

@@ -14,6 +14,7 @@ pub mod chain;
 pub mod deposits;
 pub mod events;
 pub mod follow;
+pub mod group_commit;
 pub mod projection;
 pub mod stats;
 

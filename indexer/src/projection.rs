@@ -20,6 +20,7 @@ use uuid::Uuid;
 use crate::chain::ConfirmedTransaction;
 use crate::deposits;
 use crate::events::{self, ProgramEvent};
+use crate::group_commit::GroupQueue;
 use crate::stats;
 use funding_market::state::{Outcome, Side};
 
@@ -36,17 +37,16 @@ pub struct Projector {
 }
 
 /// Transactions the service sent itself, waiting to be applied ahead of the indexer, and the
-/// turn to apply them: whoever takes the turn applies every transaction waiting then in one
+/// turn to apply them: whoever has the turn applies every transaction waiting then in one
 /// database transaction (group projection). One at a time, concurrent trades queued on the
 /// projection lock and its commit, one trade per commit.
 #[derive(Default)]
 struct Ahead {
-    waiting: Mutex<Vec<(ConfirmedTransaction, oneshot::Sender<Result<(), sqlx::Error>>)>>,
-    /// The turn, with the connection groups are applied on, its own (out of the pool) and kept
-    /// from one group to the next (`None` until the first, and after a failure): taking one
-    /// from the pool for each group and giving it back cost two more round trips a group (sqlx
-    /// pings a connection it takes back).
-    turn: tokio::sync::Mutex<Option<PgConnection>>,
+    /// The transactions waiting, and the turn: the connection groups are applied on, its own
+    /// (out of the pool) and kept from one group to the next (`None` until the first, and
+    /// after a failure): taking one from the pool for each group and giving it back cost two
+    /// more round trips a group (sqlx pings a connection it takes back).
+    waiting: GroupQueue<Waiting, Option<PgConnection>>,
     /// What was applied ahead, until the indexer passes it (`Applied`).
     applied: Mutex<Applied>,
     /// Signatures being sent by this process and not yet applied ahead (`Projector::sending`).
@@ -54,6 +54,9 @@ struct Ahead {
     /// Bumped whenever one leaves `sending`: wakes an indexer waiting on it.
     sent: watch::Sender<u64>,
 }
+
+/// A transaction to apply ahead and its caller, answered once it is applied.
+type Waiting = (ConfirmedTransaction, oneshot::Sender<Result<(), sqlx::Error>>);
 
 /// A transaction this process is sending and will apply ahead itself: while this is held, the
 /// indexer of the same projector stops before it (`Projector::is_sending`) instead of reading
@@ -244,7 +247,7 @@ impl Projector {
     /// deadline) does not abandon the others' transactions.
     pub async fn apply_ahead(&self, tx: &ConfirmedTransaction) -> Result<(), sqlx::Error> {
         let (done, applied) = oneshot::channel();
-        self.ahead.waiting.lock().expect("the waiting queue is never poisoned").push((tx.clone(), done));
+        self.ahead.waiting.push((tx.clone(), done));
         let projector = self.clone();
         tokio::spawn(async move { projector.apply_waiting().await });
         match applied.await {
@@ -254,18 +257,21 @@ impl Projector {
         }
     }
 
-    /// Takes the turn and applies every transaction waiting (none if an earlier turn took
-    /// them). If the group fails, each is applied on its own, so one transaction's failure is
-    /// its caller's alone.
+    /// Applies every transaction waiting, a group at a time (nothing if another task has the
+    /// turn: see `GroupQueue::turn`).
     async fn apply_waiting(&self) {
-        let mut turn = self.ahead.turn.lock().await;
-        let mut group = std::mem::take(&mut *self.ahead.waiting.lock().expect("the waiting queue is never poisoned"));
-        if group.is_empty() {
-            return;
+        let mut turn = self.ahead.waiting.turn();
+        while let Some((connection, group)) = turn.next() {
+            self.apply_group(connection, group).await;
         }
+    }
+
+    /// Applies a group in chain order and answers its callers. If the group fails, each is
+    /// applied on its own, so one transaction's failure is its caller's alone.
+    async fn apply_group(&self, turn: &mut Option<PgConnection>, mut group: Vec<Waiting>) {
         group.sort_by_key(|(tx, _)| (tx.slot, tx.transaction_index));
         let (txs, callers): (Vec<_>, Vec<_>) = group.into_iter().unzip();
-        match self.apply_on_turn(&mut turn, &txs).await {
+        match self.apply_on_turn(turn, &txs).await {
             Ok(()) => {
                 self.remember_applied(&txs);
                 for caller in callers {
@@ -277,7 +283,7 @@ impl Projector {
             }
             Err(_) => {
                 for (tx, caller) in txs.iter().zip(callers) {
-                    let applied = self.apply_on_turn(&mut turn, std::slice::from_ref(tx)).await;
+                    let applied = self.apply_on_turn(turn, std::slice::from_ref(tx)).await;
                     if applied.is_ok() {
                         self.remember_applied(std::slice::from_ref(tx));
                     }

@@ -74,6 +74,7 @@ use anchor_lang::solana_program::clock::MAX_PROCESSING_AGE;
 use super::decode::Compiled;
 use super::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
 use crate::address_text;
+use crate::group_commit::GroupQueue;
 
 /// What the program's config is initialised with on a fresh chain.
 #[derive(Clone, Debug)]
@@ -142,14 +143,12 @@ struct Inner {
     /// transaction at a time, in the order they land.
     turn: Mutex<()>,
     /// Transactions the bank has applied that are not durable yet, in the order they landed,
-    /// each with the caller waiting for it.
-    unwritten: std::sync::Mutex<Vec<(Landing, oneshot::Sender<()>)>>,
+    /// each with the caller waiting for it; and the writer: the connection holding
+    /// `SINGLE_WRITER_LOCK` for the chain's lifetime, the one the ledger is written on (never
+    /// waiting for a pool connection).
+    unwritten: GroupQueue<(Landing, oneshot::Sender<()>), sqlx::PgConnection>,
     /// Bounds `unwritten` while Postgres is slow or down: a send waits for a permit first.
     in_flight: Semaphore,
-    /// The connection holding `SINGLE_WRITER_LOCK` for the chain's lifetime, and the one the
-    /// ledger is written on (never waiting for a pool connection); held by whoever writes
-    /// the next group.
-    writer: Mutex<sqlx::PgConnection>,
     keys: Keys,
     clock_offset: AtomicI64,
     /// The slot of the last landed transaction; the next one gets the slot above.
@@ -207,9 +206,8 @@ impl EmbeddedChain {
             db,
             runtime,
             turn: Mutex::new(()),
-            unwritten: std::sync::Mutex::new(Vec::new()),
+            unwritten: GroupQueue::new(writer),
             in_flight: Semaphore::new(MAX_UNWRITTEN),
-            writer: Mutex::new(writer),
             keys,
             clock_offset: AtomicI64::new(0),
             confirmed,
@@ -385,7 +383,7 @@ impl EmbeddedChain {
 
     /// Runs a transaction whose signatures `send` verified in the bank (one at a time) and returns once it is durable.
     /// Group commit: the bank goes on with the next transactions while earlier ones are being
-    /// written, and whoever takes the writer next writes every landed transaction still
+    /// written, and whoever has the writer next writes every landed transaction still
     /// waiting, in landing order, in one database transaction. Each caller is answered only
     /// after the commit that holds its transaction, so nothing is confirmed that a crash could
     /// lose; a crash loses only unconfirmed transactions, and the bank rebuilt from Postgres is
@@ -455,10 +453,13 @@ impl EmbeddedChain {
             // only for a caller that asks for the transaction, outside the turn).
             let landed = (landing.tx.message.clone(), landing.inner.clone(), landing.slot, landing.block_time);
             let (done, durable) = oneshot::channel();
-            self.0.unwritten.lock().expect("the unwritten queue is never poisoned").push((landing, done));
+            self.0.unwritten.push((landing, done));
             (err, durable, landed)
         };
-        self.write_unwritten().await;
+        // In a task of its own: whoever writes goes on with later groups, which this caller
+        // does not wait for.
+        let chain = self.clone();
+        tokio::spawn(async move { chain.write_unwritten().await });
         durable.await.map_err(|_| ChainError::Transport("embedded chain: the write of this transaction was abandoned".into()))?;
         if let Some(err) = err {
             return Err(ChainError::TransactionFailed { signature, err });
@@ -467,18 +468,16 @@ impl EmbeddedChain {
         Ok(Sent { signature, message, inner, slot, block_time })
     }
 
-    /// Takes the writer and writes every landed transaction still waiting (none if an earlier
-    /// writer took them), then answers their callers.
+    /// Writes every landed transaction waiting, a group at a time, and answers their callers
+    /// (nothing if another task is writing: see `GroupQueue::turn`).
     async fn write_unwritten(&self) {
-        let mut writer = self.0.writer.lock().await;
-        let group = std::mem::take(&mut *self.0.unwritten.lock().expect("the unwritten queue is never poisoned"));
-        if group.is_empty() {
-            return;
-        }
-        let (landings, callers): (Vec<Landing>, Vec<oneshot::Sender<()>>) = group.into_iter().unzip();
-        self.persist(&mut writer, &landings).await;
-        for caller in callers {
-            let _ = caller.send(());
+        let mut turn = self.0.unwritten.turn();
+        while let Some((writer, group)) = turn.next() {
+            let (landings, callers): (Vec<Landing>, Vec<oneshot::Sender<()>>) = group.into_iter().unzip();
+            self.persist(writer, &landings).await;
+            for caller in callers {
+                let _ = caller.send(());
+            }
         }
     }
 

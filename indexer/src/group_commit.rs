@@ -1,0 +1,129 @@
+//! Group commit's hand-off: work queued by many tasks (transactions to write, to project) and
+//! done a group at a time — everything queued when the worker is free — by whichever task
+//! finds the worker free. The others do not wait for the worker: whoever has it does their
+//! work before letting go. (A queue of tasks each taking the worker in turn, most of them to
+//! find nothing left, held every next group back by a task wake-up apiece: under load the wait
+//! for a turn grew to ten times the turn.)
+//!
+//! A task that panics while working drops its group (its callers learn it from their dropped
+//! answer channels); what is still queued is done by the next task to take a turn.
+
+use std::sync::Mutex;
+
+pub struct GroupQueue<T, W> {
+    queue: Mutex<Vec<T>>,
+    worker: tokio::sync::Mutex<W>,
+}
+
+impl<T, W> GroupQueue<T, W> {
+    pub fn new(worker: W) -> GroupQueue<T, W> {
+        GroupQueue { queue: Mutex::new(Vec::new()), worker: tokio::sync::Mutex::new(worker) }
+    }
+
+    pub fn push(&self, item: T) {
+        self.queue().push(item);
+    }
+
+    /// The turn to do what is queued, a group at a time (`Turn::next`), until nothing is left
+    /// — or nothing at all if another task has the worker: that one does what is queued, this
+    /// caller's included, before it lets go. Take it in a task of its own where the caller must
+    /// not wait for groups queued after its own.
+    pub fn turn(&self) -> Turn<'_, T, W> {
+        Turn { queue: self, worker: None }
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, Vec<T>> {
+        self.queue.lock().expect("a group queue is never poisoned")
+    }
+}
+
+/// A task's turn at the worker (`GroupQueue::turn`).
+pub struct Turn<'a, T, W> {
+    queue: &'a GroupQueue<T, W>,
+    worker: Option<tokio::sync::MutexGuard<'a, W>>,
+}
+
+impl<T, W> Turn<'_, T, W> {
+    /// The worker and everything queued, in queued order; `None` once nothing is left, or if
+    /// another task has the worker.
+    pub fn next(&mut self) -> Option<(&mut W, Vec<T>)> {
+        loop {
+            if self.worker.is_none() {
+                self.worker = Some(self.queue.worker.try_lock().ok()?);
+            }
+            let group = std::mem::take(&mut *self.queue.queue());
+            if !group.is_empty() {
+                return self.worker.as_deref_mut().map(|worker| (worker, group));
+            }
+            if !self.let_go() {
+                return None;
+            }
+        }
+    }
+
+    /// Lets the worker go, and tells whether anything was queued meanwhile: by a task that
+    /// found the worker taken after this turn's last look, and left it to this turn.
+    fn let_go(&mut self) -> bool {
+        self.worker = None;
+        !self.queue.queue().is_empty()
+    }
+}
+
+impl<T, W: Default> Default for GroupQueue<T, W> {
+    fn default() -> Self {
+        GroupQueue::new(W::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::GroupQueue;
+
+    /// The race `let_go` closes, step by step: a turn has the worker and has found nothing
+    /// queued; another task queues an item and finds the worker taken; the first turn, letting
+    /// go, does the item.
+    #[tokio::test]
+    async fn an_item_queued_as_the_worker_is_let_go_is_done() {
+        let queue: GroupQueue<u32, ()> = GroupQueue::default();
+        let mut first = queue.turn();
+        first.worker = Some(queue.worker.try_lock().unwrap());
+        queue.push(7);
+        assert!(queue.turn().next().is_none(), "the worker is taken: the item is left to the turn that has it");
+        assert!(first.let_go(), "letting go, the turn sees the item");
+        let (_, group) = first.next().expect("and does it");
+        assert_eq!(group, vec![7]);
+        assert!(first.next().is_none());
+    }
+
+    /// Many tasks queueing and taking turns at once, round after round: every item is done
+    /// exactly once, and nothing is left queued once every task has returned — an item queued
+    /// while a turn was letting go is not stranded.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn every_item_is_done_once_in_groups() {
+        for round in 0..200 {
+            let queue: Arc<GroupQueue<u32, Vec<Vec<u32>>>> = Arc::default();
+            let tasks: Vec<_> = (0..200u32)
+                .map(|i| {
+                    let queue = queue.clone();
+                    tokio::spawn(async move {
+                        queue.push(i);
+                        let mut turn = queue.turn();
+                        while let Some((done, group)) = turn.next() {
+                            done.push(group);
+                        }
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await.unwrap();
+            }
+            assert!(queue.queue().is_empty(), "round {round}: items left queued with no one to do them");
+            let groups = std::mem::take(&mut *queue.worker.lock().await);
+            let mut all: Vec<u32> = groups.into_iter().flatten().collect();
+            all.sort();
+            assert_eq!(all, (0..200).collect::<Vec<_>>(), "round {round}");
+        }
+    }
+}

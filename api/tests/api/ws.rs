@@ -353,6 +353,38 @@ async fn a_statements_trades_are_one_event_a_channel_and_one_update_a_trade(db: 
     assert!(inbox.try_recv().is_err(), "a republished update is dropped");
 }
 
+/// Balance events, a statement's at a time: one per balance inserted, one per balance updated
+/// to a different amount, none for a balance written unchanged.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn balances_stream_an_event_per_change(db: PgPool) {
+    let events = || {
+        let db = db.clone();
+        async move {
+            sqlx::query_scalar::<_, String>("SELECT channel FROM stream_events WHERE kind = 'balance' ORDER BY id").fetch_all(&db).await.unwrap()
+        }
+    };
+    let write = |wallets: &[&str], balances: &[i64], slot: i64| {
+        sqlx::query(
+            "INSERT INTO vault_balances (wallet, balance, slot, tx_index, updated_at)
+             SELECT wallet, balance, $3, 0, now() FROM unnest($1::text[], $2::bigint[]) AS b(wallet, balance)
+             ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot",
+        )
+        .bind(wallets.iter().map(|w| w.to_string()).collect::<Vec<_>>())
+        .bind(balances.to_vec())
+        .bind(slot)
+        .execute(&db)
+    };
+    write(&["w1", "w2"], &[5, 7], 1).await.unwrap();
+    let mut seen = events().await;
+    seen.sort();
+    assert_eq!(seen, ["account:w1", "account:w2"], "one event per inserted balance");
+    // w1 changes, w2 is written as it was, w3 is new.
+    write(&["w1", "w2", "w3"], &[6, 7, 1], 2).await.unwrap();
+    let mut later = events().await.split_off(2);
+    later.sort();
+    assert_eq!(later, ["account:w1", "account:w3"], "none for the unchanged balance");
+}
+
 /// A publisher's batch holds at most `MAX_UPDATES` updates, so a batch republished after a crash
 /// fits what replicas remember; an event holding more is published on its own.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]

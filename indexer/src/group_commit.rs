@@ -101,7 +101,7 @@ mod tests {
     /// exactly once, and nothing is left queued once every task has returned — an item queued
     /// while a turn was letting go is not stranded.
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn every_item_is_done_once_in_groups() {
+    async fn every_item_is_done_once_and_none_is_left_queued() {
         for round in 0..200 {
             let queue: Arc<GroupQueue<u32, Vec<Vec<u32>>>> = Arc::default();
             let tasks: Vec<_> = (0..200u32)

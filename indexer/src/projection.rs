@@ -424,7 +424,7 @@ async fn record_one(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>, ev
 /// the same market, position, balance and statistics rows in whatever order their events come:
 /// run side by side (the indexer's batch and a request's own trade) they deadlocked under load.
 /// One at a time they cannot, and each is short.
-const PROJECTION_LOCK: i64 = 0x7072_6f6a_6563_7421; // "project!"
+pub const PROJECTION_LOCK: i64 = 0x7072_6f6a_6563_7421; // "project!"
 
 /// How a round ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use anchor_lang::prelude::Pubkey;
 use common::*;
 use funding_market::events::{DepositSwept, MarketCreated, MarketFinalized, PositionSettled, TradeExecuted, UserCreated};
 use funding_market::state::{Outcome, Side};
-use indexer::projection::Projector;
+use indexer::projection::{PROJECTION_LOCK, Projector};
 use solana_instruction_error::InstructionError;
 use solana_transaction_error::TransactionError;
 use sqlx::PgPool;
@@ -195,7 +195,6 @@ async fn batches_and_ahead_projections_run_side_by_side(db: PgPool) {
 /// and goes on once the lock is released.
 #[sqlx::test(migrations = "../migrations")]
 async fn trades_applied_ahead_wait_for_the_projection_lock(db: PgPool) {
-    const PROJECTION_LOCK: i64 = 0x7072_6f6a_6563_7421; // "project!", as in the projection
     let (market_id, market) = seed_linked_market(&db).await;
     let mut holder = db.acquire().await.unwrap();
     sqlx::query("SELECT pg_advisory_lock($1)").bind(PROJECTION_LOCK).execute(&mut *holder).await.unwrap();

@@ -20,6 +20,56 @@ async fn seed_linked_market(db: &PgPool) -> (uuid::Uuid, Pubkey) {
     (market_id, market)
 }
 
+/// A small deterministic generator (xorshift) from `state`: `next(n)` is in `0..n`. A failure
+/// can be replayed.
+fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    }
+}
+
+/// The order `len` ledger entries are delivered in: a little out of order (`swaps` neighbours
+/// swapped) and some twice (`repeats` entries delivered again somewhere).
+fn deliveries(len: usize, swaps: usize, repeats: usize, next: &mut impl FnMut(u64) -> u64) -> Vec<usize> {
+    let mut delivery: Vec<usize> = (0..len).collect();
+    for _ in 0..swaps {
+        let i = next(delivery.len() as u64 - 1) as usize;
+        delivery.swap(i, i + 1);
+    }
+    for _ in 0..repeats {
+        let i = next(delivery.len() as u64) as usize;
+        delivery.insert(next(delivery.len() as u64) as usize, delivery[i]);
+    }
+    delivery
+}
+
+/// One copy of a test's markets and wallets and its ledger's transactions in them.
+struct World {
+    markets: Vec<(uuid::Uuid, Pubkey)>,
+    wallets: Vec<Pubkey>,
+    txs: Vec<indexer::chain::ConfirmedTransaction>,
+}
+
+/// Another round of `first`'s series (round `round`), linked to a program address.
+async fn linked_round(db: &PgPool, first: uuid::Uuid, round: i32) -> (uuid::Uuid, Pubkey) {
+    let (id, address) = (uuid::Uuid::new_v4(), Pubkey::new_unique());
+    sqlx::query(
+        "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, onchain_address)
+         SELECT $1, series_id, $2, open_ts, close_ts, settlement_ts + $2 * interval '1 hour', status, liquidity_b, 0, 0, 500000, 500000, 0, $4 FROM markets WHERE id = $3",
+    )
+    .bind(id)
+    .bind(round)
+    .bind(first)
+    .bind(address.to_string())
+    .execute(db)
+    .await
+    .unwrap();
+    (id, address)
+}
+
 #[sqlx::test(migrations = "../migrations")]
 async fn a_market_life_is_projected_once_whatever_the_delivery(db: PgPool) {
     let market_id = seed_market(&db).await;
@@ -333,14 +383,7 @@ async fn same_slot_balances_follow_the_block_order(db: PgPool) {
 /// one transaction at a time to one copy of the markets and in batches of seven to another.
 #[sqlx::test(migrations = "../migrations")]
 async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
-    // A small deterministic generator (xorshift), so a failure can be replayed.
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move |n: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % n
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
     // The ledger, as indexes: (market, wallet, count in its market, slot, position in the block, ts, balance).
     enum Step {
         Trade { market: usize, wallet: usize, count: u64, ts: i64, balance: u64, position: u64, no: bool, sell: bool, amount: u64 },
@@ -374,40 +417,14 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
             ledger.push((step, slot, wallet as u32));
         }
     }
-    let mut delivery: Vec<usize> = (0..ledger.len()).collect();
-    for _ in 0..60 {
-        let i = next(delivery.len() as u64 - 1) as usize;
-        delivery.swap(i, i + 1);
-    }
-    for _ in 0..30 {
-        let i = next(delivery.len() as u64) as usize;
-        delivery.insert(next(delivery.len() as u64) as usize, delivery[i]);
-    }
+    let delivery = deliveries(ledger.len(), 60, 30, &mut next);
 
-    struct World {
-        markets: Vec<(uuid::Uuid, Pubkey)>,
-        wallets: Vec<Pubkey>,
-        txs: Vec<indexer::chain::ConfirmedTransaction>,
-    }
     let first = seed_market(&db).await;
     let mut worlds = Vec::new();
     for name in ["one-at-a-time", "batched"] {
         let mut markets = Vec::new();
         for round in 0..2 {
-            let id = uuid::Uuid::new_v4();
-            sqlx::query(
-                "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
-                 SELECT $1, series_id, $2, open_ts, close_ts, settlement_ts + $2 * interval '1 hour', status, liquidity_b, 0, 0, 500000, 500000, 0 FROM markets WHERE id = $3",
-            )
-            .bind(id)
-            .bind(10 + round + 2 * worlds.len() as i32)
-            .bind(first)
-            .execute(&db)
-            .await
-            .unwrap();
-            let address = Pubkey::new_unique();
-            sqlx::query("UPDATE markets SET onchain_address = $2 WHERE id = $1").bind(id).bind(address.to_string()).execute(&db).await.unwrap();
-            markets.push((id, address));
+            markets.push(linked_round(&db, first, 10 + round + 2 * worlds.len() as i32).await);
         }
         let wallets: Vec<Pubkey> = (0..4).map(|_| Pubkey::new_unique()).collect();
         let txs = ledger
@@ -508,4 +525,127 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
     assert!(one.iter().any(|r| r.starts_with("settled 0 ") && r.contains("Some(")), "the deliveries paid positions");
     let events: i64 = sqlx::query_scalar("SELECT count(*) FROM chain_events").fetch_one(&db).await.unwrap();
     assert_eq!(events, 2 * ledger.len() as i64, "every event recorded once in each world");
+}
+
+/// A group of trades applied ahead is a statement of its own that writes its stream events and
+/// trader totals itself (the triggers skip it: migration 43); caught up, the same trades are
+/// one statement of a batch's transaction and the triggers write them. The two must not
+/// differ: the same events on every channel in the same order, the same totals, over
+/// transactions of several trades each in two markets — positions new and old in one
+/// statement, balances that change, stay the same or are stale, deliveries repeated.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_group_applied_ahead_streams_what_its_triggers_would(db: PgPool) {
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+    // Each transaction's trades: (market, wallet, count in its market, balance after, no, sell, amount).
+    let mut counts = [0u64; 2];
+    let mut amount = 1_000_000u64;
+    let mut ledger = Vec::new();
+    for i in 0..50u64 {
+        let trades: Vec<_> = (0..1 + next(5))
+            .map(|_| {
+                let market = next(2) as usize;
+                counts[market] += 1;
+                amount += 1 + next(1_000);
+                (market, next(4) as usize, counts[market], 1_000 + next(3), next(3) == 0, next(4) == 0, amount)
+            })
+            .collect();
+        ledger.push((trades, 100 + i, (i % 3) as u32));
+    }
+    let delivery = deliveries(ledger.len(), 15, 10, &mut next);
+
+    let first = seed_market(&db).await;
+    let mut worlds = Vec::new();
+    for name in ["batched", "ahead"] {
+        let mut markets = Vec::new();
+        for round in 0..2 {
+            markets.push(linked_round(&db, first, 10 + round + 2 * worlds.len() as i32).await);
+        }
+        let wallets: Vec<Pubkey> = (0..4).map(|_| Pubkey::new_unique()).collect();
+        let txs = ledger
+            .iter()
+            .enumerate()
+            .map(|(i, (trades, slot, index))| {
+                let events = trades
+                    .iter()
+                    .map(|&(market, wallet, count, balance, no, sell, amount)| {
+                        let mut t = trade(markets[market].1, wallets[wallet], count, count * 3, count * 7, balance);
+                        (t.side, t.is_buy, t.amount, t.fee) = (if no { Side::No } else { Side::Yes }, !sell, amount, amount / 100);
+                        event_data(&t)
+                    })
+                    .collect();
+                let mut t = tx(&format!("{name}-{i}"), *slot, events);
+                t.transaction_index = Some(*index);
+                t
+            })
+            .collect();
+        worlds.push(World { markets, wallets, txs });
+    }
+
+    // The markets' own events (inserted above) aside.
+    let before: i64 = sqlx::query_scalar("SELECT COALESCE(max(id), 0) FROM stream_events").fetch_one(&db).await.unwrap();
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    for &i in &delivery {
+        projector.apply_batch(std::slice::from_ref(&worlds[0].txs[i])).await.unwrap();
+        projector.apply_ahead(&worlds[1].txs[i]).await.unwrap();
+    }
+
+    // Each world's stream, channel by channel in order, and its totals, with markets, wallets
+    // and trades named by their index (a trade by its amount). Which of the world's events a
+    // statement wrote itself (command 0 of its transaction) and which a trigger after it.
+    async fn seen(db: &PgPool, world: &World, before: i64) -> (Vec<String>, Vec<String>, (i64, i64)) {
+        let mut names: Vec<(String, String)> = Vec::new();
+        for (m, (id, _)) in world.markets.iter().enumerate() {
+            names.push((format!("market:{id}"), format!("market:{m}")));
+            names.push((id.to_string(), format!("m{m}")));
+        }
+        for (w, wallet) in world.wallets.iter().enumerate() {
+            names.push((format!("account:{wallet}"), format!("account:{w}")));
+        }
+        let channels: Vec<String> = names.iter().filter(|(from, _)| from.contains(':')).map(|(from, _)| from.clone()).collect();
+        let events: Vec<(String, String, serde_json::Value, bool)> = sqlx::query_as(
+            "SELECT channel, kind, ref, cmin::TEXT = '0' FROM stream_events WHERE channel = ANY($1) AND id > $2 ORDER BY channel, id",
+        )
+        .bind(&channels)
+        .bind(before)
+        .fetch_all(db)
+        .await
+        .unwrap();
+        let amounts: Vec<(uuid::Uuid, i64)> = sqlx::query_as("SELECT id, amount FROM trades").fetch_all(db).await.unwrap();
+        let name = |text: &str| names.iter().find(|(from, _)| from == text).map(|(_, to)| to.clone()).unwrap_or_else(|| text.to_string());
+        let mut by_statement = (0, 0);
+        let stream = events
+            .iter()
+            .map(|(channel, kind, reference, statement)| {
+                *if *statement { &mut by_statement.0 } else { &mut by_statement.1 } += 1;
+                let reference = match reference.get("trade_ids") {
+                    Some(ids) => format!(
+                        "{:?}",
+                        ids.as_array().unwrap().iter().map(|id| amounts.iter().find(|(t, _)| t.to_string() == id.as_str().unwrap()).unwrap().1).collect::<Vec<_>>()
+                    ),
+                    None => reference.get("market_id").map(|id| name(id.as_str().unwrap())).unwrap_or_default(),
+                };
+                format!("{} {kind} {reference}", name(channel))
+            })
+            .collect::<Vec<_>>();
+        // Channel by channel as the worlds name them (stable: each channel's own order kept).
+        let mut stream = stream;
+        stream.sort_by_key(|event| event.split(' ').next().unwrap().to_string());
+        let wallets: Vec<String> = world.wallets.iter().map(|w| w.to_string()).collect();
+        let totals: Vec<(String, i64, i64)> =
+            sqlx::query_as("SELECT wallet, volume, trades FROM trader_totals WHERE wallet = ANY($1) ORDER BY wallet").bind(&wallets).fetch_all(db).await.unwrap();
+        let mut totals: Vec<String> = totals.iter().map(|(w, volume, trades)| format!("{} {volume} {trades}", name(&format!("account:{w}")))).collect();
+        totals.sort();
+        (stream, totals, by_statement)
+    }
+    let (batched, batched_totals, batched_writers) = seen(&db, &worlds[0], before).await;
+    let (ahead, ahead_totals, ahead_writers) = seen(&db, &worlds[1], before).await;
+    assert_eq!(batched_writers.0, 0, "caught up, the triggers write every event");
+    assert_eq!(ahead_writers.1, 0, "applied ahead, the statement writes every event");
+    assert!(batched.iter().any(|e| e.contains(" positions")) && batched.iter().any(|e| e.contains(" balance")) && batched.iter().any(|e| e.contains(" market m")));
+    assert_eq!(batched.len(), ahead.len(), "{batched:#?}\n{ahead:#?}");
+    for (a, b) in batched.iter().zip(&ahead) {
+        assert_eq!(a, b, "{:#?}", batched.iter().zip(&ahead).filter(|(a, b)| a != b).take(10).collect::<Vec<_>>());
+    }
+    assert_eq!(batched_totals.len(), 4);
+    assert_eq!(batched_totals, ahead_totals);
 }

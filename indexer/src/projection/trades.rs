@@ -3,6 +3,9 @@
 //! data-modifying CTEs, each reading the tables as they were before the statement), which
 //! takes the projection lock first, so that it can be a transaction on its own. The other
 //! events of the batch are applied between runs, so the order across kinds is the ledger's.
+//! A statement that is a transaction on its own (`Commit::Own`: a group the service applies
+//! ahead, which every trade request waits on) also appends the stream events and adds the
+//! trader totals its rows make, which the tables' triggers do for every other writer.
 //!
 //! Inside a run, the rules below give the same tables as applying its trades one by one in
 //! delivery order (the projection's test compares the two on shuffled, repeated deliveries):
@@ -75,12 +78,12 @@ impl TradeRun {
     }
 
     /// Records and projects the run, leaving it empty. Returns how many trades were new.
-    pub(super) async fn flush(&mut self, db: &mut PgConnection) -> Result<usize, sqlx::Error> {
+    pub(super) async fn flush(&mut self, db: &mut PgConnection, commit: Commit) -> Result<usize, sqlx::Error> {
         if self.events.is_empty() {
             return Ok(0);
         }
         let run = std::mem::take(self);
-        let (recorded, known): (i64, i64) = run
+        let (recorded, known, _woken): (i64, i64, i64) = run
             .events
             .bind(sqlx::query_as(PROJECT_TRADES))
             .bind(&run.market)
@@ -101,6 +104,7 @@ impl TradeRun {
             .bind(&run.position_no)
             .bind(&run.balance)
             .bind(PROJECTION_LOCK)
+            .bind(matches!(commit, Commit::Own))
             .fetch_one(db)
             .await?;
         if recorded > known {
@@ -110,12 +114,26 @@ impl TradeRun {
     }
 }
 
+/// Where a run's statement commits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Commit {
+    /// A transaction of its own (a group applied ahead, autocommit): it also writes the stream
+    /// events and trader totals its rows make, which the tables' triggers then skip for the
+    /// rest of its transaction — that is, for it alone (migration 43).
+    Own,
+    /// One statement of the caller's transaction (catching up), which may go on with other
+    /// statements: the triggers write them.
+    Callers,
+}
+
 const PROJECT_TRADES: &str = "
 WITH locked AS (
     -- The projection lock, held to the end of the transaction (taken again in one that holds
     -- it): a group applied ahead runs this statement as a transaction of its own. Every row
     -- below comes through `input`, which yields none before the lock is held.
-    SELECT pg_advisory_xact_lock($24)
+    -- A statement that is its own transaction writes its stream events and trader totals
+    -- itself (below, `$25`) and tells the tables' triggers so (migration 43).
+    SELECT pg_advisory_xact_lock($24), CASE WHEN $25 THEN set_config('fm.trade_statement_streams', 'on', true) END
 ), input AS (
     -- A trader's day is the UTC date of the event.
     SELECT t.*, (t.at AT TIME ZONE 'UTC')::DATE AS day
@@ -144,6 +162,7 @@ WITH locked AS (
     FROM (SELECT DISTINCT ON (market_id) market_id, q_yes, q_no, yes_price_ppm, volume, trade_count FROM new
           ORDER BY market_id, trade_count DESC, ord) l
     WHERE m.id = l.market_id AND m.trade_count < l.trade_count
+    RETURNING m.id
 ), trade AS (
     INSERT INTO trades (id, market_id, user_id, wallet, signature, side, is_buy, shares, amount, fee, yes_price_ppm, created_at, slot)
     SELECT n.trade_id, n.market_id, u.id, n.wallet, n.signature, n.side, n.is_buy, n.shares, n.amount, n.fee, n.yes_price_ppm,
@@ -170,6 +189,7 @@ WITH locked AS (
         last_trade_count = GREATEST(positions.last_trade_count, EXCLUDED.last_trade_count),
         yes_basis = positions.yes_basis + EXCLUDED.yes_basis,
         no_basis = positions.no_basis + EXCLUDED.no_basis
+    RETURNING wallet, xmax = 0 AS inserted
 ), priced AS (
     SELECT market_id, at, yes_price_ppm, ord,
            trade_count >= GREATEST(market_trade_count, COALESCE(max(trade_count) OVER (
@@ -190,9 +210,42 @@ WITH locked AS (
     ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot, tx_index = EXCLUDED.tx_index,
         updated_at = EXCLUDED.updated_at
     WHERE (vault_balances.slot, vault_balances.tx_index) <= (EXCLUDED.slot, EXCLUDED.tx_index)
+    RETURNING wallet, balance, xmax = 0 AS inserted
 ), stats AS (
     INSERT INTO trader_stats (wallet, day, volume, trades)
     SELECT wallet, day, sum(amount)::BIGINT, count(*) FROM new GROUP BY wallet, day
     ON CONFLICT (wallet, day) DO UPDATE SET volume = trader_stats.volume + EXCLUDED.volume, trades = trader_stats.trades + EXCLUDED.trades
+), totals AS (
+    -- What the trader_stats triggers add to the all-time totals (migration 33), when they skip.
+    INSERT INTO trader_totals AS t (wallet, volume, trades)
+    SELECT wallet, sum(amount)::BIGINT, count(*) FROM new WHERE $25 GROUP BY wallet ORDER BY wallet
+    ON CONFLICT (wallet) DO UPDATE SET volume = t.volume + EXCLUDED.volume, trades = t.trades + EXCLUDED.trades
+), stream AS (
+    -- The events the stream triggers would append when they skip, in the order they fire in
+    -- (a statement's data-modifying CTEs finish last first): balances per wallet inserted or
+    -- changed, updated before inserted (stream_balances; an upsert fires its update trigger
+    -- first); positions per wallet, the same way (stream_positions); the trades' per channel
+    -- in the order of their first trade, a market's before its trader's (stream_trades);
+    -- each changed market's (stream_markets).
+    INSERT INTO stream_events (channel, kind, ref)
+    SELECT channel, kind, ref FROM (
+        SELECT 1 AS part, b.inserted::INT::BIGINT AS n, 0 AS k, 'account:' || b.wallet AS channel, 'balance' AS kind,
+               '{}'::jsonb AS ref
+        FROM balance b LEFT JOIN vault_balances o USING (wallet)
+        WHERE b.inserted OR o.balance <> b.balance
+        UNION ALL
+        SELECT DISTINCT 2, inserted::INT, 0, 'account:' || wallet, 'positions', '{}'::jsonb FROM position
+        UNION ALL
+        SELECT 3, min(ord), min(k), channel, 'trade', jsonb_build_object('trade_ids', jsonb_agg(trade_id ORDER BY ord))
+        FROM new, LATERAL (VALUES (1, 'market:' || market_id), (2, 'account:' || wallet)) AS e(k, channel)
+        GROUP BY channel
+        UNION ALL
+        SELECT 4, 0, 0, 'market:' || id, 'market', jsonb_build_object('market_id', id) FROM market_update
+    ) e
+    WHERE $25
+    ORDER BY part, n, k
+    RETURNING 1
 )
-SELECT (SELECT count(*) FROM ev), (SELECT count(*) FROM new)";
+SELECT (SELECT count(*) FROM ev), (SELECT count(*) FROM new),
+       -- Wakes the stream's publisher (as the triggers' `pg_notify` would).
+       (SELECT count(pg_notify('fm_stream', '')) FROM (SELECT 1 FROM stream LIMIT 1) s)";

@@ -1,0 +1,51 @@
+-- A group of trades the service applied ahead is one statement and a transaction of its own
+-- (indexer/src/projection/trades.rs). It now writes the stream events and trader totals its
+-- rows make itself, from its own CTEs, and says so for the rest of its transaction in the
+-- setting `fm.trade_statement_streams`; the triggers that would write the same rows from the
+-- statement's transition tables (five stream triggers and two trader-totals triggers, each a
+-- plpgsql call and one or two statements) skip it. Every trade waits on that one statement:
+-- its triggers were about three fifths of its time. Every other writer of these tables —
+-- catching up included — never sets the setting and keeps the triggers.
+--
+-- The setting is transaction-local (`set_config(.., true)`), so it cannot outlive the trade
+-- statement's own transaction; the statement sets it only when told it is a transaction on
+-- its own. The same events and totals either way: tested by
+-- `projection::a_group_applied_ahead_streams_what_its_triggers_would`.
+DROP TRIGGER stream_markets ON markets;
+CREATE TRIGGER stream_markets AFTER INSERT OR UPDATE ON markets FOR EACH ROW
+    WHEN (current_setting('fm.trade_statement_streams', true) IS DISTINCT FROM 'on')
+    EXECUTE FUNCTION stream_markets();
+
+DROP TRIGGER stream_trades ON trades;
+CREATE TRIGGER stream_trades AFTER INSERT ON trades REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT
+    WHEN (current_setting('fm.trade_statement_streams', true) IS DISTINCT FROM 'on')
+    EXECUTE FUNCTION stream_trades();
+
+DROP TRIGGER stream_positions_insert ON positions;
+DROP TRIGGER stream_positions_update ON positions;
+CREATE TRIGGER stream_positions_insert AFTER INSERT ON positions REFERENCING NEW TABLE AS changed FOR EACH STATEMENT
+    WHEN (current_setting('fm.trade_statement_streams', true) IS DISTINCT FROM 'on')
+    EXECUTE FUNCTION stream_positions();
+CREATE TRIGGER stream_positions_update AFTER UPDATE ON positions REFERENCING NEW TABLE AS changed FOR EACH STATEMENT
+    WHEN (current_setting('fm.trade_statement_streams', true) IS DISTINCT FROM 'on')
+    EXECUTE FUNCTION stream_positions();
+
+DROP TRIGGER stream_balances_insert ON vault_balances;
+DROP TRIGGER stream_balances_update ON vault_balances;
+CREATE TRIGGER stream_balances_insert AFTER INSERT ON vault_balances REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT
+    WHEN (current_setting('fm.trade_statement_streams', true) IS DISTINCT FROM 'on')
+    EXECUTE FUNCTION stream_balances_inserted();
+CREATE TRIGGER stream_balances_update AFTER UPDATE ON vault_balances REFERENCING OLD TABLE AS before_update NEW TABLE AS after_update
+    FOR EACH STATEMENT
+    WHEN (current_setting('fm.trade_statement_streams', true) IS DISTINCT FROM 'on')
+    EXECUTE FUNCTION stream_balances_updated();
+
+DROP TRIGGER total_inserted_trader_stats ON trader_stats;
+DROP TRIGGER total_updated_trader_stats ON trader_stats;
+CREATE TRIGGER total_inserted_trader_stats AFTER INSERT ON trader_stats REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT
+    WHEN (current_setting('fm.trade_statement_streams', true) IS DISTINCT FROM 'on')
+    EXECUTE FUNCTION total_inserted_trader_stats();
+CREATE TRIGGER total_updated_trader_stats AFTER UPDATE ON trader_stats REFERENCING OLD TABLE AS before_update NEW TABLE AS after_update
+    FOR EACH STATEMENT
+    WHEN (current_setting('fm.trade_statement_streams', true) IS DISTINCT FROM 'on')
+    EXECUTE FUNCTION total_updated_trader_stats();

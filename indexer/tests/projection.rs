@@ -649,3 +649,36 @@ async fn a_group_applied_ahead_streams_what_its_triggers_would(db: PgPool) {
     assert_eq!(batched_totals.len(), 4);
     assert_eq!(batched_totals, ahead_totals);
 }
+
+/// A market deleted while a group of its trades is applied ahead: the group's statement locks
+/// the markets its rows reference, as the foreign-key check it skips would (migration 43), so
+/// it waits for the delete and then finds the market gone. Its trade is kept as an event of an
+/// unknown market and nothing references the deleted one.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_market_deleted_under_a_group_applied_ahead_is_not_referenced(db: PgPool) {
+    let (market_id, market) = seed_linked_market(&db).await;
+    let mut deleting = db.begin().await.unwrap();
+    sqlx::query("DELETE FROM markets WHERE id = $1").bind(market_id).execute(&mut *deleting).await.unwrap();
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let t = tx("sig-1", 1, vec![event_data(&trade(market, Pubkey::new_unique(), 1, 10, 10, 900))]);
+    let applying = tokio::spawn(async move { projector.apply_ahead(&t).await });
+    // Give it the time to reach the market: it waits on the delete's row lock (without the
+    // lock it would finish here, referencing the market the delete then removes).
+    for _ in 0..100 {
+        let waiting: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted)").fetch_one(&db).await.unwrap();
+        if waiting || applying.is_finished() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    deleting.commit().await.unwrap();
+    applying.await.unwrap().unwrap();
+    let (events, referencing): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM chain_events),
+                (SELECT count(*) FROM trades) + (SELECT count(*) FROM positions) + (SELECT count(*) FROM market_prices)",
+    )
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    assert_eq!((events, referencing), (1, 0), "the trade kept as an event, nothing left referencing the deleted market");
+}

@@ -5,7 +5,8 @@
 //! events of the batch are applied between runs, so the order across kinds is the ledger's.
 //! A statement that is a transaction on its own (`Commit::Own`: a group the service applies
 //! ahead, which every trade request waits on) also appends the stream events and adds the
-//! trader totals its rows make, which the tables' triggers do for every other writer.
+//! trader totals its rows make and checks the markets they reference, which the tables'
+//! triggers do for every other writer.
 //!
 //! Inside a run, the rules below give the same tables as applying its trades one by one in
 //! delivery order (the projection's test compares the two on shuffled, repeated deliveries):
@@ -118,8 +119,8 @@ impl TradeRun {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Commit {
     /// A transaction of its own (a group applied ahead, autocommit): it also writes the stream
-    /// events and trader totals its rows make, which the tables' triggers then skip for the
-    /// rest of its transaction — that is, for it alone (migration 43).
+    /// events and trader totals its rows make and checks their markets, which the tables'
+    /// triggers then skip for the rest of its transaction — that is, for it alone (migration 43).
     Own,
     /// One statement of the caller's transaction (catching up), which may go on with other
     /// statements: the triggers write them.
@@ -131,9 +132,10 @@ WITH locked AS (
     -- The projection lock, held to the end of the transaction (taken again in one that holds
     -- it): a group applied ahead runs this statement as a transaction of its own. Every row
     -- below comes through `input`, which yields none before the lock is held.
-    -- A statement that is its own transaction writes its stream events and trader totals
-    -- itself (below, `$25`) and tells the tables' triggers so (migration 43).
-    SELECT pg_advisory_xact_lock($24), CASE WHEN $25 THEN set_config('fm.trade_statement_streams', 'on', true) END
+    -- A statement that is its own transaction (`$25`) does what some of the tables' triggers
+    -- would (the market references below, the stream events and trader totals at the end)
+    -- and tells them so (migration 43).
+    SELECT pg_advisory_xact_lock($24), CASE WHEN $25 THEN set_config('fm.done_by_trade_statement', 'on', true) END
 ), input AS (
     -- A trader's day is the UTC date of the event.
     SELECT t.*, (t.at AT TIME ZONE 'UTC')::DATE AS day
@@ -152,10 +154,13 @@ WITH locked AS (
 ), new AS (
     -- The newly recorded trades of known markets, with their market's count before the run:
     -- the columns the projection reads, not the event bytes (every sort below copies its rows).
+    -- Every row below references a market through here: locked as a foreign key's check
+    -- would (it cannot be deleted before this commits; one deleted meanwhile is not known).
     SELECT i.ord, i.signature, i.slot, i.tx_index, i.trade_id, i.wallet, i.side, i.is_buy, i.shares, i.amount, i.fee,
            i.yes_price_ppm, i.at, i.day, i.q_yes, i.q_no, i.volume, i.trade_count, i.position_yes, i.position_no, i.balance,
            m.id AS market_id, m.trade_count AS market_trade_count
     FROM input i JOIN ev USING (signature, ix_index, event_index) JOIN markets m ON m.onchain_address = i.market
+    FOR KEY SHARE OF m
 ), market_update AS (
     UPDATE markets m SET q_yes = l.q_yes, q_no = l.q_no, yes_price_ppm = l.yes_price_ppm, total_volume = l.volume,
         trade_count = l.trade_count::INT

@@ -1,9 +1,9 @@
 -- A group of trades the service applied ahead is one statement and a transaction of its own
--- (indexer/src/projection/trades.rs). It now does itself, from its own CTEs, what seven
+-- (indexer/src/projection/trades.rs). It now does itself, from its own CTEs, what eleven
 -- triggers did for it from its transition tables — each a plpgsql call and one or two
--- statements: the stream events its rows make (five stream triggers), the trader totals (two),
+-- statements: the stream events its rows make (six stream triggers), the trader totals (two),
 -- and the check that every market its trades, positions and price points reference exists and
--- stays (three: the statement reads those markets `FOR KEY SHARE` itself, as the check did). It
+-- stays (three: the statement locks those markets `FOR KEY SHARE` itself, as the check did). It
 -- says so for the rest of its transaction in the setting `fm.done_by_trade_statement`, and those
 -- triggers skip on it. Every trade waits on that one statement. Every other writer of these
 -- tables — catching up included — never sets the setting and keeps the triggers.

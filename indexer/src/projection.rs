@@ -326,7 +326,8 @@ impl Projector {
             // The common group, trades only: their statement is a transaction of its own (it
             // takes the projection lock itself), which spares the `BEGIN` and `COMMIT` round
             // trips (the turn every group waits on went from 3.0 to 2.3-2.5 ms a group), and
-            // writes its stream events and trader totals itself instead of through triggers.
+            // writes its stream events and trader totals and checks its markets itself instead
+            // of through triggers.
             [Step::Trades(run)] => run.flush(connection, Commit::Own).await.map(drop),
             _ => {
                 // Generic plans, as on the turn's connection (the one of a panicked turn's

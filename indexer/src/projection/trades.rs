@@ -151,16 +151,21 @@ WITH locked AS (
     SELECT signature, ix_index, event_index, slot, 'TradeExecuted', data FROM input ORDER BY ord
     ON CONFLICT DO NOTHING
     RETURNING signature, ix_index, event_index
+), referenced AS (
+    -- When the statement checks its market references itself (`$25`): the markets of the
+    -- run, locked as the per-statement check locks them (in id order, so two statements
+    -- locking the same markets never wait on each other in a circle; none can be deleted
+    -- before this commits). One deleted meanwhile is not among them, and not known below.
+    SELECT id FROM markets WHERE $25 AND onchain_address IN (SELECT market FROM input) ORDER BY id FOR KEY SHARE
 ), new AS (
     -- The newly recorded trades of known markets, with their market's count before the run:
     -- the columns the projection reads, not the event bytes (every sort below copies its rows).
-    -- Every row below references a market through here: locked as a foreign key's check
-    -- would (it cannot be deleted before this commits; one deleted meanwhile is not known).
+    -- Every row below references a market through here.
     SELECT i.ord, i.signature, i.slot, i.tx_index, i.trade_id, i.wallet, i.side, i.is_buy, i.shares, i.amount, i.fee,
            i.yes_price_ppm, i.at, i.day, i.q_yes, i.q_no, i.volume, i.trade_count, i.position_yes, i.position_no, i.balance,
            m.id AS market_id, m.trade_count AS market_trade_count
     FROM input i JOIN ev USING (signature, ix_index, event_index) JOIN markets m ON m.onchain_address = i.market
-    FOR KEY SHARE OF m
+    WHERE NOT $25 OR m.id IN (SELECT id FROM referenced)
 ), market_update AS (
     UPDATE markets m SET q_yes = l.q_yes, q_no = l.q_no, yes_price_ppm = l.yes_price_ppm, total_volume = l.volume,
         trade_count = l.trade_count::INT

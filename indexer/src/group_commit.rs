@@ -10,6 +10,8 @@
 
 use std::sync::Mutex;
 
+/// Items queued by many tasks and the one worker (a connection, say) that does them, a group
+/// at a time, for whichever task has its turn.
 pub struct GroupQueue<T, W> {
     queue: Mutex<Vec<T>>,
     worker: tokio::sync::Mutex<W>,

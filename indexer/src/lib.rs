@@ -6,6 +6,8 @@
 //! and sending a transaction until it confirms. `events` decodes the program's `emit_cpi!`
 //! events, `projection` writes them into Postgres once each with the cursor, `follow` runs the
 //! loop from the cursor over any `ChainSource`, `stats` keeps series statistics.
+//! `group_commit` is the hand-off both the embedded chain's writer and the projection's groups
+//! applied ahead use.
 //! `chain::embedded` is the in-process chain for local runs and tests; `chain::AnyChain` is the
 //! narrow interface over either.
 
@@ -14,7 +16,7 @@ pub mod chain;
 pub mod deposits;
 pub mod events;
 pub mod follow;
-pub mod group_commit;
+mod group_commit;
 pub mod projection;
 pub mod stats;
 

@@ -190,7 +190,7 @@ impl Projector {
     pub async fn apply_batch_through(&self, txs: &[ConfirmedTransaction], signature: &str, slot: u64) -> Result<usize, sqlx::Error> {
         let mut connection = self.db.acquire().await?;
         let mut db = begin_projection(&mut connection, Plans::PerExecution).await?;
-        let new = self.record_events(&mut db, txs).await?;
+        let new = apply_steps(&mut db, self.steps(txs)).await?;
         move_cursor(&mut db, &self.program_id, signature, slot).await?;
         db.commit().await?;
         Ok(new)
@@ -338,11 +338,6 @@ impl Projector {
                 db.commit().await
             }
         }
-    }
-
-    /// Records and projects the events of `txs`, in order (see `steps`).
-    async fn record_events(&self, db: &mut PgConnection, txs: &[ConfirmedTransaction]) -> Result<usize, sqlx::Error> {
-        apply_steps(db, self.steps(txs)).await
     }
 
     /// The events of `txs` as the statements that record and project them, in order: runs of

@@ -116,7 +116,6 @@ impl TradeRun {
 }
 
 /// Where a run's statement commits.
-#[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Commit {
     /// A transaction of its own (a group applied ahead, autocommit): it also writes the stream
     /// events and trader totals its rows make and checks their markets, which the tables'

@@ -53,6 +53,38 @@ struct World {
     txs: Vec<indexer::chain::ConfirmedTransaction>,
 }
 
+impl World {
+    /// Copy `n` of a ledger (two new rounds of `first`'s series, four new wallets): entry `i`,
+    /// at its slot and position in the block, is the transaction "{name}-{i}" holding the events
+    /// `events` makes of it with this copy's market addresses and wallets.
+    async fn new<E>(
+        db: &PgPool, first: uuid::Uuid, n: i32, name: &str, ledger: &[(E, u64, u32)], events: impl Fn(&E, &[Pubkey], &[Pubkey]) -> Vec<Vec<u8>>,
+    ) -> World {
+        let mut markets = Vec::new();
+        for round in 0..2 {
+            markets.push(linked_round(db, first, 10 + round + 2 * n).await);
+        }
+        let addresses: Vec<Pubkey> = markets.iter().map(|(_, address)| *address).collect();
+        let wallets: Vec<Pubkey> = (0..4).map(|_| Pubkey::new_unique()).collect();
+        let txs = ledger
+            .iter()
+            .enumerate()
+            .map(|(i, (entry, slot, index))| {
+                let mut t = tx(&format!("{name}-{i}"), *slot, events(entry, &addresses, &wallets));
+                t.transaction_index = Some(*index);
+                t
+            })
+            .collect();
+        World { markets, wallets, txs }
+    }
+}
+
+/// `t` as a buy or sell (`sell`) of YES or NO (`no`) for `amount`, with a 1% fee.
+fn ordered(mut t: TradeExecuted, no: bool, sell: bool, amount: u64) -> TradeExecuted {
+    (t.side, t.is_buy, t.amount, t.fee) = (if no { Side::No } else { Side::Yes }, !sell, amount, amount / 100);
+    t
+}
+
 /// Another round of `first`'s series (round `round`), linked to a program address.
 async fn linked_round(db: &PgPool, first: uuid::Uuid, round: i32) -> (uuid::Uuid, Pubkey) {
     let (id, address) = (uuid::Uuid::new_v4(), Pubkey::new_unique());
@@ -251,11 +283,13 @@ async fn trades_applied_ahead_wait_for_the_projection_lock(db: PgPool) {
     let projector = Projector::new(db.clone(), &funding_market::ID);
     let t = tx("sig-1", 1, vec![event_data(&trade(market, Pubkey::new_unique(), 1, 10, 10, 900))]);
     let applying = tokio::spawn(async move { projector.apply_ahead(&t).await });
-    // Its request for the lock shows as waiting (the trade's classid/objid are the key's halves).
+    // Its request for the lock shows as waiting (the trade's classid/objid are the key's halves;
+    // this test's database only: the other tests share the server and the key).
     let mut waits = 0;
     loop {
         let waiting: bool = sqlx::query_scalar(
             "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
                             AND ((classid::BIGINT << 32) | objid::BIGINT) = $1)",
         )
         .bind(PROJECTION_LOCK)
@@ -421,35 +455,24 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
 
     let first = seed_market(&db).await;
     let mut worlds = Vec::new();
-    for name in ["one-at-a-time", "batched"] {
-        let mut markets = Vec::new();
-        for round in 0..2 {
-            markets.push(linked_round(&db, first, 10 + round + 2 * worlds.len() as i32).await);
-        }
-        let wallets: Vec<Pubkey> = (0..4).map(|_| Pubkey::new_unique()).collect();
-        let txs = ledger
-            .iter()
-            .enumerate()
-            .map(|(i, (step, slot, index))| {
-                let data = match *step {
+    for (n, name) in ["one-at-a-time", "batched"].into_iter().enumerate() {
+        worlds.push(
+            World::new(&db, first, n as i32, name, &ledger, |step, markets, wallets| {
+                vec![match *step {
                     Step::Trade { market, wallet, count, ts, balance, position, no, sell, amount } => {
-                        let mut t = trade(markets[market].1, wallets[wallet], count, position, count * 7, balance);
+                        let mut t = ordered(trade(markets[market], wallets[wallet], count, position, count * 7, balance), no, sell, amount);
                         t.ts = ts;
-                        (t.side, t.is_buy, t.amount, t.fee) = (if no { Side::No } else { Side::Yes }, !sell, amount, amount / 100);
                         event_data(&t)
                     }
                     Step::Deposit { wallet, balance } => event_data(&DepositSwept { wallet: wallets[wallet], amount: 1, vault_balance: balance, ts: T }),
                     Step::Payout { market, wallet, payout, voided, balance } => event_data(&PositionSettled {
-                        market: markets[market].1, wallet: wallets[wallet], yes_shares: payout, no_shares: 0, payout, voided,
+                        market: markets[market], wallet: wallets[wallet], yes_shares: payout, no_shares: 0, payout, voided,
                         user_vault_balance: balance, ts: T + 100,
                     }),
-                };
-                let mut t = tx(&format!("{name}-{i}"), *slot, vec![data]);
-                t.transaction_index = Some(*index);
-                t
+                }]
             })
-            .collect();
-        worlds.push(World { markets, wallets, txs });
+            .await,
+        );
     }
 
     // Every table the trades touch, with markets and wallets named by their index.
@@ -555,30 +578,18 @@ async fn a_group_applied_ahead_streams_what_its_triggers_would(db: PgPool) {
 
     let first = seed_market(&db).await;
     let mut worlds = Vec::new();
-    for name in ["batched", "ahead"] {
-        let mut markets = Vec::new();
-        for round in 0..2 {
-            markets.push(linked_round(&db, first, 10 + round + 2 * worlds.len() as i32).await);
-        }
-        let wallets: Vec<Pubkey> = (0..4).map(|_| Pubkey::new_unique()).collect();
-        let txs = ledger
-            .iter()
-            .enumerate()
-            .map(|(i, (trades, slot, index))| {
-                let events = trades
+    for (n, name) in ["batched", "ahead"].into_iter().enumerate() {
+        worlds.push(
+            World::new(&db, first, n as i32, name, &ledger, |trades, markets, wallets| {
+                trades
                     .iter()
                     .map(|&(market, wallet, count, balance, no, sell, amount)| {
-                        let mut t = trade(markets[market].1, wallets[wallet], count, count * 3, count * 7, balance);
-                        (t.side, t.is_buy, t.amount, t.fee) = (if no { Side::No } else { Side::Yes }, !sell, amount, amount / 100);
-                        event_data(&t)
+                        event_data(&ordered(trade(markets[market], wallets[wallet], count, count * 3, count * 7, balance), no, sell, amount))
                     })
-                    .collect();
-                let mut t = tx(&format!("{name}-{i}"), *slot, events);
-                t.transaction_index = Some(*index);
-                t
+                    .collect()
             })
-            .collect();
-        worlds.push(World { markets, wallets, txs });
+            .await,
+        );
     }
 
     // The markets' own events (inserted above) aside.
@@ -662,15 +673,21 @@ async fn a_market_deleted_under_a_group_applied_ahead_is_not_referenced(db: PgPo
     let projector = Projector::new(db.clone(), &funding_market::ID);
     let t = tx("sig-1", 1, vec![event_data(&trade(market, Pubkey::new_unique(), 1, 10, 10, 900))]);
     let applying = tokio::spawn(async move { projector.apply_ahead(&t).await });
-    // Give it the time to reach the market: it waits on the delete's row lock (without the
-    // lock it would finish here, referencing the market the delete then removes).
-    for _ in 0..100 {
-        let waiting: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted)").fetch_one(&db).await.unwrap();
-        if waiting || applying.is_finished() {
+    // It reaches the market and waits on the delete's row lock (without the lock it would
+    // finish here, referencing the market the delete then removes). Waits in this test's
+    // database only: the other tests share the server.
+    let mut waited = false;
+    for _ in 0..250 {
+        waited = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')")
+            .fetch_one(&db)
+            .await
+            .unwrap();
+        if waited || applying.is_finished() {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
+    assert!(waited, "the group did not wait for the market's delete");
     deleting.commit().await.unwrap();
     applying.await.unwrap().unwrap();
     let (events, referencing): (i64, i64) = sqlx::query_as(

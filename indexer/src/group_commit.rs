@@ -34,6 +34,19 @@ impl<T, W> GroupQueue<T, W> {
         Turn { queue: self, worker: None }
     }
 
+    /// `turn`, taken once the tasks already woken have run. Work arrives in bursts — the
+    /// callers a ledger group answers are woken together and each queues its transaction to be
+    /// projected; senders leave the bank one after another, each queueing its landing — and a
+    /// turn taken at once by the first of a burst held its item alone, leaving the rest to the
+    /// next group. After a yield it finds theirs queued too. A projection statement costs
+    /// nearly as much for one trade as for four (README, Benchmarks: "Groups after a yield"),
+    /// so on a busy machine fewer, larger groups are less work; on an idle one the yield costs
+    /// one pass of the scheduler.
+    pub async fn turn_after_woken(&self) -> Turn<'_, T, W> {
+        tokio::task::yield_now().await;
+        self.turn()
+    }
+
     fn queue(&self) -> std::sync::MutexGuard<'_, Vec<T>> {
         self.queue.lock().expect("a group queue is never poisoned")
     }
@@ -97,6 +110,33 @@ mod tests {
         let (_, group) = first.next().expect("and does it");
         assert_eq!(group, vec![7]);
         assert!(first.next().is_none());
+    }
+
+    /// Tasks woken together that each queue an item and then take a turn after the others
+    /// woken (`turn_after_woken`) make one group, where taking the turn at once made a group
+    /// of each (on one thread, each task's turn ends before the next task runs).
+    #[tokio::test(flavor = "current_thread")]
+    async fn tasks_woken_together_make_one_group() {
+        for (after_woken, expected) in [(true, vec![5]), (false, vec![1, 1, 1, 1, 1])] {
+            let queue: Arc<GroupQueue<u32, Vec<Vec<u32>>>> = Arc::default();
+            let tasks: Vec<_> = (0..5u32)
+                .map(|i| {
+                    let queue = queue.clone();
+                    tokio::spawn(async move {
+                        queue.push(i);
+                        let mut turn = if after_woken { queue.turn_after_woken().await } else { queue.turn() };
+                        while let Some((done, group)) = turn.next() {
+                            done.push(group);
+                        }
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await.unwrap();
+            }
+            let sizes: Vec<usize> = queue.worker.lock().await.iter().map(Vec::len).collect();
+            assert_eq!(sizes, expected.iter().map(|&n| n as usize).collect::<Vec<_>>(), "after_woken = {after_woken}");
+        }
     }
 
     /// Many tasks queueing and taking turns at once, round after round: every item is done

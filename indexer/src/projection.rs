@@ -260,7 +260,7 @@ impl Projector {
     /// Applies every transaction waiting, a group at a time (nothing if another task has the
     /// turn: see `GroupQueue::turn`).
     async fn apply_waiting(&self) {
-        let mut turn = self.ahead.waiting.turn();
+        let mut turn = self.ahead.waiting.turn_after_woken().await;
         while let Some((connection, group)) = turn.next() {
             self.apply_group(connection, group).await;
         }

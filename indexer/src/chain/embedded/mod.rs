@@ -471,7 +471,7 @@ impl EmbeddedChain {
     /// Writes every landed transaction waiting, a group at a time, and answers their callers
     /// (nothing if another task is writing: see `GroupQueue::turn`).
     async fn write_unwritten(&self) {
-        let mut turn = self.0.unwritten.turn();
+        let mut turn = self.0.unwritten.turn_after_woken().await;
         while let Some((writer, group)) = turn.next() {
             let (landings, callers): (Vec<Landing>, Vec<oneshot::Sender<()>>) = group.into_iter().unzip();
             self.persist(writer, &landings).await;

@@ -3,6 +3,10 @@
 //! then the same rows the projection appended (`chain_events`, `trades`) copied out and loaded
 //! with a raw `COPY` into tables of the same shape and indexes, in the same run.
 //!
+//! Then groups of trades applied ahead (`Projector::apply_ahead`, as the service projects its
+//! own trades: one statement and one commit a group) of 1 to 16 transactions sent at once, each
+//! size timed over `GROUPS` groups: what a group costs, and so what larger groups save.
+//!
 //! `bash scripts/bench-indexer.sh` (release build; needs Postgres: scripts/setup.sh). The batch
 //! (chain transactions per database transaction) is the indexer's own (`follow::BATCH`) unless
 //! `CATCHUP_BATCH` names another.
@@ -24,6 +28,8 @@ const EVENTS: usize = 100_000;
 const MARKETS: usize = 100;
 const WALLETS: usize = 1_000;
 const T: i64 = 1_800_000_000;
+/// Groups applied ahead, of each size.
+const GROUPS: usize = 300;
 
 struct Ledger(Vec<ConfirmedTransaction>);
 
@@ -96,16 +102,19 @@ async fn main() {
     }
     let wallets: Vec<Pubkey> = (0..WALLETS).map(|_| Pubkey::new_unique()).collect();
     let mut counts = vec![0u64; MARKETS];
-    for i in 0..EVENTS {
+    // The i-th trade: in market i % MARKETS, by wallet i % WALLETS.
+    let mut trade = |i: usize| {
         let m = i % MARKETS;
         counts[m] += 1;
         let n = counts[m];
-        let trade = TradeExecuted {
+        event_data(&TradeExecuted {
             market: markets[m], wallet: wallets[i % WALLETS], side: if i % 3 == 0 { Side::No } else { Side::Yes }, is_buy: true,
             shares: 10_000_000, amount: 5_000_000, fee: 50_000, q_yes: n * 10_000_000, q_no: 0, yes_price: 500_000 + n, no_price: 500_000 - n,
             volume: n * 5_000_000, trade_count: n, position_yes: n, position_no: 0, vault_balance: 1, user_vault_balance: 1_000_000_000, ts: T + (i / 50) as i64,
-        };
-        txs.push(event_tx(txs.len(), vec![event_data(&trade)]));
+        })
+    };
+    for i in 0..EVENTS {
+        txs.push(event_tx(txs.len(), vec![trade(i)]));
     }
     let source = Source(Arc::new(Ledger(txs)));
     let batch = std::env::var("CATCHUP_BATCH").map_or(indexer::follow::BATCH, |b| b.parse().expect("CATCHUP_BATCH is a number"));
@@ -138,6 +147,25 @@ async fn main() {
         copy_in.finish().await.unwrap();
     }
     let copied_in = started.elapsed().as_secs_f64();
+    drop(conn);
+
+    // Groups applied ahead: k transactions of one market, by k wallets, sent at once.
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let mut next = EVENTS + MARKETS;
+    let mut ahead = Vec::new();
+    for k in [1usize, 2, 4, 8, 16] {
+        let started = Instant::now();
+        for _ in 0..GROUPS {
+            let group: Vec<ConfirmedTransaction> = (0..k)
+                .map(|j| {
+                    next += 1;
+                    event_tx(next, vec![trade(j * MARKETS)])
+                })
+                .collect();
+            futures_util::future::try_join_all(group.iter().map(|tx| projector.apply_ahead(tx))).await.unwrap();
+        }
+        ahead.push((k, started.elapsed().as_secs_f64() * 1e3 / GROUPS as f64));
+    }
 
     let events = (EVENTS + MARKETS) as f64;
     println!("{EVENTS} trade events + {MARKETS} market creations, one per transaction, {MARKETS} markets, {WALLETS} wallets");
@@ -145,5 +173,9 @@ async fn main() {
     println!("  {indexed_in:.2} s, {:.0} events/s", events / indexed_in);
     println!("raw COPY of the same chain_events + trades rows into tables with the same indexes:");
     println!("  {copied_in:.2} s, {:.0} rows/s ({:.0} events/s)", (2.0 * events - MARKETS as f64) / copied_in, events / copied_in);
+    println!("groups applied ahead (one statement and commit a group; {GROUPS} groups of each size, one market):");
+    for (k, ms) in ahead {
+        println!("  {k:>2} transactions a group: {ms:.2} ms a group, {:.3} ms a trade", ms / k as f64);
+    }
     db.close().await;
 }

@@ -258,7 +258,7 @@ impl Projector {
     }
 
     /// Applies every transaction waiting, a group at a time (nothing if another task has the
-    /// turn: see `GroupQueue::turn`).
+    /// turn: see `GroupQueue::turn_after_woken`).
     async fn apply_waiting(&self) {
         let mut turn = self.ahead.waiting.turn_after_woken().await;
         while let Some((connection, group)) = turn.next() {

@@ -469,7 +469,7 @@ impl EmbeddedChain {
     }
 
     /// Writes every landed transaction waiting, a group at a time, and answers their callers
-    /// (nothing if another task is writing: see `GroupQueue::turn`).
+    /// (nothing if another task is writing: see `GroupQueue::turn_after_woken`).
     async fn write_unwritten(&self) {
         let mut turn = self.0.unwritten.turn_after_woken().await;
         while let Some((writer, group)) = turn.next() {

@@ -38,10 +38,10 @@ impl<T, W> GroupQueue<T, W> {
     /// callers a ledger group answers are woken together and each queues its transaction to be
     /// projected; senders leave the bank one after another, each queueing its landing — and a
     /// turn taken at once by the first of a burst held its item alone, leaving the rest to the
-    /// next group. After a yield it finds theirs queued too. A projection statement costs
-    /// nearly as much for one trade as for four (README, Benchmarks: "Groups after a yield"),
-    /// so on a busy machine fewer, larger groups are less work; on an idle one the yield costs
-    /// one pass of the scheduler.
+    /// next group. After a yield it finds theirs queued too. A projection statement costs most
+    /// of its time whatever the group's size — one of sixteen trades about twice one of one
+    /// (README, Benchmarks: "Groups after a yield") — so on a busy machine fewer, larger groups
+    /// are less work; on an idle one the yield costs one pass of the scheduler.
     pub async fn turn_after_woken(&self) -> Turn<'_, T, W> {
         tokio::task::yield_now().await;
         self.turn()

@@ -149,7 +149,8 @@ async fn main() {
     let copied_in = started.elapsed().as_secs_f64();
     drop(conn);
 
-    // Groups applied ahead: k transactions of one market, by k wallets, sent at once.
+    // Groups applied ahead: k transactions of one market (by up to ten wallets: the trade
+    // generator's wallet is i % WALLETS for i a multiple of MARKETS), sent at once.
     let projector = Projector::new(db.clone(), &funding_market::ID);
     let mut next = EVENTS + MARKETS;
     let mut ahead = Vec::new();

@@ -112,57 +112,51 @@ mod tests {
         assert!(first.next().is_none());
     }
 
+    /// A task each for `items`, all spawned at once: each queues its item and then does what
+    /// is queued while it has the turn, taken at once or after the others woken. Returns once
+    /// every task has, with the groups done, in order.
+    async fn queue_and_work(items: std::ops::Range<u32>, after_woken: bool) -> (Arc<GroupQueue<u32, Vec<Vec<u32>>>>, Vec<Vec<u32>>) {
+        let queue: Arc<GroupQueue<u32, Vec<Vec<u32>>>> = Arc::default();
+        let tasks: Vec<_> = items
+            .map(|i| {
+                let queue = queue.clone();
+                tokio::spawn(async move {
+                    queue.push(i);
+                    let mut turn = if after_woken { queue.turn_after_woken().await } else { queue.turn() };
+                    while let Some((done, group)) = turn.next() {
+                        done.push(group);
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let groups = std::mem::take(&mut *queue.worker.lock().await);
+        (queue, groups)
+    }
+
     /// Tasks woken together that each queue an item and then take a turn after the others
     /// woken (`turn_after_woken`) make one group, where taking the turn at once made a group
     /// of each (on one thread, each task's turn ends before the next task runs).
     #[tokio::test(flavor = "current_thread")]
     async fn tasks_woken_together_make_one_group() {
         for (after_woken, expected) in [(true, vec![5]), (false, vec![1, 1, 1, 1, 1])] {
-            let queue: Arc<GroupQueue<u32, Vec<Vec<u32>>>> = Arc::default();
-            let tasks: Vec<_> = (0..5u32)
-                .map(|i| {
-                    let queue = queue.clone();
-                    tokio::spawn(async move {
-                        queue.push(i);
-                        let mut turn = if after_woken { queue.turn_after_woken().await } else { queue.turn() };
-                        while let Some((done, group)) = turn.next() {
-                            done.push(group);
-                        }
-                    })
-                })
-                .collect();
-            for t in tasks {
-                t.await.unwrap();
-            }
-            let sizes: Vec<usize> = queue.worker.lock().await.iter().map(Vec::len).collect();
-            assert_eq!(sizes, expected.iter().map(|&n| n as usize).collect::<Vec<_>>(), "after_woken = {after_woken}");
+            let (_, groups) = queue_and_work(0..5, after_woken).await;
+            let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+            assert_eq!(sizes, expected, "after_woken = {after_woken}");
         }
     }
 
     /// Many tasks queueing and taking turns at once, round after round: every item is done
     /// exactly once, and nothing is left queued once every task has returned — an item queued
-    /// while a turn was letting go is not stranded.
+    /// while a turn was letting go is not stranded. Rounds alternate the turn taken at once and
+    /// after the others woken.
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn every_item_is_done_once_and_none_is_left_queued() {
         for round in 0..200 {
-            let queue: Arc<GroupQueue<u32, Vec<Vec<u32>>>> = Arc::default();
-            let tasks: Vec<_> = (0..200u32)
-                .map(|i| {
-                    let queue = queue.clone();
-                    tokio::spawn(async move {
-                        queue.push(i);
-                        let mut turn = queue.turn();
-                        while let Some((done, group)) = turn.next() {
-                            done.push(group);
-                        }
-                    })
-                })
-                .collect();
-            for t in tasks {
-                t.await.unwrap();
-            }
+            let (queue, groups) = queue_and_work(0..200, round % 2 == 1).await;
             assert!(queue.queue().is_empty(), "round {round}: items left queued with no one to do them");
-            let groups = std::mem::take(&mut *queue.worker.lock().await);
             let mut all: Vec<u32> = groups.into_iter().flatten().collect();
             all.sort();
             assert_eq!(all, (0..200).collect::<Vec<_>>(), "round {round}");

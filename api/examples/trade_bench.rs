@@ -17,34 +17,70 @@ use uuid::Uuid;
 const TRADERS: usize = 16;
 const SECONDS: u64 = 10;
 
-/// `TRADERS` clients buying 1 USDC at a time for `SECONDS`, trader i on `markets[i % n]`:
-/// (trades/s, p50 ms, p99 ms).
-async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &[Uuid]) -> (f64, f64, f64) {
-    let deadline = Instant::now() + Duration::from_secs(SECONDS);
+/// What one phase measured: each trade's start (ms into the phase) and latency (ms).
+struct Phase {
+    trades: Vec<(f64, f64)>,
+}
+
+impl Phase {
+    /// Trades a second over the phase, with the p50 and p99 latencies (ms) of the trades that
+    /// started at or after `from_ms`.
+    fn summary(&self, from_ms: f64) -> (f64, f64, f64) {
+        let mut latencies: Vec<f64> = self.trades.iter().filter(|(start, _)| *start >= from_ms).map(|(_, ms)| *ms).collect();
+        latencies.sort_by(f64::total_cmp);
+        let p = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
+        (self.trades.len() as f64 / SECONDS as f64, p(0.5), p(0.99))
+    }
+
+    /// The phase's line, and a second one for the trades after its first second: the first
+    /// trades of 16 traders at once wait for the pool's new connections and their first
+    /// statements, which a running service has behind it (README, Benchmarks: "Where a trade
+    /// waits").
+    fn print(&self, label: &str) {
+        let (tps, p50, p99) = self.summary(0.0);
+        println!("  {label:<13} {tps:>7.0} trades/s   p50 {p50:.1} ms   p99 {p99:.1} ms");
+        let (_, p50, p99) = self.summary(1_000.0);
+        println!("    after its first second:      p50 {p50:.1} ms   p99 {p99:.1} ms");
+    }
+
+    /// Appends the trades to `TRADE_BENCH_LATENCIES` (if set) as `phase,start_ms,latency_ms`
+    /// lines: where the slow trades fall in time tells a stall from a queue.
+    fn save(&self, phase: &str) {
+        let Ok(path) = std::env::var("TRADE_BENCH_LATENCIES") else { return };
+        use std::io::Write;
+        let mut out = std::io::BufWriter::new(std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap());
+        for (start, ms) in &self.trades {
+            writeln!(out, "{phase},{start:.3},{ms:.3}").unwrap();
+        }
+    }
+}
+
+/// `TRADERS` clients buying 1 USDC at a time for `SECONDS`, trader i on `markets[i % n]`.
+async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &[Uuid]) -> Phase {
+    let began = Instant::now();
+    let deadline = began + Duration::from_secs(SECONDS);
     let tasks: Vec<_> = tokens
         .iter()
         .enumerate()
         .map(|(i, token)| {
             let (http, url, token) = (http.clone(), format!("{base}/v1/markets/{}/trade", markets[i % markets.len()]), token.clone());
             tokio::spawn(async move {
-                let mut latencies = Vec::new();
+                let mut trades = Vec::new();
                 while Instant::now() < deadline {
                     let started = Instant::now();
                     let r = http.post(&url).bearer_auth(&token).json(&json!({"side": if i % 2 == 0 { "yes" } else { "no" }, "usdc_amount": "1"})).send().await.unwrap();
                     assert_eq!(r.status().as_u16(), 200, "{}", r.text().await.unwrap());
-                    latencies.push(started.elapsed().as_secs_f64() * 1e3);
+                    trades.push(((started - began).as_secs_f64() * 1e3, started.elapsed().as_secs_f64() * 1e3));
                 }
-                latencies
+                trades
             })
         })
         .collect();
-    let mut all = Vec::new();
+    let mut trades = Vec::new();
     for t in tasks {
-        all.extend(t.await.unwrap());
+        trades.extend(t.await.unwrap());
     }
-    all.sort_by(f64::total_cmp);
-    let p = |q: f64| all[((all.len() as f64 * q) as usize).min(all.len() - 1)];
-    (all.len() as f64 / SECONDS as f64, p(0.5), p(0.99))
+    Phase { trades }
 }
 
 #[tokio::main]
@@ -78,10 +114,12 @@ async fn main() {
     }
 
     println!("custodial trades, {TRADERS} traders, {SECONDS} s each, 1 USDC buys, release build, embedded chain");
-    let (tps, p50, p99) = drive(&http, &base, &tokens, &markets[..1]).await;
-    println!("  one market:   {tps:>7.0} trades/s   p50 {p50:.1} ms   p99 {p99:.1} ms");
-    let (tps, p50, p99) = drive(&http, &base, &tokens, &markets).await;
-    println!("  ten markets:  {tps:>7.0} trades/s   p50 {p50:.1} ms   p99 {p99:.1} ms");
+    let one = drive(&http, &base, &tokens, &markets[..1]).await;
+    one.print("one market:");
+    one.save("one");
+    let ten = drive(&http, &base, &tokens, &markets).await;
+    ten.print("ten markets:");
+    ten.save("ten");
 
     // pgbench on the same Postgres, same number of clients.
     let admin = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into());

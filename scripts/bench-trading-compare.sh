@@ -2,9 +2,8 @@
 # Two builds of the trading benchmark side by side (README, Benchmarks): runs each given
 # `trade_bench` binary in turn, PAIRS times (default 3), and prints for each run the one-market
 # line, its p50 and p99 after the phase's first second, pgbench's tps, their ratio, and the CPU a
-# trade over the one-market phase — of the
-# benchmark's process (service and its load generator) and of every Postgres process, from
-# /proc/<pid>/stat. This machine's spread between runs is about ±15%: compare builds only
+# trade over the one-market phase — of the benchmark's process (service and its load generator)
+# and of every Postgres process, from /proc/<pid>/stat. This machine's spread between runs is about ±15%: compare builds only
 # alternating, never one run each.
 #
 #   cargo build --release --locked -p api --example trade_bench && cp target/release/examples/trade_bench /tmp/tb_a
@@ -43,8 +42,8 @@ for ((pair = 1; pair <= pairs; pair++)); do
         bench1=$(ticks_of "$pid") pg1=$(postgres_ticks)
         wait "$pid"
         line=$(grep "one market:" "$log" | sed 's/^ *//')
-        # The one-market phase's figures after its first second (trade_bench prints them next).
-        steady=$(grep -A1 "one market:" "$log" | tail -1 | sed 's/^ *after its first second: *//')
+        # The one-market phase's figures after its first second (its phase is printed first).
+        steady=$(grep -m1 "after its first second:" "$log" | sed 's/^ *after its first second: *//')
         tps=$(grep -o "tps = [0-9.]*" "$log" | head -1 | awk '{print $3}')
         echo "$line" | awk -v bin="$bin" -v pg="${tps:-0}" -v tick="$tick" -v b="$((bench1 - bench0))" -v p="$((pg1 - pg0))" -v line="$line" -v steady="$steady" '{
             trades = $3 * 10   # the one-market phase lasts 10 s (trade_bench SECONDS)

@@ -30,7 +30,7 @@ async fn send(chain: &indexer::chain::EmbeddedChain, ixs: &[anchor_lang::solana_
 
 fn percentiles(mut samples: Vec<f64>) -> String {
     samples.sort_by(f64::total_cmp);
-    let p = |q: f64| samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)];
+    let p = |q: f64| support::quantile(&samples, q);
     format!("p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms", p(0.5), p(0.9), p(0.99), samples[samples.len() - 1])
 }
 

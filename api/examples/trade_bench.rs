@@ -23,13 +23,11 @@ struct Phase {
 }
 
 impl Phase {
-    /// Trades a second over the phase, with the p50 and p99 latencies (ms) of the trades that
-    /// started at or after `from_ms`.
-    fn summary(&self, from_ms: f64) -> (f64, f64, f64) {
+    /// The p50 and p99 latencies (ms) of the trades that started at or after `from_ms`.
+    fn p50_p99(&self, from_ms: f64) -> (f64, f64) {
         let mut latencies: Vec<f64> = self.trades.iter().filter(|(start, _)| *start >= from_ms).map(|(_, ms)| *ms).collect();
         latencies.sort_by(f64::total_cmp);
-        let p = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
-        (self.trades.len() as f64 / SECONDS as f64, p(0.5), p(0.99))
+        (support::quantile(&latencies, 0.5), support::quantile(&latencies, 0.99))
     }
 
     /// The phase's line, and a second one for the trades after its first second: the first
@@ -37,9 +35,10 @@ impl Phase {
     /// statements, which a running service has behind it (README, Benchmarks: "Where a trade
     /// waits").
     fn print(&self, label: &str) {
-        let (tps, p50, p99) = self.summary(0.0);
+        let tps = self.trades.len() as f64 / SECONDS as f64;
+        let (p50, p99) = self.p50_p99(0.0);
         println!("  {label:<13} {tps:>7.0} trades/s   p50 {p50:.1} ms   p99 {p99:.1} ms");
-        let (_, p50, p99) = self.summary(1_000.0);
+        let (p50, p99) = self.p50_p99(1_000.0);
         println!("    after its first second:      p50 {p50:.1} ms   p99 {p99:.1} ms");
     }
 

@@ -141,7 +141,7 @@ async fn main() {
         println!("{} subscribers got fewer than {updates} updates: {short:?}", short.len());
     }
     latencies.sort_unstable();
-    let pct = |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)] as f64 / 1000.0;
+    let pct = |p: f64| support::quantile(&latencies, p) as f64 / 1000.0;
     let window = Duration::from_micros(last) - (first - start);
     println!("{updates} changes {} ms apart: {} of {expected} messages delivered", spacing.as_millis(), latencies.len());
     println!(

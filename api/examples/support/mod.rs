@@ -103,6 +103,12 @@ pub async fn serve(router: axum::Router) -> String {
     format!("http://{addr}")
 }
 
+/// The `q` quantile (0 to 1) of samples sorted ascending, by rank (the sample at
+/// `len * q`, the last for `q = 1`): what every benchmark here prints.
+pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> T {
+    sorted[((sorted.len() as f64 * q) as usize).min(sorted.len() - 1)]
+}
+
 /// `CONNECTIONS` concurrent clients for `SECONDS`: (requests/s, p50, p99, p99.9) in ms.
 pub async fn drive(url: String) -> (f64, f64, f64, f64) {
     use std::time::{Duration, Instant};
@@ -129,6 +135,6 @@ pub async fn drive(url: String) -> (f64, f64, f64, f64) {
         all.extend(t.await.unwrap());
     }
     all.sort_unstable();
-    let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)] as f64 / 1000.0;
+    let pct = |p: f64| quantile(&all, p) as f64 / 1000.0;
     (all.len() as f64 / SECONDS as f64, pct(0.50), pct(0.99), pct(0.999))
 }

@@ -1,9 +1,9 @@
-//! Group commit's hand-off: work queued by many tasks (transactions to write, to project) and
-//! done a group at a time — everything queued when the worker is free — by whichever task
-//! finds the worker free. The others do not wait for the worker: whoever has it does their
-//! work before letting go. (A queue of tasks each taking the worker in turn, most of them to
-//! find nothing left, held every next group back by a task wake-up apiece: under load the wait
-//! for a turn grew to ten times the turn.)
+//! Group commit's hand-off: work queued by many tasks (transactions to write, to project; the
+//! service's pre-trade reads) and done a group at a time — everything queued when the worker
+//! is free — by whichever task finds the worker free. The others do not wait for the worker:
+//! whoever has it does their work before letting go. (A queue of tasks each taking the worker
+//! in turn, most of them to find nothing left, held every next group back by a task wake-up
+//! apiece: under load the wait for a turn grew to ten times the turn.)
 //!
 //! A task that panics while working drops its group (its callers learn it from their dropped
 //! answer channels); what is still queued is done by the next task to take a turn.

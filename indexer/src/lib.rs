@@ -16,7 +16,7 @@ pub mod chain;
 pub mod deposits;
 pub mod events;
 pub mod follow;
-mod group_commit;
+pub mod group_commit;
 pub mod projection;
 pub mod stats;
 

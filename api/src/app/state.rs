@@ -15,6 +15,7 @@ impl AppState {
     /// The state for `config` over `db` and `redis`, without a chain (`with_onchain` adds it).
     pub fn new(config: &Config, db: PgPool, redis: Redis) -> AppState {
         let services = Services {
+            trade_plans: Arc::new(crate::services::trade_plans::TradePlans::new(db.clone())),
             db,
             redis,
             tokens: Arc::new(TokenIssuer::new(&config.jwt_secret, config.token_ttl)),

@@ -23,6 +23,7 @@ pub mod settlement;
 pub mod sign_in;
 pub mod stream;
 pub mod tokens;
+pub mod trade_plans;
 pub mod trading;
 pub mod users;
 pub mod wallet_flow;
@@ -75,6 +76,8 @@ pub struct Services {
     pub new_users_per_day: u32,
     /// Web push: the VAPID key and the rules for subscriptions and messages.
     pub push: Arc<push::PushSettings>,
+    /// The reads of concurrent trades before they are signed, grouped.
+    pub trade_plans: Arc<trade_plans::TradePlans>,
     /// Market rows in memory, for market reads and quotes.
     pub market_cache: Arc<market_cache::MarketCache>,
     /// Active series' cards in memory, for the series listing.

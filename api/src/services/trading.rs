@@ -18,7 +18,7 @@ use crate::domain::caller::Caller;
 use crate::domain::market::{MarketStatus, Side, per_share};
 use crate::domain::money::{self, micros};
 use crate::store::deposits as deposit_store;
-use crate::store::markets::MarketPlan;
+use crate::store::markets::{MarketPlan, TraderAmount};
 use crate::store::{faucet, markets, operator_budget, positions};
 
 /// The faucet's cap per wallet and UTC day: 10,000 test USDC.
@@ -109,9 +109,9 @@ pub async fn buy(s: &Services, caller: &Caller, id: Uuid, order: BuyOrder, log: 
     }
     let fee = terms.fee(order.usdc_amount).ok_or_else(|| ServiceError::InvalidInput("usdc_amount is too large".into()))?;
     let wallet = wallet_key(caller)?;
-    // The market and the balance in one statement (a round trip less a trade); the balance
-    // cannot change by the market being created on chain.
-    let (plan, available) = known(id, markets::plan_for_buyer(&s.db, id, &caller.wallet).await?)?;
+    // The market and the balance in one read (with the other trades' of the moment); the
+    // balance cannot change by the market being created on chain.
+    let (plan, available) = known(id, s.trade_plans.read(id, &caller.wallet, TraderAmount::Spendable).await?)?;
     open_market(s, onchain, &plan).await?;
     // Amounts parse up to u64::MAX micro-USDC: compare without overflowing.
     if available < order.usdc_amount.saturating_add(fee) {
@@ -131,7 +131,7 @@ pub async fn buy(s: &Services, caller: &Caller, id: Uuid, order: BuyOrder, log: 
 pub async fn sell(s: &Services, caller: &Caller, id: Uuid, order: SellOrder, log: SignatureLog<'_>) -> Result<Traded, ServiceError> {
     let onchain = s.onchain()?;
     let wallet = wallet_key(caller)?;
-    let (plan, held) = known(id, markets::plan_for_seller(&s.db, id, &caller.wallet, order.side).await?)?;
+    let (plan, held) = known(id, s.trade_plans.read(id, &caller.wallet, TraderAmount::Shares(order.side)).await?)?;
     open_market(s, onchain, &plan).await?;
     if held < order.shares {
         return Err(ServiceError::InsufficientShares(format!("the position holds {} {} shares", micros(held as i64), order.side.as_str())));

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use funding_market::client;
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::domain::market::{MarketStatus, Side};
@@ -257,49 +257,99 @@ pub struct MarketPlan {
     pub onchain_address: Option<String>,
 }
 
-/// `MarketPlan`'s columns of market `$1` (`m`, `s` its series), for statements that read more
-/// beside them; a macro so that they stay literals.
-macro_rules! plan_of_market {
-    ($($columns:tt)*) => {
-        concat!(
-            "SELECT m.id, s.slug, m.open_ts, m.close_ts, m.settlement_ts, m.liquidity_b, m.ou_prior_ppm, m.status, m.onchain_address",
-            $($columns)*,
-            " FROM markets m JOIN series s ON s.id = m.series_id WHERE m.id = $1"
-        )
+/// `MarketPlan`'s columns (`m` the market, `s` its series); a macro so that the statements
+/// reading them stay literals.
+macro_rules! plan_columns {
+    () => {
+        "m.id, s.slug, m.open_ts, m.close_ts, m.settlement_ts, m.liquidity_b, m.ou_prior_ppm, m.status, m.onchain_address"
     };
 }
 
 pub async fn plan(db: &PgPool, id: Uuid) -> Result<Option<MarketPlan>, sqlx::Error> {
-    sqlx::query_as(plan_of_market!("")).bind(id).fetch_optional(db).await
-}
-
-/// A market's plan with what `wallet` can spend (`positions::available_sql`), read in one
-/// statement: a buy checks both before it is signed.
-pub async fn plan_for_buyer(db: &PgPool, id: Uuid, wallet: &str) -> Result<Option<(MarketPlan, u64)>, sqlx::Error> {
-    let row: Option<WithAmount> = sqlx::query_as(plan_of_market!(concat!(", ", positions::available_sql!("$2"), " AS amount")))
+    sqlx::query_as(concat!("SELECT ", plan_columns!(), " FROM markets m JOIN series s ON s.id = m.series_id WHERE m.id = $1"))
         .bind(id)
-        .bind(wallet)
         .fetch_optional(db)
-        .await?;
-    Ok(row.map(|r| (r.plan, r.amount as u64)))
+        .await
 }
 
-/// A market's plan with the shares of `side` that `wallet` holds in it (micro-shares), read in
-/// one statement: a sell checks both before it is signed.
-pub async fn plan_for_seller(db: &PgPool, id: Uuid, wallet: &str, side: Side) -> Result<Option<(MarketPlan, u64)>, sqlx::Error> {
-    let row: Option<WithAmount> = sqlx::query_as(plan_of_market!(
-        ", COALESCE((SELECT CASE WHEN $3 THEN p.yes_shares ELSE p.no_shares END FROM positions p WHERE p.market_id = m.id AND p.wallet = $2), 0) AS amount"
+/// What a trade reads of its trader beside the market's plan: what the wallet can spend
+/// (`positions::available_sql`, a buy) or the shares of one side it holds in the market
+/// (micro-shares, a sell).
+#[derive(Clone, Copy, Debug)]
+pub enum TraderAmount {
+    Spendable,
+    Shares(Side),
+}
+
+impl TraderAmount {
+    /// As `plans_for_traders` takes it: 0 spendable, 1 YES shares, 2 NO shares.
+    fn code(self) -> i16 {
+        match self {
+            TraderAmount::Spendable => 0,
+            TraderAmount::Shares(Side::Yes) => 1,
+            TraderAmount::Shares(Side::No) => 2,
+        }
+    }
+}
+
+/// A trade's read: market, trader's wallet, and which amount.
+pub struct TradeRead {
+    pub market: Uuid,
+    pub wallet: String,
+    pub amount: TraderAmount,
+}
+
+/// The plans of the markets `reads` name, each with its trader's amount, in one statement (the
+/// reads of concurrent trades, `services::trade_plans`): one answer per read, in order, `None`
+/// where there is no such market.
+pub async fn plans_for_traders(db: &mut PgConnection, reads: &[TradeRead]) -> Result<Vec<Option<(MarketPlan, u64)>>, sqlx::Error> {
+    let markets: Vec<Uuid> = reads.iter().map(|r| r.market).collect();
+    let wallets: Vec<&str> = reads.iter().map(|r| r.wallet.as_str()).collect();
+    let amounts: Vec<i16> = reads.iter().map(|r| r.amount.code()).collect();
+    // Each read looks up its market on its own (`OFFSET 0` keeps the planner from flattening
+    // the subquery into a join, which on a small table — or with a plan made while it was
+    // small — scans every market). A CASE evaluates only its matching branch, so a buy reads
+    // no position and a sell no withdrawals.
+    let rows: Vec<TraderPlanRow> = sqlx::query_as(concat!(
+        "SELECT r.ord, found.* FROM unnest($1::UUID[], $2::TEXT[], $3::SMALLINT[]) WITH ORDINALITY AS r(id, wallet, amount, ord) ",
+        "CROSS JOIN LATERAL (SELECT ",
+        plan_columns!(),
+        ", CASE WHEN r.amount = 0 THEN ",
+        positions::available_sql!("r.wallet"),
+        " ELSE COALESCE((SELECT CASE WHEN r.amount = 1 THEN p.yes_shares ELSE p.no_shares END FROM positions p ",
+        "WHERE p.market_id = m.id AND p.wallet = r.wallet), 0) END AS amount ",
+        "FROM markets m JOIN series s ON s.id = m.series_id WHERE m.id = r.id OFFSET 0) found"
     ))
-    .bind(id)
-    .bind(wallet)
-    .bind(side == Side::Yes)
-    .fetch_optional(db)
+    .bind(&markets)
+    .bind(&wallets)
+    .bind(&amounts)
+    .fetch_all(db)
     .await?;
-    Ok(row.map(|r| (r.plan, r.amount as u64)))
+    let mut found: Vec<Option<(MarketPlan, u64)>> = reads.iter().map(|_| None).collect();
+    for row in rows {
+        found[row.ord as usize - 1] = Some((row.plan, row.amount as u64));
+    }
+    Ok(found)
 }
 
+/// A connection for `plans_for_traders` alone, out of the pool: its one statement is planned
+/// once for every group (`plan_cache_mode = force_generic_plan` for the session, which no other
+/// user of the pool should inherit) — index lookups per read, whatever the group's size.
+pub async fn plans_connection(db: &PgPool) -> Result<PgConnection, sqlx::Error> {
+    let mut connection = db.acquire().await?.detach();
+    sqlx::query("SET plan_cache_mode = force_generic_plan").execute(&mut connection).await?;
+    Ok(connection)
+}
+
+/// `plans_for_traders` for one read, on a connection of the pool.
+pub async fn plan_for_trader(db: &PgPool, read: TradeRead) -> Result<Option<(MarketPlan, u64)>, sqlx::Error> {
+    Ok(plans_for_traders(&mut *db.acquire().await?, std::slice::from_ref(&read)).await?.pop().flatten())
+}
+
+/// A row of `plans_for_traders`: its read's place (from 1), the plan, the amount.
 #[derive(sqlx::FromRow)]
-struct WithAmount {
+struct TraderPlanRow {
+    ord: i64,
     #[sqlx(flatten)]
     plan: MarketPlan,
     amount: i64,

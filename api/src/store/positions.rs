@@ -61,7 +61,7 @@ pub async fn available_balance(db: &PgPool, wallet: &str) -> Result<u64, sqlx::E
 /// pending or processing whose transaction has not been projected yet (once it is, the vault
 /// balance itself is lower). One expression, so both are read at the same moment. Never below
 /// zero (a wallet can spend its vault with its own signature, past the service's reservations).
-/// A macro so that statements reading it with other columns (`markets::plan_for_buyer`) are
+/// A macro so that statements reading it with other columns (`markets::plans_for_traders`) are
 /// literals too.
 macro_rules! available_sql {
     ($wallet:literal) => {

@@ -499,3 +499,87 @@ async fn the_operator_pays_for_a_daily_budget_of_new_users(db: PgPool) {
     let paid: i32 = sqlx::query_scalar("SELECT users FROM operator_paid_users").fetch_one(&db).await.unwrap();
     assert_eq!(paid, 2);
 }
+
+/// The reads of trades made at the same moment go to Postgres together
+/// (`services::trade_plans`): each read gets its own market's plan and its own trader's
+/// amount — what the wallet can spend less its queued withdrawals (a buy), the shares it holds
+/// of the side (a sell, 0 without a position) — and a market that does not exist reads as
+/// none, as each read alone answers.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn reads_of_concurrent_trades_each_get_their_own_answer(db: PgPool) {
+    use api::domain::market::Side;
+    use api::store::markets::{self, TradeRead, TraderAmount};
+
+    series::ensure(&db, &default_series()).await.unwrap();
+    let markets_open = [open_market(&db, "open").await, open_market(&db, "closed").await];
+    let wallets: Vec<String> = (0..6).map(|_| solana_signer::Signer::pubkey(&solana_keypair::Keypair::new()).to_string()).collect();
+    for (i, wallet) in wallets.iter().enumerate() {
+        let i = i as i64;
+        sqlx::query("INSERT INTO vault_balances (wallet, balance, slot, tx_index, updated_at) VALUES ($1, $2, 1, 0, now())")
+            .bind(wallet)
+            .bind(1_000_000 * (i + 1))
+            .execute(&db)
+            .await
+            .unwrap();
+        // Every wallet but the last holds a position in the first market; the even ones in the
+        // second too.
+        for (k, market) in markets_open.iter().enumerate() {
+            if i == 5 || (k == 1 && i % 2 == 1) {
+                continue;
+            }
+            sqlx::query(
+                "INSERT INTO positions (market_id, wallet, yes_shares, no_shares, last_trade_count, updated_at, yes_basis, no_basis)
+                 VALUES ($1, $2, $3, $4, 1, now(), 0, 0)",
+            )
+            .bind(market)
+            .bind(wallet)
+            .bind(10 * (i + 1) + k as i64)
+            .bind(100 * (i + 1) + k as i64)
+            .execute(&db)
+            .await
+            .unwrap();
+        }
+    }
+    // The first wallet has 0.25 USDC of its 1 USDC queued to be withdrawn.
+    sqlx::query(
+        "WITH u AS (INSERT INTO users (id, wallet_address) VALUES (gen_random_uuid(), $1) RETURNING id)
+         INSERT INTO withdrawals (id, user_id, wallet, amount, destination, token_account, create_account, status)
+         SELECT gen_random_uuid(), u.id, $1, 250000, $1, $1, false, 'pending' FROM u",
+    )
+    .bind(&wallets[0])
+    .execute(&db)
+    .await
+    .unwrap();
+
+    let services = state(db.clone(), &redis_url()).services;
+    let amounts = [TraderAmount::Spendable, TraderAmount::Shares(Side::Yes), TraderAmount::Shares(Side::No)];
+    let reads: Vec<(Uuid, String, TraderAmount)> = (0..90)
+        .map(|n| {
+            let market = if n % 10 == 9 { Uuid::new_v4() } else { markets_open[n % 2] };
+            (market, wallets[n % wallets.len()].clone(), amounts[n % 3])
+        })
+        .collect();
+    let tasks: Vec<_> = reads
+        .iter()
+        .cloned()
+        .map(|(market, wallet, amount)| {
+            let plans = services.trade_plans.clone();
+            tokio::spawn(async move { plans.read(market, &wallet, amount).await.unwrap() })
+        })
+        .collect();
+    for ((market, wallet, amount), task) in reads.into_iter().zip(tasks) {
+        let grouped = task.await.unwrap();
+        let alone = markets::plan_for_trader(&db, TradeRead { market, wallet: wallet.clone(), amount }).await.unwrap();
+        let i = wallets.iter().position(|w| *w == wallet).unwrap() as u64;
+        let k = markets_open.iter().position(|m| *m == market);
+        let expected = k.map(|k| match amount {
+            TraderAmount::Spendable => 1_000_000 * (i + 1) - if i == 0 { 250_000 } else { 0 },
+            _ if i == 5 || (k == 1 && i % 2 == 1) => 0,
+            TraderAmount::Shares(Side::Yes) => 10 * (i + 1) + k as u64,
+            TraderAmount::Shares(Side::No) => 100 * (i + 1) + k as u64,
+        });
+        let got = |read: &Option<(markets::MarketPlan, u64)>| read.as_ref().map(|(plan, amount)| (plan.id, *amount));
+        assert_eq!(got(&grouped), k.map(|k| (markets_open[k], expected.unwrap())), "{market} {wallet} {amount:?}");
+        assert_eq!(got(&grouped), got(&alone), "{market} {wallet} {amount:?}");
+    }
+}

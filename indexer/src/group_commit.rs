@@ -10,6 +10,8 @@
 
 use std::sync::Mutex;
 
+use sqlx::{PgConnection, PgPool};
+
 /// Items queued by many tasks and the one worker (a connection, say) that does them, a group
 /// at a time, for whichever task has its turn.
 pub struct GroupQueue<T, W> {
@@ -82,6 +84,39 @@ impl<T, W> Turn<'_, T, W> {
         self.worker = None;
         !self.queue.queue().is_empty()
     }
+}
+
+/// A connection of a worker's own, out of the pool (a queue's turn on Postgres): its
+/// statements are planned once for every execution (`plan_cache_mode = force_generic_plan` for
+/// the session, which no other user of the pool should inherit). The statements a turn runs are
+/// few and take arrays of any length, so one plan serves every group, where planning them for
+/// each group cost as much as running them. The generic plan is made again whenever a table's
+/// statistics change (an ANALYZE invalidates it), so a plan made while a table was small does
+/// not outlive its growth.
+pub async fn own_connection(db: &PgPool) -> Result<PgConnection, sqlx::Error> {
+    let mut connection = db.acquire().await?.detach();
+    sqlx::query("SET plan_cache_mode = force_generic_plan").execute(&mut connection).await?;
+    Ok(connection)
+}
+
+/// `work` on a turn's own connection (`own_connection`): opened on first use and kept from one
+/// group to the next — a pooled connection taken and given back for each group cost two more
+/// round trips (sqlx pings a connection it takes back) — and closed once `work` fails on it, so
+/// the next group opens another.
+pub async fn on_own_connection<R>(
+    own: &mut Option<PgConnection>,
+    db: &PgPool,
+    work: impl AsyncFnOnce(&mut PgConnection) -> Result<R, sqlx::Error>,
+) -> Result<R, sqlx::Error> {
+    let connection = match own {
+        Some(connection) => connection,
+        None => own.insert(own_connection(db).await?),
+    };
+    let done = work(connection).await;
+    if done.is_err() {
+        *own = None;
+    }
+    done
 }
 
 impl<T, W: Default> Default for GroupQueue<T, W> {

@@ -6,8 +6,8 @@
 //! and sending a transaction until it confirms. `events` decodes the program's `emit_cpi!`
 //! events, `projection` writes them into Postgres once each with the cursor, `follow` runs the
 //! loop from the cursor over any `ChainSource`, `stats` keeps series statistics.
-//! `group_commit` is the hand-off both the embedded chain's writer and the projection's groups
-//! applied ahead use.
+//! `group_commit` is the hand-off the embedded chain's writer, the projection's groups applied
+//! ahead and the service's pre-trade reads use, with the connection of its own each keeps.
 //! `chain::embedded` is the in-process chain for local runs and tests; `chain::AnyChain` is the
 //! narrow interface over either.
 

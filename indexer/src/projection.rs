@@ -20,7 +20,7 @@ use uuid::Uuid;
 use crate::chain::ConfirmedTransaction;
 use crate::deposits;
 use crate::events::{self, ProgramEvent};
-use crate::group_commit::GroupQueue;
+use crate::group_commit::{self, GroupQueue};
 use crate::stats;
 use funding_market::state::{Outcome, Side};
 
@@ -42,10 +42,8 @@ pub struct Projector {
 /// projection lock and its commit, one trade per commit.
 #[derive(Default)]
 struct Ahead {
-    /// The transactions waiting, and the turn: the connection groups are applied on, its own
-    /// (out of the pool) and kept from one group to the next (`None` until the first, and
-    /// after a failure): taking one from the pool for each group and giving it back cost two
-    /// more round trips a group (sqlx pings a connection it takes back).
+    /// The transactions waiting, and the turn: the connection groups are applied on
+    /// (`group_commit::on_own_connection`; `None` until the first group, and after a failure).
     waiting: GroupQueue<Waiting, Option<PgConnection>>,
     /// What was applied ahead, until the indexer passes it (`Applied`).
     applied: Mutex<Applied>,
@@ -293,29 +291,11 @@ impl Projector {
         }
     }
 
-    /// `apply_without_cursor` on the turn's connection (a new one if there is none; one that
-    /// failed is closed, and the next group opens another).
+    /// `apply_without_cursor` on the turn's own connection (`group_commit::on_own_connection`):
+    /// a group applied ahead is small (the requests of one moment), and plans made for any such
+    /// group serve it.
     async fn apply_on_turn(&self, turn: &mut Option<PgConnection>, txs: &[ConfirmedTransaction]) -> Result<(), sqlx::Error> {
-        let connection = match turn {
-            Some(connection) => connection,
-            None => turn.insert(self.turn_connection().await?),
-        };
-        let applied = self.apply_without_cursor(connection, txs).await;
-        if applied.is_err() {
-            *turn = None;
-        }
-        applied
-    }
-
-    /// A connection of the turn's own, out of the pool: its statements are planned once for
-    /// every group (`plan_cache_mode = force_generic_plan` for the session, which no other
-    /// user of the pool should inherit). A group applied ahead is small (the requests of one
-    /// moment): plans made for any such group serve it, where planning the run statements for
-    /// each group cost as much as running them.
-    async fn turn_connection(&self) -> Result<PgConnection, sqlx::Error> {
-        let mut connection = self.db.acquire().await?.detach();
-        sqlx::query("SET plan_cache_mode = force_generic_plan").execute(&mut connection).await?;
-        Ok(connection)
+        group_commit::on_own_connection(turn, &self.db, async |connection| self.apply_without_cursor(connection, txs).await).await
     }
 
     /// Applies `txs` (in chain order) in one database transaction, without moving the cursor.

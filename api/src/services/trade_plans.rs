@@ -8,16 +8,16 @@
 
 use std::sync::Arc;
 
-use indexer::group_commit::GroupQueue;
+use indexer::group_commit::{self, GroupQueue};
 use sqlx::{PgConnection, PgPool};
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
 use crate::store::markets::{self, MarketPlan, TradeRead, TraderAmount};
 
-/// A read's answer from its group: the plan and amount (`None`: no such market), or `Err` if
-/// the group's statement failed — the caller then reads alone, to get its own error.
-type Answer = Result<Option<(MarketPlan, u64)>, ()>;
+/// A read's answer from its group: the plan and amount (`None`: no such market). A group whose
+/// statement failed drops its answers, and each caller reads alone, to get its own error.
+type Answer = Option<(MarketPlan, u64)>;
 
 pub struct TradePlans {
     db: PgPool,
@@ -40,9 +40,9 @@ impl TradePlans {
         let plans = self.clone();
         tokio::spawn(async move { plans.read_waiting().await });
         match answered.await {
-            Ok(Ok(found)) => Ok(found),
+            Ok(found) => Ok(found),
             // The group's statement failed, or its task panicked.
-            _ => markets::plan_for_trader(&self.db, TradeRead { market, wallet: wallet.to_owned(), amount }).await,
+            Err(_) => markets::plan_for_trader(&self.db, TradeRead { market, wallet: wallet.to_owned(), amount }).await,
         }
     }
 
@@ -52,33 +52,16 @@ impl TradePlans {
         let mut turn = self.waiting.turn_after_woken().await;
         while let Some((connection, group)) = turn.next() {
             let (reads, answers): (Vec<TradeRead>, Vec<oneshot::Sender<Answer>>) = group.into_iter().unzip();
-            match self.read_on(connection, &reads).await {
+            let read = group_commit::on_own_connection(connection, &self.db, async |connection| markets::plans_for_traders(connection, &reads).await).await;
+            match read {
                 Ok(found) => {
                     for (answer, found) in answers.into_iter().zip(found) {
-                        let _ = answer.send(Ok(found));
+                        let _ = answer.send(found);
                     }
                 }
-                Err(e) => {
-                    tracing::warn!(error = %e, reads = reads.len(), "grouped trade reads failed; each is read alone");
-                    for answer in answers {
-                        let _ = answer.send(Err(()));
-                    }
-                }
+                // The answers are dropped: each caller reads alone.
+                Err(e) => tracing::warn!(error = %e, reads = reads.len(), "grouped trade reads failed; each is read alone"),
             }
         }
-    }
-
-    /// `plans_for_traders` on the turn's connection (a new one if there is none; one that
-    /// failed is closed, and the next group opens another).
-    async fn read_on(&self, turn: &mut Option<PgConnection>, reads: &[TradeRead]) -> Result<Vec<Option<(MarketPlan, u64)>>, sqlx::Error> {
-        let connection = match turn {
-            Some(connection) => connection,
-            None => turn.insert(markets::plans_connection(&self.db).await?),
-        };
-        let found = markets::plans_for_traders(connection, reads).await;
-        if found.is_err() {
-            *turn = None;
-        }
-        found
     }
 }

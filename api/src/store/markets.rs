@@ -332,15 +332,6 @@ pub async fn plans_for_traders(db: &mut PgConnection, reads: &[TradeRead]) -> Re
     Ok(found)
 }
 
-/// A connection for `plans_for_traders` alone, out of the pool: its one statement is planned
-/// once for every group (`plan_cache_mode = force_generic_plan` for the session, which no other
-/// user of the pool should inherit) — index lookups per read, whatever the group's size.
-pub async fn plans_connection(db: &PgPool) -> Result<PgConnection, sqlx::Error> {
-    let mut connection = db.acquire().await?.detach();
-    sqlx::query("SET plan_cache_mode = force_generic_plan").execute(&mut connection).await?;
-    Ok(connection)
-}
-
 /// `plans_for_traders` for one read, on a connection of the pool.
 pub async fn plan_for_trader(db: &PgPool, read: TradeRead) -> Result<Option<(MarketPlan, u64)>, sqlx::Error> {
     Ok(plans_for_traders(&mut *db.acquire().await?, std::slice::from_ref(&read)).await?.pop().flatten())

@@ -504,7 +504,7 @@ async fn the_operator_pays_for_a_daily_budget_of_new_users(db: PgPool) {
 /// (`services::trade_plans`): each read gets its own market's plan and its own trader's
 /// amount — what the wallet can spend less its queued withdrawals (a buy), the shares it holds
 /// of the side (a sell, 0 without a position) — and a market that does not exist reads as
-/// none, as each read alone answers.
+/// none, as each read alone answers; so does every read in one statement.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn reads_of_concurrent_trades_each_get_their_own_answer(db: PgPool) {
     use api::domain::market::Side;
@@ -567,7 +567,11 @@ async fn reads_of_concurrent_trades_each_get_their_own_answer(db: PgPool) {
             tokio::spawn(async move { plans.read(market, &wallet, amount).await.unwrap() })
         })
         .collect();
-    for ((market, wallet, amount), task) in reads.into_iter().zip(tasks) {
+    // All of them in one statement too, whatever groups the tasks made.
+    let as_one: Vec<TradeRead> = reads.iter().map(|(market, wallet, amount)| TradeRead { market: *market, wallet: wallet.clone(), amount: *amount }).collect();
+    let in_one = markets::plans_for_traders(&mut *db.acquire().await.unwrap(), &as_one).await.unwrap();
+    assert_eq!(in_one.len(), reads.len());
+    for (((market, wallet, amount), task), in_one) in reads.into_iter().zip(tasks).zip(in_one) {
         let grouped = task.await.unwrap();
         let alone = markets::plan_for_trader(&db, TradeRead { market, wallet: wallet.clone(), amount }).await.unwrap();
         let i = wallets.iter().position(|w| *w == wallet).unwrap() as u64;
@@ -581,5 +585,6 @@ async fn reads_of_concurrent_trades_each_get_their_own_answer(db: PgPool) {
         let got = |read: &Option<(markets::MarketPlan, u64)>| read.as_ref().map(|(plan, amount)| (plan.id, *amount));
         assert_eq!(got(&grouped), k.map(|k| (markets_open[k], expected.unwrap())), "{market} {wallet} {amount:?}");
         assert_eq!(got(&grouped), got(&alone), "{market} {wallet} {amount:?}");
+        assert_eq!(got(&in_one), got(&alone), "{market} {wallet} {amount:?}");
     }
 }

@@ -74,7 +74,7 @@ use anchor_lang::solana_program::clock::MAX_PROCESSING_AGE;
 use super::decode::Compiled;
 use super::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
 use crate::address_text;
-use crate::group_commit::GroupQueue;
+use crate::group_commit::{self, GroupQueue};
 
 /// What the program's config is initialised with on a fresh chain.
 #[derive(Clone, Debug)]
@@ -1067,16 +1067,14 @@ fn stored_error(signature: &str, err: Option<Value>) -> Result<Option<Transactio
 /// A connection holding `SINGLE_WRITER_LOCK`. A previous holder that just went away (a restart
 /// in the same process) can take a moment to release it, hence the short wait.
 async fn single_writer(db: &PgPool) -> Result<sqlx::PgConnection, EmbeddedError> {
-    let mut connection = db.acquire().await?.detach();
+    // The ledger write is planned once on this connection, not for each group: planning it was
+    // 0.16 ms of its 0.5 ms in Postgres, inside the writer's turn (a plan made while the account
+    // table was small — a sequential scan for the closed accounts' delete — is made again as it
+    // grows: `group_commit::own_connection`).
+    let mut connection = group_commit::own_connection(db).await?;
     for _ in 0..50 {
         let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)").bind(SINGLE_WRITER_LOCK).fetch_one(&mut connection).await?;
         if locked {
-            // The ledger write is planned once on this connection, not for each group: planning
-            // it was 0.16 ms of its 0.5 ms in Postgres, inside the writer's turn. The generic
-            // plan is made again whenever the tables' statistics change (an ANALYZE invalidates
-            // it): a plan made while the account table was small (a sequential scan for the
-            // closed accounts' delete) does not outlive the table's growth.
-            sqlx::query("SET plan_cache_mode = force_generic_plan").execute(&mut connection).await?;
             return Ok(connection);
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;

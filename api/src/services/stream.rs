@@ -2,9 +2,11 @@
 //! (`stream_events`) are given a sequence number and published to Redis in that order, so every
 //! replica receives each once and forwards it to its subscribers (`http::ws`).
 //!
-//! Numbers are assigned and the events published inside one database transaction that commits
-//! after Redis took them: a crash before the commit publishes them again with new numbers, and
-//! replicas drop an event id they have already forwarded.
+//! Numbers are assigned, the events published and their rows deleted inside one database
+//! transaction that commits after Redis took them: a crash before the commit publishes them
+//! again with new numbers, and replicas drop an event id they have already forwarded. Nothing
+//! reads a published event (a replica renders an update from the state it names), so none is
+//! kept.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -19,9 +21,6 @@ const BATCH: i64 = 500;
 /// trade), unless one event alone holds more: a batch republished after a crash must fit in
 /// what replicas remember to drop (`http::routes::ws::hub`, four times this).
 pub const MAX_UPDATES: usize = 10_000;
-/// Published events are kept this long (a replica renders an event from current state, so
-/// nothing reads old ones; they are kept to inspect).
-const KEEP_SECS: i64 = 3600;
 
 /// An event as it travels between replicas (JSON on the Redis channel).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -80,7 +79,8 @@ pub async fn publish_on(s: &Services, db: &mut PgConnection) -> Result<Batch, Se
     let events = &events[..rows];
     let ids: Vec<i64> = events.iter().map(|e| e.id).collect();
     let counts: Vec<i64> = updates.iter().map(|u| u.len() as i64).collect();
-    let mut seqs = store::sequence(&mut tx, &ids, &counts).await?.into_iter();
+    let mut seqs = store::sequence(&mut tx, &counts).await?.into_iter();
+    store::delete_published(&mut tx, &ids).await?;
     let channel = redis_channel(s);
     let mut pipe = redis::pipe();
     for (event, references) in events.iter().zip(updates) {
@@ -124,9 +124,4 @@ fn updates_of(event: &StreamEvent) -> Vec<Value> {
 /// it, so a client applies only updates numbered above.
 pub async fn last_seq(s: &Services) -> Result<i64, ServiceError> {
     Ok(store::last_seq(&s.db).await?)
-}
-
-/// Deletes events published over an hour ago.
-pub async fn prune(s: &Services) -> Result<u64, ServiceError> {
-    Ok(store::prune(&s.db, KEEP_SECS).await?)
 }

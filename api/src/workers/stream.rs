@@ -1,6 +1,6 @@
 //! The stream publisher as a singleton worker: woken by the triggers' `NOTIFY fm_stream` (and
 //! every period in case a notification was missed), it publishes every new event to Redis
-//! (`services::stream`), and prunes old ones each minute.
+//! (`services::stream`), deleting each as it is published.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,7 +17,6 @@ use crate::services::{Services, stream};
 
 /// "FMSTREAM": the advisory-lock key of the stream publisher.
 pub const STREAM_LOCK: i64 = 0x464D_5354_5245_414D;
-const PRUNE_EVERY: Duration = Duration::from_secs(60);
 /// The least time from one round of publishing to the next. Each committed projection group
 /// notifies; under load (hundreds of groups a second) a round for each was a claim, a numbering
 /// and a commit for every three or four trades. A notification that comes sooner than this
@@ -44,7 +43,6 @@ impl Worker for StreamWorker {
         async move {
             let mut listener = PgListener::connect_with(&self.services.db).await.map_err(|e| e.to_string())?;
             listener.listen("fm_stream").await.map_err(|e| e.to_string())?;
-            let mut pruned = Instant::now();
             let mut last_round: Option<Instant> = None;
             // Kept from one batch to the next; after a failure, taken again from the pool.
             let mut connection: Option<PoolConnection<Postgres>> = None;
@@ -71,12 +69,6 @@ impl Worker for StreamWorker {
                             tracing::warn!(error = %e, "publishing the stream failed; retrying");
                             break;
                         }
-                    }
-                }
-                if pruned.elapsed() > PRUNE_EVERY {
-                    pruned = Instant::now();
-                    if let Err(e) = stream::prune(&self.services).await {
-                        tracing::warn!(error = %e, "pruning the stream failed");
                     }
                 }
                 tokio::select! {

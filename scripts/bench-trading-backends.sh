@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Where Postgres's share of a trade goes (README, Benchmarks: "Stream events deleted when
+# published"): runs each given `trade_bench` binary in turn, RUNS times (default 2), and prints
+# for its one-market phase the trades a second, the WAL written a trade, and the CPU a trade of
+# each Postgres backend, named by the statements it was seen running (sampled from
+# pg_stat_activity every 0.2 s): the projection's turn, the ledger writer, the trade reads, the
+# stream publisher, the rest. A backend's CPU a trade moves far less from run to run than the
+# throughput does on these machines (±15 %), so a change to one turn's statement shows here
+# when the trading comparison (`bench-trading-compare.sh`) cannot separate it.
+#
+#   bash scripts/bench-trading-backends.sh /tmp/tb_a /tmp/tb_b 3
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 1 ] || { echo "usage: $0 TRADE_BENCH_BINARY... [RUNS]" >&2; exit 2; }
+runs=2
+if [[ "${!#}" =~ ^[0-9]+$ ]]; then runs="${!#}"; set -- "${@:1:$#-1}"; fi
+bash scripts/setup.sh >/dev/null
+export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1:5432/postgres}"
+export RUST_LOG=error FM_LOG_FORMAT=json
+bench_db="${DATABASE_URL%/*}/fm_bench_trade"
+tick=$(getconf CLK_TCK)
+
+# "pid ticks" for every Postgres process (user + system CPU).
+ticks() { for pid in $(pgrep -x postgres); do echo "$pid $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)"; done; }
+lsn() { psql -At "$DATABASE_URL" -c "SELECT pg_current_wal_lsn()"; }
+
+log=$(mktemp) seen=$(mktemp) before=$(mktemp) after=$(mktemp)
+trap 'rm -f "$log" "$seen" "$before" "$after"' EXIT
+for ((run = 1; run <= runs; run++)); do
+    for bin in "$@"; do
+        psql -q "$DATABASE_URL" -c "DROP DATABASE IF EXISTS fm_bench_trade" -c "DROP DATABASE IF EXISTS fm_bench_pgbench" 2>/dev/null
+        "$bin" >"$log" 2>&1 &
+        pid=$!
+        until grep -q "custodial trades" "$log"; do kill -0 "$pid" 2>/dev/null || { cat "$log"; exit 1; }; sleep 0.05; done
+        ticks >"$before"
+        lsn0=$(lsn)
+        : >"$seen"
+        until grep -q "one market:" "$log"; do
+            kill -0 "$pid" 2>/dev/null || { cat "$log"; exit 1; }
+            psql -At -F '|' "$bench_db" -c "SELECT pid, regexp_replace(left(query, 120), '\s+', ' ', 'g') FROM pg_stat_activity WHERE datname = 'fm_bench_trade'" >>"$seen" 2>/dev/null || true
+            sleep 0.2
+        done
+        ticks >"$after"
+        lsn1=$(lsn)
+        # (Not `wait`: after the many samples bash may no longer know the process as its child.)
+        while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+        rate=$(grep "one market:" "$log" | awk '{print $3}')
+        wal=$(psql -At "$DATABASE_URL" -c "SELECT pg_wal_lsn_diff('$lsn1', '$lsn0')")
+        python3 - "$bin" "$rate" "$wal" "$tick" "$seen" "$before" "$after" <<'PY'
+import collections, sys
+
+bin, rate, wal, tick, seen, before, after = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), *sys.argv[5:]
+trades = rate * 10  # the one-market phase lasts 10 s (trade_bench SECONDS)
+# A backend's role, by any statement it was seen running.
+roles = [("projection", "WITH locked AS"), ("ledger writer", "INSERT INTO embedded_ledger"), ("ledger writer", "FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::JSONB[]"),
+         ("trade reads", "SELECT r.ord"), ("stream publisher", "stream_events"), ("stream publisher", "stream_seq")]
+role = {}
+for line in open(seen):
+    pid, _, query = line.rstrip("\n").partition("|")
+    for name, mark in roles:
+        if mark in query:
+            role.setdefault(pid, name)
+ticks0 = dict(l.split() for l in open(before) if len(l.split()) == 2)
+cpu = collections.Counter()
+for l in open(after):
+    if len(l.split()) != 2:
+        continue
+    pid, t = l.split()
+    cpu[role.get(pid, "other backends")] += int(t) - int(ticks0.get(pid, 0))
+ms = lambda t: t / tick / trades * 1e3
+shown = ", ".join(f"{name} {ms(t):.3f}" for name, t in cpu.most_common())
+print(f"{bin} | {rate:.0f} trades/s | WAL {wal / trades / 1024:.1f} KiB a trade | Postgres CPU a trade {ms(sum(cpu.values())):.3f} ms: {shown}")
+PY
+    done
+done

@@ -11,39 +11,32 @@
 #   bash scripts/bench-trading-backends.sh /tmp/tb_a /tmp/tb_b 3
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: $0 TRADE_BENCH_BINARY... [RUNS]" >&2; exit 2; }
-runs=2
-if [[ "${!#}" =~ ^[0-9]+$ ]]; then runs="${!#}"; set -- "${@:1:$#-1}"; fi
-bash scripts/setup.sh >/dev/null
-export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1:5432/postgres}"
-export RUST_LOG=error FM_LOG_FORMAT=json
+default_rounds=2
+source scripts/lib/trade-bench.sh
 bench_db="${DATABASE_URL%/*}/fm_bench_trade"
-tick=$(getconf CLK_TCK)
 
 # "pid ticks" for every Postgres process (user + system CPU).
-ticks() { for pid in $(pgrep -x postgres); do echo "$pid $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)"; done; }
+ticks() {
+    local backend
+    for backend in $(pgrep -x postgres); do echo "$backend $(awk '{print $14 + $15}' "/proc/$backend/stat" 2>/dev/null || echo 0)"; done
+}
 lsn() { psql -At "$DATABASE_URL" -c "SELECT pg_current_wal_lsn()"; }
 
 log=$(mktemp) seen=$(mktemp) before=$(mktemp) after=$(mktemp)
 trap 'rm -f "$log" "$seen" "$before" "$after"' EXIT
-for ((run = 1; run <= runs; run++)); do
-    for bin in "$@"; do
-        psql -q "$DATABASE_URL" -c "DROP DATABASE IF EXISTS fm_bench_trade" -c "DROP DATABASE IF EXISTS fm_bench_pgbench" 2>/dev/null
-        "$bin" >"$log" 2>&1 &
-        pid=$!
-        until grep -q "custodial trades" "$log"; do kill -0 "$pid" 2>/dev/null || { cat "$log"; exit 1; }; sleep 0.05; done
+for ((run = 1; run <= rounds; run++)); do
+    for bin in "${binaries[@]}"; do
+        trade_bench_start "$bin" "$log"
         ticks >"$before"
         lsn0=$(lsn)
         : >"$seen"
-        until grep -q "one market:" "$log"; do
-            kill -0 "$pid" 2>/dev/null || { cat "$log"; exit 1; }
+        while trade_bench_before "$log" "one market:"; do
             psql -At -F '|' "$bench_db" -c "SELECT pid, regexp_replace(left(query, 120), '\s+', ' ', 'g') FROM pg_stat_activity WHERE datname = 'fm_bench_trade'" >>"$seen" 2>/dev/null || true
             sleep 0.2
         done
         ticks >"$after"
         lsn1=$(lsn)
-        # (Not `wait`: after the many samples bash may no longer know the process as its child.)
-        while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+        trade_bench_end
         rate=$(grep "one market:" "$log" | awk '{print $3}')
         wal=$(psql -At "$DATABASE_URL" -c "SELECT pg_wal_lsn_diff('$lsn1', '$lsn0')")
         python3 - "$bin" "$rate" "$wal" "$tick" "$seen" "$before" "$after" <<'PY'
@@ -52,7 +45,8 @@ import collections, sys
 bin, rate, wal, tick, seen, before, after = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), *sys.argv[5:]
 trades = rate * 10  # the one-market phase lasts 10 s (trade_bench SECONDS)
 # A backend's role, by any statement it was seen running.
-roles = [("projection", "WITH locked AS"), ("ledger writer", "INSERT INTO embedded_ledger"), ("ledger writer", "FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::JSONB[]"),
+# (Only a statement's first 120 characters are sampled, whitespace collapsed.)
+roles = [("projection", "WITH locked AS"), ("ledger writer", "FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::JSONB[]"),
          ("trade reads", "SELECT r.ord"), ("stream publisher", "stream_events"), ("stream publisher", "stream_seq")]
 role = {}
 for line in open(seen):

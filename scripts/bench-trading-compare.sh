@@ -11,13 +11,8 @@
 #   bash scripts/bench-trading-compare.sh /tmp/tb_a /tmp/tb_b 4
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: $0 TRADE_BENCH_BINARY... [PAIRS]" >&2; exit 2; }
-pairs=3
-if [[ "${!#}" =~ ^[0-9]+$ ]]; then pairs="${!#}"; set -- "${@:1:$#-1}"; fi
-bash scripts/setup.sh >/dev/null
-export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1:5432/postgres}"
-export RUST_LOG=error FM_LOG_FORMAT=json
-tick=$(getconf CLK_TCK)
+default_rounds=3
+source scripts/lib/trade-bench.sh
 
 # CPU ticks (user + system, with reaped children for Postgres) of a process, or of all of Postgres.
 ticks_of() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -31,16 +26,13 @@ postgres_ticks() {
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-for ((pair = 1; pair <= pairs; pair++)); do
-    for bin in "$@"; do
-        psql -q "$DATABASE_URL" -c "DROP DATABASE IF EXISTS fm_bench_trade" -c "DROP DATABASE IF EXISTS fm_bench_pgbench" 2>/dev/null
-        "$bin" >"$log" 2>&1 &
-        pid=$!
-        until grep -q "custodial trades" "$log"; do kill -0 "$pid" 2>/dev/null || { cat "$log"; exit 1; }; sleep 0.1; done
+for ((pair = 1; pair <= rounds; pair++)); do
+    for bin in "${binaries[@]}"; do
+        trade_bench_start "$bin" "$log"
         bench0=$(ticks_of "$pid") pg0=$(postgres_ticks)
-        until grep -q "one market:" "$log"; do kill -0 "$pid" 2>/dev/null || { cat "$log"; exit 1; }; sleep 0.1; done
+        while trade_bench_before "$log" "one market:"; do sleep 0.1; done
         bench1=$(ticks_of "$pid") pg1=$(postgres_ticks)
-        wait "$pid"
+        trade_bench_end
         line=$(grep "one market:" "$log" | sed 's/^ *//')
         # The one-market phase's figures after its first second (its phase is printed first).
         steady=$(grep -m1 "after its first second:" "$log" | sed 's/^ *after its first second: *//')

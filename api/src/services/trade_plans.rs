@@ -34,7 +34,7 @@ impl TradePlans {
     /// Market `market`'s plan with `wallet`'s `amount`, or `None` if there is no such market:
     /// read with the reads of the trades of the same moment. The group is read in a task of its
     /// own, so a caller that goes away mid-way does not abandon the others' reads.
-    pub async fn read(self: &Arc<Self>, market: Uuid, wallet: &str, amount: TraderAmount) -> Result<Option<(MarketPlan, u64)>, sqlx::Error> {
+    pub async fn read(self: &Arc<Self>, market: Uuid, wallet: &str, amount: TraderAmount) -> Result<Answer, sqlx::Error> {
         let (answer, answered) = oneshot::channel();
         self.waiting.push((TradeRead { market, wallet: wallet.to_owned(), amount }, answer));
         let plans = self.clone();

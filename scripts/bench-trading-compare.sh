@@ -3,7 +3,8 @@
 # `trade_bench` binary in turn, PAIRS times (default 3), and prints for each run the one-market
 # line, its p50 and p99 after the phase's first second, pgbench's tps, their ratio, and the CPU a
 # trade over the one-market phase — of the benchmark's process (service and its load generator)
-# and of every Postgres process, from /proc/<pid>/stat. This machine's spread between runs is about ±15%: compare builds only
+# and of every Postgres process, from /proc/<pid>/stat — and under it how busy the phase kept
+# each one-at-a-time turn. This machine's spread between runs is about ±15%: compare builds only
 # alternating, never one run each.
 #
 #   cargo build --release --locked -p api --example trade_bench && cp target/release/examples/trade_bench /tmp/tb_a
@@ -42,5 +43,6 @@ for ((pair = 1; pair <= rounds; pair++)); do
             printf "%s | %s | after 1 s: %s | pgbench %.0f tps | ratio %.2f | CPU a trade %.2f ms (service+clients %.2f / Postgres %.2f)\n",
                 bin, line, steady, pg, (pg > 0 ? $3 / pg : 0), (b + p) / tick / trades * 1e3, b / tick / trades * 1e3, p / tick / trades * 1e3
         }'
+        grep -m1 "turns busy:" "$log" || true
     done
 done

@@ -20,6 +20,8 @@ const SECONDS: u64 = 10;
 /// What one phase measured: each trade's start (ms into the phase) and latency (ms).
 struct Phase {
     trades: Vec<(f64, f64)>,
+    /// The turns' counts before and after, and the time between.
+    turns: (Turns, Turns, Duration),
 }
 
 impl Phase {
@@ -40,6 +42,8 @@ impl Phase {
         println!("  {label:<13} {tps:>7.0} trades/s   p50 {p50:.1} ms   p99 {p99:.1} ms");
         let (p50, p99) = self.p50_p99(1_000.0);
         println!("    after its first second:      p50 {p50:.1} ms   p99 {p99:.1} ms");
+        let (before, after, elapsed) = &self.turns;
+        after.print(before, *elapsed);
     }
 
     /// Appends the trades to `TRADE_BENCH_LATENCIES` (if set) as `phase,start_ms,latency_ms`
@@ -54,8 +58,47 @@ impl Phase {
     }
 }
 
+/// The one-at-a-time turns as the service's metrics count them at one moment: the `_sum` and
+/// `_count` series of the group queues' sizes and work (`fm_group_size`, `fm_group_work_seconds`)
+/// and of the bank's turn (`fm_chain_turn_seconds`), by their text.
+struct Turns(std::collections::HashMap<String, f64>);
+
+impl Turns {
+    fn now() -> Turns {
+        let shown = api::app::metrics::recorder().render();
+        let series = shown
+            .lines()
+            .filter(|l| l.starts_with("fm_group_") || l.starts_with("fm_chain_turn_seconds"))
+            .filter_map(|l| l.rsplit_once(' '))
+            .filter(|(key, _)| key.contains("_sum{") || key.contains("_count{"))
+            .filter_map(|(key, value)| Some((key.to_owned(), value.parse().ok()?)))
+            .collect();
+        Turns(series)
+    }
+
+    fn since(&self, before: &Turns, key: &str) -> f64 {
+        self.0.get(key).copied().unwrap_or(0.0) - before.0.get(key).copied().unwrap_or(0.0)
+    }
+
+    /// How busy each turn was between `before` and now (`elapsed`), and a group queue's mean
+    /// group: near 100 % a turn is what the trades wait for.
+    fn print(&self, before: &Turns, elapsed: Duration) {
+        let busy = |key: &str| 100.0 * self.since(before, key) / elapsed.as_secs_f64();
+        let mut line = String::from("    turns busy:");
+        for queue in ["trade_reads", "chain_ledger", "projection"] {
+            let groups = self.since(before, &format!("fm_group_size_count{{queue=\"{queue}\"}}"));
+            let items = self.since(before, &format!("fm_group_size_sum{{queue=\"{queue}\"}}"));
+            let work = busy(&format!("fm_group_work_seconds_sum{{queue=\"{queue}\"}}"));
+            line += &format!(" {queue} {work:.0} % ({:.1} a group),", items / groups.max(1.0));
+        }
+        let (transactions, slots) = (busy("fm_chain_turn_seconds_sum{held_for=\"transaction\"}"), busy("fm_chain_turn_seconds_sum{held_for=\"slot\"}"));
+        println!("{line} bank {transactions:.0} % (+ slot clock {slots:.1} %)");
+    }
+}
+
 /// `TRADERS` clients buying 1 USDC at a time for `SECONDS`, trader i on `markets[i % n]`.
 async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &[Uuid]) -> Phase {
+    let turns = Turns::now();
     let began = Instant::now();
     let deadline = began + Duration::from_secs(SECONDS);
     let tasks: Vec<_> = tokens
@@ -79,11 +122,14 @@ async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &
     for t in tasks {
         trades.extend(t.await.unwrap());
     }
-    Phase { trades }
+    Phase { trades, turns: (turns, Turns::now(), began.elapsed()) }
 }
 
 #[tokio::main]
 async fn main() {
+    // Metrics recorded as a deployed service records them (it serves them by default), and read
+    // here for the turns.
+    api::app::metrics::recorder();
     let support::Service { base, db, .. } = support::serve_fresh("fm_bench_trade", |config| {
         config.rate_auth_per_min = u32::MAX;
         config.rate_trade_per_sec = u32::MAX;

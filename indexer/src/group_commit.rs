@@ -7,21 +7,30 @@
 //!
 //! A task that panics while working drops its group (its callers learn it from their dropped
 //! answer channels); what is still queued is done by the next task to take a turn.
+//!
+//! Each queue is named, and every group is recorded by name: its size (`fm_group_size`) and the
+//! time its turn worked on it (`fm_group_work_seconds`, from the hand-out to the next look at
+//! the queue). A queue's work is one group at a time, so the rate of that time's sum is the
+//! share of time its worker was busy: near 1 it is saturated, and its callers wait for groups
+//! ahead of theirs (README, Benchmarks: "Turns and convoys").
 
 use std::sync::Mutex;
+use std::time::Instant;
 
 use sqlx::{PgConnection, PgPool};
 
 /// Items queued by many tasks and the one worker (a connection, say) that does them, a group
 /// at a time, for whichever task has its turn.
 pub struct GroupQueue<T, W> {
+    /// The `queue` label of the queue's metrics.
+    name: &'static str,
     queue: Mutex<Vec<T>>,
     worker: tokio::sync::Mutex<W>,
 }
 
 impl<T, W> GroupQueue<T, W> {
-    pub fn new(worker: W) -> GroupQueue<T, W> {
-        GroupQueue { queue: Mutex::new(Vec::new()), worker: tokio::sync::Mutex::new(worker) }
+    pub fn new(name: &'static str, worker: W) -> GroupQueue<T, W> {
+        GroupQueue { name, queue: Mutex::new(Vec::new()), worker: tokio::sync::Mutex::new(worker) }
     }
 
     pub fn push(&self, item: T) {
@@ -33,7 +42,7 @@ impl<T, W> GroupQueue<T, W> {
     /// caller's included, before it lets go. Take it in a task of its own where the caller must
     /// not wait for groups queued after its own.
     pub fn turn(&self) -> Turn<'_, T, W> {
-        Turn { queue: self, worker: None }
+        Turn { queue: self, worker: None, group_began: None }
     }
 
     /// `turn`, taken once the tasks already woken have run. Work arrives in bursts — the
@@ -58,18 +67,24 @@ impl<T, W> GroupQueue<T, W> {
 pub struct Turn<'a, T, W> {
     queue: &'a GroupQueue<T, W>,
     worker: Option<tokio::sync::MutexGuard<'a, W>>,
+    /// When the last group was handed out: its work ends at the next call of `next` (or when
+    /// the turn is dropped).
+    group_began: Option<Instant>,
 }
 
 impl<T, W> Turn<'_, T, W> {
     /// The worker and everything queued, in queued order; `None` once nothing is left, or if
-    /// another task has the worker.
+    /// another task has the worker. Ends the group handed out before (see `GroupQueue`).
     pub fn next(&mut self) -> Option<(&mut W, Vec<T>)> {
+        self.end_group();
         loop {
             if self.worker.is_none() {
                 self.worker = Some(self.queue.worker.try_lock().ok()?);
             }
             let group = std::mem::take(&mut *self.queue.queue());
             if !group.is_empty() {
+                metrics::histogram!("fm_group_size", "queue" => self.queue.name).record(group.len() as f64);
+                self.group_began = Some(Instant::now());
                 return self.worker.as_deref_mut().map(|worker| (worker, group));
             }
             if !self.let_go() {
@@ -83,6 +98,19 @@ impl<T, W> Turn<'_, T, W> {
     fn let_go(&mut self) -> bool {
         self.worker = None;
         !self.queue.queue().is_empty()
+    }
+
+    fn end_group(&mut self) {
+        if let Some(began) = self.group_began.take() {
+            metrics::histogram!("fm_group_work_seconds", "queue" => self.queue.name).record(began.elapsed().as_secs_f64());
+        }
+    }
+}
+
+impl<T, W> Drop for Turn<'_, T, W> {
+    /// A turn dropped with a group in hand (its task ended or panicked) ends that group too.
+    fn drop(&mut self) {
+        self.end_group();
     }
 }
 
@@ -119,12 +147,6 @@ pub async fn on_own_connection<R>(
     done
 }
 
-impl<T, W: Default> Default for GroupQueue<T, W> {
-    fn default() -> Self {
-        GroupQueue::new(W::default())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -136,7 +158,7 @@ mod tests {
     /// go, does the item.
     #[tokio::test]
     async fn an_item_queued_as_the_worker_is_let_go_is_done() {
-        let queue: GroupQueue<u32, ()> = GroupQueue::default();
+        let queue: GroupQueue<u32, ()> = GroupQueue::new("test", ());
         let mut first = queue.turn();
         first.worker = Some(queue.worker.try_lock().unwrap());
         queue.push(7);
@@ -151,7 +173,7 @@ mod tests {
     /// is queued while it has the turn, taken at once or after the others woken. Returns once
     /// every task has, with the groups done, in order.
     async fn queue_and_work(items: std::ops::Range<u32>, after_woken: bool) -> (Arc<GroupQueue<u32, Vec<Vec<u32>>>>, Vec<Vec<u32>>) {
-        let queue: Arc<GroupQueue<u32, Vec<Vec<u32>>>> = Arc::default();
+        let queue = Arc::new(GroupQueue::new("test", Vec::new()));
         let tasks: Vec<_> = items
             .map(|i| {
                 let queue = queue.clone();

@@ -40,7 +40,6 @@ pub struct Projector {
 /// turn to apply them: whoever has the turn applies every transaction waiting then in one
 /// database transaction (group projection). One at a time, concurrent trades queued on the
 /// projection lock and its commit, one trade per commit.
-#[derive(Default)]
 struct Ahead {
     /// The transactions waiting, and the turn: the connection groups are applied on
     /// (`group_commit::on_own_connection`; `None` until the first group, and after a failure).
@@ -51,6 +50,12 @@ struct Ahead {
     sending: Mutex<HashSet<String>>,
     /// Bumped whenever one leaves `sending`: wakes an indexer waiting on it.
     sent: watch::Sender<u64>,
+}
+
+impl Default for Ahead {
+    fn default() -> Ahead {
+        Ahead { waiting: GroupQueue::new("projection", None), applied: Mutex::default(), sending: Mutex::default(), sent: watch::Sender::default() }
+    }
 }
 
 /// A transaction to apply ahead and its caller, answered once it is applied.

@@ -3,8 +3,10 @@
 //!
 //! What is recorded, and where: requests by route and status with latency histograms
 //! (`http::middleware`), rate-limit refusals (`http::ratelimit`), each worker's passes and
-//! failures (`workers`), chain send-and-confirm latency (`indexer::chain`); sampled at each
-//! scrape here: the database pool's connections.
+//! failures (`workers`), chain send-and-confirm latency (`indexer::chain`), the embedded
+//! chain's bank turn (`fm_chain_turn_seconds`) and every group queue's group sizes and work
+//! (`fm_group_size`, `fm_group_work_seconds`: `indexer::group_commit`); sampled at each scrape
+//! here: the database pool's connections.
 
 use std::sync::OnceLock;
 
@@ -17,6 +19,11 @@ use tokio::net::TcpListener;
 
 /// Latency buckets (seconds): 1 ms to 30 s.
 const SECONDS_BUCKETS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
+/// Buckets of the one-at-a-time turns (seconds): a bank turn takes a fraction of a millisecond, a
+/// group's a few.
+const TURN_BUCKETS: &[f64] = &[0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0];
+/// Buckets of group sizes (items).
+const GROUP_SIZE_BUCKETS: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
 
 /// The process's recorder, installed on first use (metrics are process-wide).
 pub fn recorder() -> &'static PrometheusHandle {
@@ -24,6 +31,9 @@ pub fn recorder() -> &'static PrometheusHandle {
     HANDLE.get_or_init(|| {
         PrometheusBuilder::new()
             .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)
+            .and_then(|b| b.set_buckets_for_metric(Matcher::Full("fm_chain_turn_seconds".into()), TURN_BUCKETS))
+            .and_then(|b| b.set_buckets_for_metric(Matcher::Full("fm_group_work_seconds".into()), TURN_BUCKETS))
+            .and_then(|b| b.set_buckets_for_metric(Matcher::Full("fm_group_size".into()), GROUP_SIZE_BUCKETS))
             .expect("buckets are not empty")
             .install_recorder()
             .expect("no other metrics recorder is installed")

@@ -28,7 +28,7 @@ pub struct TradePlans {
 
 impl TradePlans {
     pub fn new(db: PgPool) -> TradePlans {
-        TradePlans { db, waiting: GroupQueue::default() }
+        TradePlans { db, waiting: GroupQueue::new("trade_reads", None) }
     }
 
     /// Market `market`'s plan with `wallet`'s `amount`, or `None` if there is no such market:

@@ -1,5 +1,5 @@
 //! Metrics recorded in process (the binary test scrapes the admin address): rate-limit refusals
-//! by bucket, and the chain's send-and-confirm latency.
+//! by bucket, the chain's send-and-confirm latency, and the one-at-a-time turns a trade passes.
 
 use std::time::Duration;
 
@@ -29,4 +29,11 @@ async fn refusals_and_chain_latency_are_recorded(db: PgPool) {
     assert!(count(r#"fm_chain_send_confirm_seconds_count{outcome="confirmed"}"#) >= 2, "the faucet and the trade: {shown}");
     assert!(count(r#"fm_http_requests_total{method="GET",route="/v1/series",status="429"}"#) >= 1, "{shown}");
     assert!(count(r#"fm_http_requests_total{method="POST",route="/v1/markets/{id}/trade",status="200"}"#) >= 1, "{shown}");
+    // The trade's read, its ledger write and its projection each went through a group queue's
+    // turn, and its landing through the bank's.
+    for queue in ["trade_reads", "chain_ledger", "projection"] {
+        assert!(count(&format!(r#"fm_group_size_count{{queue="{queue}"}}"#)) >= 1, "{queue}: {shown}");
+        assert!(count(&format!(r#"fm_group_work_seconds_count{{queue="{queue}"}}"#)) >= 1, "{queue}: {shown}");
+    }
+    assert!(count(r#"fm_chain_turn_seconds_count{held_for="transaction"}"#) >= 2, "the faucet and the trade: {shown}");
 }

@@ -36,7 +36,7 @@ pub use node::{LedgerEntry, passes as filter_passes};
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 use anchor_lang::prelude::Pubkey;
@@ -162,6 +162,29 @@ struct Inner {
     recent: std::sync::Mutex<recent::RecentLedger>,
 }
 
+impl Inner {
+    /// The bank's turn (`turn`), waited for.
+    async fn bank_turn(&self, held_for: &'static str) -> BankTurn<'_> {
+        let turn = self.turn.lock().await;
+        BankTurn { _turn: turn, held_for, began: Instant::now() }
+    }
+}
+
+/// The bank's turn, held: for how long, and for what (a `transaction` landing, a `slot` ending),
+/// is recorded when it is let go (`fm_chain_turn_seconds`). The turn is one at a time, so the
+/// rate of that time's sum is the share of time the bank was busy.
+struct BankTurn<'a> {
+    _turn: tokio::sync::MutexGuard<'a, ()>,
+    held_for: &'static str,
+    began: Instant,
+}
+
+impl Drop for BankTurn<'_> {
+    fn drop(&mut self) {
+        metrics::histogram!("fm_chain_turn_seconds", "held_for" => self.held_for).record(self.began.elapsed().as_secs_f64());
+    }
+}
+
 fn db_error(e: sqlx::Error) -> ChainError {
     ChainError::Transport(format!("embedded chain storage: {e}"))
 }
@@ -206,7 +229,7 @@ impl EmbeddedChain {
             db,
             runtime,
             turn: Mutex::new(()),
-            unwritten: GroupQueue::new(writer),
+            unwritten: GroupQueue::new("chain_ledger", writer),
             in_flight: Semaphore::new(MAX_UNWRITTEN),
             keys,
             clock_offset: AtomicI64::new(0),
@@ -222,7 +245,7 @@ impl EmbeddedChain {
             loop {
                 tokio::time::sleep(bank::SLOT).await;
                 let Some(inner) = alive.upgrade() else { break };
-                let _turn = inner.turn.lock().await;
+                let _turn = inner.bank_turn("slot").await;
                 inner.runtime.advance();
             }
         });
@@ -246,7 +269,7 @@ impl EmbeddedChain {
     /// Roots the bank and continues in the next slot now, as the slot clock does every slot
     /// (tests: check that state and blockhashes carry over).
     pub async fn root_now(&self) {
-        let _turn = self.0.turn.lock().await;
+        let _turn = self.0.bank_turn("slot").await;
         self.0.runtime.advance();
     }
 
@@ -392,7 +415,7 @@ impl EmbeddedChain {
         let _in_flight = self.0.in_flight.acquire().await.expect("the chain's semaphore is never closed");
         let signature = tx.signatures[0].to_string();
         let (err, durable, landed) = {
-            let _turn = self.0.turn.lock().await;
+            let _turn = self.0.bank_turn("transaction").await;
             let bank = self.0.runtime.bank();
             let mut clock: anchor_lang::prelude::Clock = bank.clock();
             clock.unix_timestamp = self.now();

@@ -146,7 +146,7 @@ impl Application {
         }
         // The indexer shares the projector of the service's trades (see `IndexerWorker::new`).
         let projector = state.as_ref().and_then(|s| s.services.onchain.as_ref()).map(|o| o.projector().clone());
-        let settling = state.map(|s| s.services).filter(|s| roles.workers && s.onchain.is_some());
+        let settling = state.map(|s| s.services.clone()).filter(|s| roles.workers && s.onchain.is_some());
         let scheduling = roles.workers && config.scheduler_enabled;
         let collecting = roles.workers && config.collectors_enabled;
         // The venues, for the jobs that read them: one client per host, shared by those jobs.

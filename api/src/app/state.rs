@@ -5,7 +5,7 @@ use std::sync::Arc;
 use sqlx::PgPool;
 
 use super::config::Config;
-pub use crate::http::AppState;
+pub use crate::http::{AppParts, AppState};
 use crate::services::Services;
 use crate::services::push::PushSettings;
 use crate::services::tokens::TokenIssuer;
@@ -31,12 +31,13 @@ impl AppState {
         };
         let http = Arc::new(config.http_settings());
         let limits = Arc::new(crate::services::rate_counts::WindowCounts::new(http.rate_sync_every));
-        AppState { services, http, ws: Arc::new(crate::http::routes::ws::hub::Hub::new()), market_pages: Default::default(), series_pages: Default::default(), leaderboard_pages: Default::default(), market_data_responses: Arc::new(crate::http::kept_responses::kept_responses()), limits }
+        AppState::from(AppParts { services, http, ws: Arc::new(crate::http::routes::ws::hub::Hub::new()), market_pages: Default::default(), series_pages: Default::default(), leaderboard_pages: Default::default(), market_data_responses: Arc::new(crate::http::kept_responses::kept_responses()), limits })
     }
 
-    pub fn with_onchain(mut self, onchain: crate::chain::OnChain) -> AppState {
-        self.services.onchain = Some(onchain);
-        self
+    pub fn with_onchain(self, onchain: crate::chain::OnChain) -> AppState {
+        let mut parts = self.into_parts();
+        parts.services.onchain = Some(onchain);
+        AppState::from(parts)
     }
 }
 

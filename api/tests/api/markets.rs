@@ -264,7 +264,7 @@ async fn the_scheduler_makes_series_live(db: PgPool) {
 
 /// The use cases over `db` (no chain: rounds that never reached it).
 fn services(db: &PgPool) -> api::services::Services {
-    crate::helpers::state(db.clone(), &crate::helpers::redis_url()).services
+    crate::helpers::state(db.clone(), &crate::helpers::redis_url()).into_parts().services
 }
 
 /// Replicas start together and each ensures the configured series: run at once, every call

@@ -68,6 +68,11 @@ pub fn state_with(config: Config, db: PgPool, redis_url: &str) -> AppState {
     AppState::new(&config, db, redis)
 }
 
+/// The use cases over `db`, without a chain (the tests' Redis).
+pub fn services(db: &PgPool) -> api::services::Services {
+    state(db.clone(), &redis_url()).into_parts().services
+}
+
 /// Serves `router` on 127.0.0.1 at a free port.
 pub async fn serve(router: Router) -> TestApp {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -262,11 +262,6 @@ async fn the_scheduler_makes_series_live(db: PgPool) {
     }
 }
 
-/// The use cases over `db` (no chain: rounds that never reached it).
-fn services(db: &PgPool) -> api::services::Services {
-    crate::helpers::state(db.clone(), &crate::helpers::redis_url()).into_parts().services
-}
-
 /// Replicas start together and each ensures the configured series: run at once, every call
 /// succeeds and each series exists once (concurrent inserts used to collide on the slug index within a few rounds,
 /// which `ON CONFLICT (exchange, symbol)` does not absorb, failing a replica's start-up).

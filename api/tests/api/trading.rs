@@ -551,7 +551,7 @@ async fn reads_of_concurrent_trades_each_get_their_own_answer(db: PgPool) {
     .await
     .unwrap();
 
-    let services = state(db.clone(), &redis_url()).into_parts().services;
+    let services = services(&db);
     let amounts = [TraderAmount::Spendable, TraderAmount::Shares(Side::Yes), TraderAmount::Shares(Side::No)];
     let reads: Vec<(Uuid, String, TraderAmount)> = (0..90)
         .map(|n| {

@@ -233,7 +233,7 @@ async fn a_slow_consumer_is_cut_off_and_never_holds_up_the_others(db: PgPool) {
     use api::http::routes::ws::hub::{Hub, Subscriber};
     use api::services::stream::Published;
 
-    let services = state(db.clone(), &redis_url()).into_parts().services;
+    let services = services(&db);
     api::store::series::ensure(&db, &api::app::config::default_series()).await.unwrap();
     let market = open_market(&db, "open").await;
     let hub = Hub::new();
@@ -274,7 +274,7 @@ async fn a_statements_trades_are_one_event_a_channel_and_one_update_a_trade(db: 
     use api::http::routes::ws::hub::{Hub, Subscriber};
     use api::services::stream::{self, Published};
 
-    let services = state(db.clone(), &redis_url()).into_parts().services;
+    let services = services(&db);
     api::store::series::ensure(&db, &api::app::config::default_series()).await.unwrap();
     let (m1, m2) = (open_market(&db, "open").await, open_market(&db, "open").await);
     let trades = [Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4()];
@@ -391,7 +391,7 @@ async fn balances_stream_an_event_per_change(db: PgPool) {
 async fn a_publish_batch_holds_at_most_max_updates_unless_one_event_holds_more(db: PgPool) {
     use api::services::stream::{self, MAX_UPDATES};
 
-    let services = state(db.clone(), &redis_url()).into_parts().services;
+    let services = services(&db);
     api::store::series::ensure(&db, &api::app::config::default_series()).await.unwrap();
     let market = open_market(&db, "open").await;
     let before: i64 = sqlx::query_scalar("SELECT count(*) FROM stream_events").fetch_one(&db).await.unwrap();

@@ -4,8 +4,9 @@
 # line, its p50 and p99 after the phase's first second, pgbench's tps, their ratio, and the CPU a
 # trade over the one-market phase — of the benchmark's process (service and its load generator)
 # and of every Postgres process, from /proc/<pid>/stat — and under it how busy the phase kept
-# each one-at-a-time turn. This machine's spread between runs is about ±15%: compare builds only
-# alternating, never one run each.
+# each one-at-a-time turn and how much of the host's CPU time the hypervisor took (steal) during
+# the phase and during pgbench's run. This machine's spread between runs is about ±15%: compare
+# builds only alternating, never one run each.
 #
 #   cargo build --release --locked -p api --example trade_bench && cp target/release/examples/trade_bench /tmp/tb_a
 #   (change, build again, copy to /tmp/tb_b)
@@ -44,5 +45,9 @@ for ((pair = 1; pair <= rounds; pair++)); do
                 bin, line, steady, pg, (pg > 0 ? $3 / pg : 0), (b + p) / tick / trades * 1e3, b / tick / trades * 1e3, p / tick / trades * 1e3
         }'
         grep -m1 "turns busy:" "$log" || true
+        # How much of the host's CPU the hypervisor took, in the phase and in pgbench's run: a
+        # pair whose shares differ much compares the host, not the builds.
+        phase_host=$(grep -m1 "host CPU:" "$log" | sed 's/^ *host CPU: *//') pgbench_host=$(grep -m1 "pgbench's host CPU:" "$log" | sed 's/^.*host CPU: *//')
+        [ -z "$phase_host" ] || echo "    host CPU: one market ${phase_host}; pgbench ${pgbench_host:-not measured}"
     done
 done

@@ -22,6 +22,8 @@ struct Phase {
     trades: Vec<(f64, f64)>,
     /// The turns' counts before and after, and the time between.
     turns: (Turns, Turns, Duration),
+    /// The host's CPU time before and after.
+    host: (Option<HostCpu>, Option<HostCpu>),
 }
 
 impl Phase {
@@ -44,6 +46,9 @@ impl Phase {
         println!("    after its first second:      p50 {p50:.1} ms   p99 {p99:.1} ms");
         let (before, after, elapsed) = &self.turns;
         after.print(before, *elapsed);
+        if let (Some(before), Some(after)) = self.host {
+            println!("    host CPU: {}", after.since(before));
+        }
     }
 
     /// Appends the trades to `TRADE_BENCH_LATENCIES` (if set) as `phase,start_ms,latency_ms`
@@ -96,9 +101,38 @@ impl Turns {
     }
 }
 
+/// The CPU time of the whole host, from `/proc/stat` (Linux; `None` elsewhere), in clock ticks.
+/// On a virtual machine the hypervisor may give our cores' time to other guests ("steal"):
+/// a phase then runs slower with nothing of ours changed, and pgbench, run after the trades,
+/// may have had another share of the cores than they did. Seen here: 0-5 % on a quiet host,
+/// 15-60 % on a busy one.
+#[derive(Clone, Copy)]
+struct HostCpu {
+    idle: u64,
+    steal: u64,
+    total: u64,
+}
+
+impl HostCpu {
+    fn now() -> Option<HostCpu> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        // `cpu  user nice system idle iowait irq softirq steal ...` (guest time is within user).
+        let ticks: Vec<u64> = stat.lines().next()?.split_whitespace().skip(1).take(8).map(|t| t.parse().ok()).collect::<Option<_>>()?;
+        let [user, nice, system, idle, iowait, irq, softirq, steal] = ticks[..] else { return None };
+        Some(HostCpu { idle: idle + iowait, steal, total: user + nice + system + idle + iowait + irq + softirq + steal })
+    }
+
+    /// The shares of the host's CPU time since `before` left idle and taken by the hypervisor.
+    fn since(self, before: HostCpu) -> String {
+        let total = self.total.saturating_sub(before.total).max(1) as f64;
+        let share = |now: u64, then: u64| 100.0 * now.saturating_sub(then) as f64 / total;
+        format!("idle {:.0} %, stolen by the hypervisor {:.0} %", share(self.idle, before.idle), share(self.steal, before.steal))
+    }
+}
+
 /// `TRADERS` clients buying 1 USDC at a time for `SECONDS`, trader i on `markets[i % n]`.
 async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &[Uuid]) -> Phase {
-    let turns = Turns::now();
+    let (turns, host) = (Turns::now(), HostCpu::now());
     let began = Instant::now();
     let deadline = began + Duration::from_secs(SECONDS);
     let tasks: Vec<_> = tokens
@@ -122,7 +156,7 @@ async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &
     for t in tasks {
         trades.extend(t.await.unwrap());
     }
-    Phase { trades, turns: (turns, Turns::now(), began.elapsed()) }
+    Phase { trades, turns: (turns, Turns::now(), began.elapsed()), host: (host, HostCpu::now()) }
 }
 
 #[tokio::main]
@@ -175,10 +209,14 @@ async fn main() {
     let run = |args: &[&str]| std::process::Command::new("pgbench").args(args).arg(&pg).output();
     match run(&["-i", "-q", "-s", "10"]) {
         Ok(init) if init.status.success() => {
+            let host = HostCpu::now();
             let out = run(&["-c", &TRADERS.to_string(), "-j", "2", "-T", &SECONDS.to_string()]).expect("pgbench runs");
             let text = String::from_utf8_lossy(&out.stdout);
             for line in text.lines().filter(|l| l.starts_with("tps") || l.contains("latency average")) {
                 println!("  pgbench (TPC-B-like, scale 10, {TRADERS} clients): {line}");
+            }
+            if let (Some(before), Some(after)) = (host, HostCpu::now()) {
+                println!("  pgbench's host CPU: {}", after.since(before));
             }
         }
         _ => println!("  pgbench not available: skipped"),

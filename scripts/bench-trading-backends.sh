@@ -4,7 +4,8 @@
 # for its one-market phase the trades a second, the WAL written a trade, and the CPU a trade of
 # each Postgres backend, named by the statements it was seen running (sampled from
 # pg_stat_activity every 0.2 s): the projection's turn, the ledger writer, the trade reads, the
-# stream publisher, the rest. A backend's CPU a trade moves far less from run to run than the
+# stream publisher, the rest; under it, the host's CPU over the phase (idle, stolen by the
+# hypervisor). A backend's CPU a trade moves far less from run to run than the
 # throughput does on these machines (±15 %), so a change to one turn's statement shows here
 # when the trading comparison (`bench-trading-compare.sh`) cannot separate it.
 #
@@ -65,5 +66,7 @@ ms = lambda t: t / tick / trades * 1e3
 shown = ", ".join(f"{name} {ms(t):.3f}" for name, t in cpu.most_common())
 print(f"{bin} | {rate:.0f} trades/s | WAL {wal / trades / 1024:.1f} KiB a trade | Postgres CPU a trade {ms(sum(cpu.values())):.3f} ms: {shown}")
 PY
+        # How much of the host's CPU the hypervisor took meanwhile (trade_bench's line).
+        grep -m1 "host CPU:" "$log" || true
     done
 done

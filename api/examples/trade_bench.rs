@@ -17,13 +17,25 @@ use uuid::Uuid;
 const TRADERS: usize = 16;
 const SECONDS: u64 = 10;
 
-/// What one phase measured: each trade's start (ms into the phase) and latency (ms).
+/// What one phase measured: each trade's start (ms into the phase) and latency (ms), and the
+/// turns and the host as they were when it began and ended.
 struct Phase {
     trades: Vec<(f64, f64)>,
-    /// The turns' counts before and after, and the time between.
-    turns: (Turns, Turns, Duration),
-    /// The host's CPU time before and after.
-    host: (Option<HostCpu>, Option<HostCpu>),
+    began: Moment,
+    ended: Moment,
+}
+
+/// The turns' counts and the host's CPU time at one moment.
+struct Moment {
+    at: Instant,
+    turns: Turns,
+    host: Option<HostCpu>,
+}
+
+impl Moment {
+    fn now() -> Moment {
+        Moment { at: Instant::now(), turns: Turns::now(), host: HostCpu::now() }
+    }
 }
 
 impl Phase {
@@ -44,10 +56,9 @@ impl Phase {
         println!("  {label:<13} {tps:>7.0} trades/s   p50 {p50:.1} ms   p99 {p99:.1} ms");
         let (p50, p99) = self.p50_p99(1_000.0);
         println!("    after its first second:      p50 {p50:.1} ms   p99 {p99:.1} ms");
-        let (before, after, elapsed) = &self.turns;
-        after.print(before, *elapsed);
-        if let (Some(before), Some(after)) = self.host {
-            println!("    host CPU: {}", after.since(before));
+        self.ended.turns.print(&self.began.turns, self.ended.at - self.began.at);
+        if let Some(shares) = HostCpu::shares(self.began.host, self.ended.host) {
+            println!("    host CPU: {shares}");
         }
     }
 
@@ -104,8 +115,8 @@ impl Turns {
 /// The CPU time of the whole host, from `/proc/stat` (Linux; `None` elsewhere), in clock ticks.
 /// On a virtual machine the hypervisor may give our cores' time to other guests ("steal"):
 /// a phase then runs slower with nothing of ours changed, and pgbench, run after the trades,
-/// may have had another share of the cores than they did. Seen here: 0-5 % on a quiet host,
-/// 15-60 % on a busy one.
+/// may have had another share of the cores than they did. Seen here: 0-4 % stolen in the
+/// phases of one day's runs, while `vmstat` showed 50-61 % during one pgbench run of that day.
 #[derive(Clone, Copy)]
 struct HostCpu {
     idle: u64,
@@ -122,19 +133,20 @@ impl HostCpu {
         Some(HostCpu { idle: idle + iowait, steal, total: user + nice + system + idle + iowait + irq + softirq + steal })
     }
 
-    /// The shares of the host's CPU time since `before` left idle and taken by the hypervisor.
-    fn since(self, before: HostCpu) -> String {
-        let total = self.total.saturating_sub(before.total).max(1) as f64;
+    /// The shares of the host's CPU time from `before` to `after` left idle and taken by the
+    /// hypervisor (`None` where `/proc/stat` could not be read).
+    fn shares(before: Option<HostCpu>, after: Option<HostCpu>) -> Option<String> {
+        let (before, after) = (before?, after?);
+        let total = after.total.saturating_sub(before.total).max(1) as f64;
         let share = |now: u64, then: u64| 100.0 * now.saturating_sub(then) as f64 / total;
-        format!("idle {:.0} %, stolen by the hypervisor {:.0} %", share(self.idle, before.idle), share(self.steal, before.steal))
+        Some(format!("idle {:.0} %, stolen by the hypervisor {:.0} %", share(after.idle, before.idle), share(after.steal, before.steal)))
     }
 }
 
 /// `TRADERS` clients buying 1 USDC at a time for `SECONDS`, trader i on `markets[i % n]`.
 async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &[Uuid]) -> Phase {
-    let (turns, host) = (Turns::now(), HostCpu::now());
-    let began = Instant::now();
-    let deadline = began + Duration::from_secs(SECONDS);
+    let began = Moment::now();
+    let (start, deadline) = (began.at, began.at + Duration::from_secs(SECONDS));
     let tasks: Vec<_> = tokens
         .iter()
         .enumerate()
@@ -146,7 +158,7 @@ async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &
                     let started = Instant::now();
                     let r = http.post(&url).bearer_auth(&token).json(&json!({"side": if i % 2 == 0 { "yes" } else { "no" }, "usdc_amount": "1"})).send().await.unwrap();
                     assert_eq!(r.status().as_u16(), 200, "{}", r.text().await.unwrap());
-                    trades.push(((started - began).as_secs_f64() * 1e3, started.elapsed().as_secs_f64() * 1e3));
+                    trades.push(((started - start).as_secs_f64() * 1e3, started.elapsed().as_secs_f64() * 1e3));
                 }
                 trades
             })
@@ -156,7 +168,7 @@ async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &
     for t in tasks {
         trades.extend(t.await.unwrap());
     }
-    Phase { trades, turns: (turns, Turns::now(), began.elapsed()), host: (host, HostCpu::now()) }
+    Phase { trades, began, ended: Moment::now() }
 }
 
 #[tokio::main]
@@ -215,8 +227,8 @@ async fn main() {
             for line in text.lines().filter(|l| l.starts_with("tps") || l.contains("latency average")) {
                 println!("  pgbench (TPC-B-like, scale 10, {TRADERS} clients): {line}");
             }
-            if let (Some(before), Some(after)) = (host, HostCpu::now()) {
-                println!("  pgbench's host CPU: {}", after.since(before));
+            if let Some(shares) = HostCpu::shares(host, HostCpu::now()) {
+                println!("  pgbench's host CPU: {shares}");
             }
         }
         _ => println!("  pgbench not available: skipped"),

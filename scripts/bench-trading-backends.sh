@@ -4,8 +4,11 @@
 # for its one-market phase the trades a second, the WAL written a trade, and the CPU a trade of
 # each Postgres backend, named by the statements it was seen running (sampled from
 # pg_stat_activity every 0.2 s): the projection's turn, the ledger writer, the trade reads, the
-# stream publisher, the rest; under it, the host's CPU over the phase (idle, stolen by the
-# hypervisor). A backend's CPU a trade moves far less from run to run than the
+# stream publisher, the rest — each with the time it spent runnable but waiting for a core
+# (/proc's schedstat); then the same two for the benchmark's process (the service and its load
+# generator, all threads); under it, the host's CPU over the phase (idle, stolen by the
+# hypervisor). A one-at-a-time turn's backend that waits for a core as long as it runs makes
+# every trade wait twice for it (README, Benchmarks: "Waiting for a core"). A backend's CPU a trade moves far less from run to run than the
 # throughput does on these machines (±15 %), so a change to one turn's statement shows here
 # when the trading comparison (`bench-trading-compare.sh`) cannot separate it.
 #
@@ -16,19 +19,29 @@ default_rounds=2
 source scripts/lib/trade-bench.sh
 bench_db="${DATABASE_URL%/*}/fm_bench_trade"
 
-# "pid ticks" for every Postgres process (user + system CPU).
+# "pid ticks" for every Postgres process and "bench ticks" for the benchmark's process (user +
+# system CPU).
 ticks() {
     local backend
     for backend in $(pgrep -x postgres); do echo "$backend $(awk '{print $14 + $15}' "/proc/$backend/stat" 2>/dev/null || echo 0)"; done
+    echo "bench $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)"
+}
+# The same keys with the nanoseconds each spent runnable but waiting for a core (the second
+# field of /proc's schedstat; the benchmark's summed over its threads).
+waits() {
+    local backend
+    for backend in $(pgrep -x postgres); do echo "$backend $(awk '{print $2}' "/proc/$backend/schedstat" 2>/dev/null || echo 0)"; done
+    echo "bench $(cat /proc/"$pid"/task/*/schedstat 2>/dev/null | awk '{w += $2} END {print w + 0}')"
 }
 lsn() { psql -At "$DATABASE_URL" -c "SELECT pg_current_wal_lsn()"; }
 
-log=$(mktemp) seen=$(mktemp) before=$(mktemp) after=$(mktemp)
-trap 'rm -f "$log" "$seen" "$before" "$after"' EXIT
+log=$(mktemp) seen=$(mktemp) before=$(mktemp) after=$(mktemp) waits_before=$(mktemp) waits_after=$(mktemp)
+trap 'rm -f "$log" "$seen" "$before" "$after" "$waits_before" "$waits_after"' EXIT
 for ((run = 1; run <= rounds; run++)); do
     for bin in "${binaries[@]}"; do
         trade_bench_start "$bin" "$log"
         ticks >"$before"
+        waits >"$waits_before"
         lsn0=$(lsn)
         : >"$seen"
         while trade_bench_before "$log" "one market:"; do
@@ -36,14 +49,16 @@ for ((run = 1; run <= rounds; run++)); do
             sleep 0.2
         done
         ticks >"$after"
+        waits >"$waits_after"
         lsn1=$(lsn)
         trade_bench_end
         rate=$(grep "one market:" "$log" | awk '{print $3}')
         wal=$(psql -At "$DATABASE_URL" -c "SELECT pg_wal_lsn_diff('$lsn1', '$lsn0')")
-        python3 - "$bin" "$rate" "$wal" "$tick" "$seen" "$before" "$after" <<'PY'
+        python3 - "$bin" "$rate" "$wal" "$tick" "$seen" "$before" "$after" "$waits_before" "$waits_after" <<'PY'
 import collections, sys
 
-bin, rate, wal, tick, seen, before, after = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), *sys.argv[5:]
+bin, rate, wal, tick = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+seen, before, after, waits_before, waits_after = sys.argv[5:]
 trades = rate * 10  # the one-market phase lasts 10 s (trade_bench SECONDS)
 # A backend's role, by any statement it was seen running.
 # (Only a statement's first 120 characters are sampled, whitespace collapsed.)
@@ -55,16 +70,22 @@ for line in open(seen):
     for name, mark in roles:
         if mark in query:
             role.setdefault(pid, name)
-ticks0 = dict(l.split() for l in open(before) if len(l.split()) == 2)
-cpu = collections.Counter()
-for l in open(after):
-    if len(l.split()) != 2:
-        continue
-    pid, t = l.split()
-    cpu[role.get(pid, "other backends")] += int(t) - int(ticks0.get(pid, 0))
+def readings(path):
+    # "key value" lines: a Postgres pid's, or the benchmark's ("bench").
+    return {key: int(value) for key, value in (l.split() for l in open(path) if len(l.split()) == 2)}
+ticks0, ticks1 = readings(before), readings(after)
+waits0, waits1 = readings(waits_before), readings(waits_after)
+cpu, waited = collections.Counter(), collections.Counter()
+for pid in ticks1.keys() - {"bench"}:
+    cpu[role.get(pid, "other backends")] += ticks1[pid] - ticks0.get(pid, 0)
+    waited[role.get(pid, "other backends")] += waits1.get(pid, 0) - waits0.get(pid, 0)
 ms = lambda t: t / tick / trades * 1e3
-shown = ", ".join(f"{name} {ms(t):.3f}" for name, t in cpu.most_common())
-print(f"{bin} | {rate:.0f} trades/s | WAL {wal / trades / 1024:.1f} KiB a trade | Postgres CPU a trade {ms(sum(cpu.values())):.3f} ms: {shown}")
+ns_ms = lambda ns: ns / 1e6 / trades
+shown = ", ".join(f"{name} {ms(t):.3f} (waited {ns_ms(waited[name]):.3f})" for name, t in cpu.most_common())
+print(f"{bin} | {rate:.0f} trades/s | WAL {wal / trades / 1024:.1f} KiB a trade | Postgres CPU a trade {ms(sum(cpu.values())):.3f} ms "
+      f"(waited for a core {ns_ms(sum(waited.values())):.3f}): {shown}")
+print(f"    the benchmark's process (service and load generator): CPU a trade {ms(ticks1['bench'] - ticks0['bench']):.3f} ms "
+      f"(waited for a core {ns_ms(waits1['bench'] - waits0['bench']):.3f})")
 PY
         # How much of the host's CPU the hypervisor took meanwhile (trade_bench's line).
         grep -m1 "host CPU:" "$log" || true

@@ -7,10 +7,11 @@
 # stream publisher, the rest — each with the time it spent runnable but waiting for a core
 # (/proc's schedstat); then the same two for the benchmark's process (the service and its load
 # generator, all threads); under it, the host's CPU over the phase (idle, stolen by the
-# hypervisor). A one-at-a-time turn's backend that waits for a core as long as it runs makes
-# every trade wait twice for it (README, Benchmarks: "Waiting for a core"). A backend's CPU a trade moves far less from run to run than the
-# throughput does on these machines (±15 %), so a change to one turn's statement shows here
-# when the trading comparison (`bench-trading-compare.sh`) cannot separate it.
+# hypervisor). A one-at-a-time turn whose backend waits for a core about as long as it runs
+# takes about twice its CPU (README, Benchmarks: "Waiting for a core"). A backend's CPU a trade
+# moves far less from run to run than the throughput does on these machines (±15 %), so a
+# change to one turn's statement shows here when the trading comparison
+# (`bench-trading-compare.sh`) cannot separate it.
 #
 #   bash scripts/bench-trading-backends.sh /tmp/tb_a /tmp/tb_b 3
 set -euo pipefail
@@ -19,19 +20,19 @@ default_rounds=2
 source scripts/lib/trade-bench.sh
 bench_db="${DATABASE_URL%/*}/fm_bench_trade"
 
-# "pid ticks" for every Postgres process and "bench ticks" for the benchmark's process (user +
-# system CPU).
+# "pid ticks" for every Postgres process and "bench ticks" for the benchmark's process.
 ticks() {
     local backend
-    for backend in $(pgrep -x postgres); do echo "$backend $(awk '{print $14 + $15}' "/proc/$backend/stat" 2>/dev/null || echo 0)"; done
-    echo "bench $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)"
+    for backend in $(pgrep -x postgres); do echo "$backend $(ticks_of "$backend")"; done
+    echo "bench $(ticks_of "$pid")"
 }
-# The same keys with the nanoseconds each spent runnable but waiting for a core (the second
-# field of /proc's schedstat; the benchmark's summed over its threads).
+# The nanoseconds each spent runnable but waiting for a core (the second field of /proc's
+# schedstat): "pid ns" for every Postgres process, "bench/tid ns" for each of the benchmark's
+# threads (its threads come and go, so they are summed in the end, each from its own start).
 waits() {
-    local backend
+    local backend task
     for backend in $(pgrep -x postgres); do echo "$backend $(awk '{print $2}' "/proc/$backend/schedstat" 2>/dev/null || echo 0)"; done
-    echo "bench $(cat /proc/"$pid"/task/*/schedstat 2>/dev/null | awk '{w += $2} END {print w + 0}')"
+    for task in /proc/"$pid"/task/*; do echo "bench/${task##*/} $(awk '{print $2}' "$task/schedstat" 2>/dev/null || echo 0)"; done
 }
 lsn() { psql -At "$DATABASE_URL" -c "SELECT pg_current_wal_lsn()"; }
 
@@ -71,7 +72,7 @@ for line in open(seen):
         if mark in query:
             role.setdefault(pid, name)
 def readings(path):
-    # "key value" lines: a Postgres pid's, or the benchmark's ("bench").
+    # "key value" lines: a Postgres pid's, or the benchmark's ("bench", "bench/tid").
     return {key: int(value) for key, value in (l.split() for l in open(path) if len(l.split()) == 2)}
 ticks0, ticks1 = readings(before), readings(after)
 waits0, waits1 = readings(waits_before), readings(waits_after)
@@ -79,13 +80,16 @@ cpu, waited = collections.Counter(), collections.Counter()
 for pid in ticks1.keys() - {"bench"}:
     cpu[role.get(pid, "other backends")] += ticks1[pid] - ticks0.get(pid, 0)
     waited[role.get(pid, "other backends")] += waits1.get(pid, 0) - waits0.get(pid, 0)
+# A thread that ended during the phase is left out (its wait since the start is gone with it);
+# one that began in it counts from zero.
+bench_waited = sum(w - waits0.get(task, 0) for task, w in waits1.items() if task.startswith("bench/"))
 ms = lambda t: t / tick / trades * 1e3
 ns_ms = lambda ns: ns / 1e6 / trades
 shown = ", ".join(f"{name} {ms(t):.3f} (waited {ns_ms(waited[name]):.3f})" for name, t in cpu.most_common())
 print(f"{bin} | {rate:.0f} trades/s | WAL {wal / trades / 1024:.1f} KiB a trade | Postgres CPU a trade {ms(sum(cpu.values())):.3f} ms "
       f"(waited for a core {ns_ms(sum(waited.values())):.3f}): {shown}")
 print(f"    the benchmark's process (service and load generator): CPU a trade {ms(ticks1['bench'] - ticks0['bench']):.3f} ms "
-      f"(waited for a core {ns_ms(waits1['bench'] - waits0['bench']):.3f})")
+      f"(waited for a core {ns_ms(bench_waited):.3f})")
 PY
         # How much of the host's CPU the hypervisor took meanwhile (trade_bench's line).
         grep -m1 "host CPU:" "$log" || true

@@ -16,8 +16,7 @@ cd "$(dirname "$0")/.."
 default_rounds=3
 source scripts/lib/trade-bench.sh
 
-# CPU ticks (user + system, with reaped children for Postgres) of a process, or of all of Postgres.
-ticks_of() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# CPU ticks of all of Postgres (user + system, with reaped children).
 postgres_ticks() {
     local total=0 pid
     for pid in $(pgrep -x postgres); do

@@ -12,6 +12,9 @@ export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1
 export RUST_LOG=error FM_LOG_FORMAT=json
 tick=$(getconf CLK_TCK)
 
+# A process's CPU time so far, in clock ticks (user + system, from /proc/PID/stat; 0 once gone).
+ticks_of() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
 # Starts BIN on fresh benchmark databases, its output to LOG, and returns (with its `pid` set)
 # once its trading phases begin.
 trade_bench_start() {

@@ -2,9 +2,10 @@
 //! Settlement: the real binary runs the oracle, the settlement crank and
 //! the indexer over 50 traded rounds past their settlement time on the embedded chain (which
 //! lives in Postgres, so it survives the process), and is killed with SIGKILL at a random moment
-//! 20 times, restarted after each; then it runs to the end. No position is paid twice or missed,
-//! and the Postgres view — vault balances, settlements, positions, market statuses — equals the
-//! chain.
+//! 20 times, restarted after each; the rounds close a few at a time, before each run, as the
+//! scheduler closes them over the hours; then it runs to the end. No position is paid twice or
+//! missed, and the Postgres view — vault balances, settlements, positions, market statuses —
+//! equals the chain.
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -50,7 +51,8 @@ const KILLS: usize = 20;
 /// every round, what is left is the indexer's catch-up of the payouts killed runs sent — one
 /// statement, so the next run finishes it; runs must therefore be cut short while the crank
 /// still has rounds to do (8 steps and 150 ms let a CI run on a 2-core EPYC under the whole
-/// suite finish the crank's part in 14 runs).
+/// suite finish the crank's part in 14 runs; since then the rounds also close a few before each
+/// run, so no run can get ahead of the kills).
 const MAX_STEPS: i64 = 4;
 /// A kill lands at most this long (ms) after the child's first step of progress (a run pays
 /// about three rounds in 100 ms here).
@@ -146,8 +148,7 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
         }
         rounds.push(id);
     }
-    // Past settlement, as the scheduler leaves them: closed, some marked to be voided.
-    sqlx::query("UPDATE markets SET status = 'closed'").execute(&db).await.unwrap();
+    // Past settlement; some marked to be voided. They stay open until their run (below).
     let voided: Vec<Uuid> = rounds.iter().step_by(VOID_EVERY).copied().collect();
     sqlx::query("UPDATE markets SET void_reason = 'interval_change' WHERE id = ANY($1)").bind(&voided).execute(&db).await.unwrap();
 
@@ -173,9 +174,23 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
 
     let name: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&db).await.unwrap();
     let url = database_url(&name);
-    let done = (MARKETS + MARKETS + MARKETS * SETTLING_WALLETS) as i64;
+    // A round's steps: finalized, paid out, and one per position paid.
+    let steps_of = |rounds: usize| (rounds * (2 + SETTLING_WALLETS)) as i64;
+    let done = steps_of(MARKETS);
     let mut at_kill = Vec::new();
-    for _ in 0..KILLS {
+    for run in 0..KILLS {
+        // Each killed run finds a few rounds newly closed (oldest first), as the scheduler closes
+        // them over the hours, besides what earlier runs left: every run has work of its own, so
+        // how fast a run gets through it (the crank pays 32 rounds side by side) cannot use up
+        // the work before the twentieth kill. With all 50 closed before the first run, a CI run
+        // under the whole suite finished everything in 14 runs and failed the mid-work check.
+        let released = (run + 1) * MARKETS / KILLS;
+        sqlx::query("UPDATE markets SET status = 'closed' WHERE id = ANY($1) AND status = 'open'")
+            .bind(&rounds[..released])
+            .execute(&db)
+            .await
+            .unwrap();
+        let work = steps_of(released);
         let mut child = start(&url);
         drain(&mut child);
         let from = progress(&db).await.steps();
@@ -191,19 +206,23 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
             if now > from && working_since.is_none() {
                 working_since = Some(Instant::now());
             }
-            if now >= kill_at.min(done) || working_since.is_some_and(|t: Instant| t.elapsed() >= cut) {
+            if now >= kill_at.min(work) || working_since.is_some_and(|t: Instant| t.elapsed() >= cut) {
                 break;
             }
-            assert!(started.elapsed() < Duration::from_secs(120), "no progress within 2 min ({now} of {done} steps)");
+            assert!(started.elapsed() < Duration::from_secs(120), "no progress within 2 min ({now} of {work} steps)");
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         tokio::time::sleep(Duration::from_micros(rand::random::<u64>() % 4_000)).await;
         child.start_kill().unwrap(); // SIGKILL
         child.wait().await.unwrap();
-        at_kill.push(progress(&db).await);
+        at_kill.push((progress(&db).await, work));
     }
-    eprintln!("(finalized, paid out, positions paid) at each SIGKILL: {:?}", at_kill.iter().map(|p| (p.finalized, p.paid_out, p.positions_paid)).collect::<Vec<_>>());
-    let mid_work = at_kill.iter().filter(|p| p.steps() < done).count();
+    eprintln!(
+        "(finalized, paid out, positions paid; the closed rounds' steps) at each SIGKILL: {:?}",
+        at_kill.iter().map(|(p, work)| (p.finalized, p.paid_out, p.positions_paid, *work)).collect::<Vec<_>>()
+    );
+    // Mid-work: some of the closed rounds' steps were not done when the kill came.
+    let mid_work = at_kill.iter().filter(|(p, work)| p.steps() < *work).count();
     assert!(mid_work >= KILLS * 3 / 4, "most kills must land while work is left: {at_kill:?}");
 
     // Then a run to the end.

@@ -249,6 +249,11 @@ impl Projector {
     /// is applied in a task of its own, so a caller that goes away mid-way (a request past its
     /// deadline) does not abandon the others' transactions.
     pub async fn apply_ahead(&self, tx: &ConfirmedTransaction) -> Result<(), sqlx::Error> {
+        if self.ahead.applied.lock().expect("the applied set is never poisoned").signatures.contains(&tx.signature) {
+            // Applied in the embedded chain's ledger write (`apply_in_ledger`), committed
+            // before its sender was answered.
+            return Ok(());
+        }
         let (done, applied) = oneshot::channel();
         self.ahead.waiting.push((tx.clone(), done));
         let projector = self.clone();
@@ -258,6 +263,26 @@ impl Projector {
             // The applying task panicked: apply it here (a no-op if it was).
             Err(_) => self.apply_without_cursor(&mut *self.db.acquire().await?, std::slice::from_ref(tx)).await,
         }
+    }
+
+    /// Applies `txs` — transactions this process is sending (`sending`), landed together — in
+    /// the caller's database transaction, the embedded chain's write of their ledger rows: one
+    /// commit for both, and no turn of the projection's own for them. Only a group of trades
+    /// (`TradeRun`, the common one) and only if the projection lock is free at once (a catch-up
+    /// batch may hold it, and the ledger must not wait on it). Whether they were applied: if
+    /// not, nothing was done and their senders apply them ahead as usual. Once the caller has
+    /// committed, `applied_in_ledger`.
+    pub async fn apply_in_ledger(&self, db: &mut PgConnection, txs: &[ConfirmedTransaction]) -> Result<bool, sqlx::Error> {
+        match &mut self.steps(txs)[..] {
+            [Step::Trades(run)] => Ok(run.flush_if_unlocked(db).await?.is_some()),
+            _ => Ok(false),
+        }
+    }
+
+    /// `txs`, applied by `apply_in_ledger`, are committed: their senders' `apply_ahead` has
+    /// nothing to do, and the indexer passes them (`take_applied`).
+    pub fn applied_in_ledger(&self, txs: &[ConfirmedTransaction]) {
+        self.remember_applied(txs);
     }
 
     /// Applies every transaction waiting, a group at a time (nothing if another task has the

@@ -578,7 +578,7 @@ async fn a_group_applied_ahead_streams_what_its_triggers_would(db: PgPool) {
 
     let first = seed_market(&db).await;
     let mut worlds = Vec::new();
-    for (n, name) in ["batched", "ahead"].into_iter().enumerate() {
+    for (n, name) in ["batched", "ahead", "in_ledger"].into_iter().enumerate() {
         worlds.push(
             World::new(&db, first, n as i32, name, &ledger, |trades, markets, wallets| {
                 trades
@@ -598,6 +598,12 @@ async fn a_group_applied_ahead_streams_what_its_triggers_would(db: PgPool) {
     for &i in &delivery {
         projector.apply_batch(std::slice::from_ref(&worlds[0].txs[i])).await.unwrap();
         projector.apply_ahead(&worlds[1].txs[i]).await.unwrap();
+        // As the embedded chain's ledger write applies them: in a transaction of the caller's,
+        // after a statement of its own (the ledger's rows).
+        let mut ledger_write = db.begin().await.unwrap();
+        sqlx::query("CREATE TEMP TABLE ledger_rows (n INT) ON COMMIT DROP").execute(&mut *ledger_write).await.unwrap();
+        assert!(projector.apply_in_ledger(&mut ledger_write, std::slice::from_ref(&worlds[2].txs[i])).await.unwrap(), "the projection lock is free");
+        ledger_write.commit().await.unwrap();
     }
 
     // Each world's stream, channel by channel in order, and its totals, with markets, wallets
@@ -650,6 +656,7 @@ async fn a_group_applied_ahead_streams_what_its_triggers_would(db: PgPool) {
     }
     let (batched, batched_totals, batched_writers) = seen(&db, &worlds[0], before).await;
     let (ahead, ahead_totals, ahead_writers) = seen(&db, &worlds[1], before).await;
+    let (in_ledger, in_ledger_totals, in_ledger_writers) = seen(&db, &worlds[2], before).await;
     assert_eq!(batched_writers.0, 0, "caught up, the triggers write every event");
     assert_eq!(ahead_writers.1, 0, "applied ahead, the statement writes every event");
     assert!(batched.iter().any(|e| e.contains(" positions")) && batched.iter().any(|e| e.contains(" balance")) && batched.iter().any(|e| e.contains(" market m")));
@@ -659,6 +666,11 @@ async fn a_group_applied_ahead_streams_what_its_triggers_would(db: PgPool) {
     }
     assert_eq!(batched_totals.len(), 4);
     assert_eq!(batched_totals, ahead_totals);
+    // In a ledger write the statement is not its transaction's first command; it writes every
+    // event itself all the same, the triggers skipping for it (or each event would be twice).
+    assert_eq!(in_ledger_writers.0, 0, "no event of command 0 there");
+    assert_eq!(in_ledger, ahead, "in a ledger write as applied ahead");
+    assert_eq!(in_ledger_totals, ahead_totals);
 }
 
 /// A market deleted while a group of its trades is applied ahead: the group's statement locks

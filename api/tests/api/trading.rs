@@ -588,3 +588,73 @@ async fn reads_of_concurrent_trades_each_get_their_own_answer(db: PgPool) {
         assert_eq!(got(&in_one), got(&alone), "{market} {wallet} {amount:?}");
     }
 }
+
+/// The ledger row's and the trade event's transaction ids (`xmin`), if written.
+async fn writers_of(db: &PgPool, signature: &str) -> (Option<String>, Option<String>) {
+    sqlx::query_as(
+        "SELECT (SELECT xmin::TEXT FROM embedded_ledger WHERE signature = $1),
+                (SELECT min(xmin::TEXT) FROM chain_events WHERE signature = $1)",
+    )
+    .bind(signature)
+    .fetch_one(db)
+    .await
+    .unwrap()
+}
+
+/// A trade the service sends on the embedded chain is projected in the database transaction
+/// that writes its ledger row (one commit: both rows carry its `xmin`). While another
+/// projection (a catch-up batch) holds the projection lock, the ledger is written without
+/// waiting for it, and the trade is projected on its own once the lock is free — its sender
+/// answered only then.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn trades_are_projected_in_their_ledger_write_unless_the_projection_is_locked(db: PgPool) {
+    use api::domain::market::Side;
+    use solana_signer::Signer;
+    series::ensure(&db, &default_series()).await.unwrap();
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let onchain = OnChain::embedded(&chain, db.clone()).await.unwrap();
+    let wallet = solana_keypair::Keypair::new().pubkey();
+    onchain.mint_test_usdc(&wallet, 100_000_000).await.unwrap();
+    onchain.sweep(&wallet).await.unwrap();
+    let market = open_market(&db, "open").await;
+    onchain.ensure_market(&api::store::markets::plan(&db, market).await.unwrap().unwrap()).await.unwrap();
+
+    let first = onchain.sign_buy(market, &wallet, Side::Yes, 2_000_000, 1).await.unwrap();
+    onchain.submit_trade(&first).await.unwrap();
+    let (ledger, event) = writers_of(&db, &first.signature).await;
+    assert!(ledger.is_some(), "the ledger row is written");
+    assert_eq!(ledger, event, "one commit for the ledger row and the trade's projection");
+
+    let mut catch_up = db.begin().await.unwrap();
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(indexer::projection::PROJECTION_LOCK).execute(&mut *catch_up).await.unwrap();
+    let second = onchain.sign_buy(market, &wallet, Side::No, 2_000_000, 1).await.unwrap();
+    let signature = second.signature.clone();
+    let sending = tokio::spawn({
+        let onchain = onchain.clone();
+        async move { onchain.submit_trade(&second).await }
+    });
+    let started = std::time::Instant::now();
+    loop {
+        let (ledger, event) = writers_of(&db, &signature).await;
+        if ledger.is_some() {
+            assert_eq!(event, None, "not projected while the lock is held");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the ledger row was held up by the projection lock");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!sending.is_finished(), "the sender waits for its trade's projection");
+    catch_up.rollback().await.unwrap();
+    sending.await.unwrap().unwrap();
+    let (ledger, event) = writers_of(&db, &signature).await;
+    assert!(event.is_some(), "projected once the lock is free");
+    assert_ne!(ledger, event, "in a transaction of its own");
+    let (yes, no): (i64, i64) = sqlx::query_as("SELECT yes_shares, no_shares FROM positions WHERE market_id = $1 AND wallet = $2")
+        .bind(market)
+        .bind(wallet.to_string())
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert!(yes > 0 && no > 0, "both trades in the position: {yes} {no}");
+}

@@ -80,11 +80,23 @@ impl TradeRun {
 
     /// Records and projects the run, leaving it empty. Returns how many trades were new.
     pub(super) async fn flush(&mut self, db: &mut PgConnection, commit: Commit) -> Result<usize, sqlx::Error> {
+        Ok(self.execute(db, commit).await?.unwrap_or(0))
+    }
+
+    /// Records and projects the run, leaving it empty, as `Commit::Own` does but in the
+    /// caller's transaction (the embedded chain's ledger write) and only if the projection lock
+    /// is free at once: a catch-up batch holding it must not hold up the ledger. How many
+    /// trades were new, or `None` (nothing done) if the lock was taken.
+    pub(super) async fn flush_if_unlocked(&mut self, db: &mut PgConnection) -> Result<Option<usize>, sqlx::Error> {
+        self.execute(db, Commit::IfUnlocked).await
+    }
+
+    async fn execute(&mut self, db: &mut PgConnection, commit: Commit) -> Result<Option<usize>, sqlx::Error> {
         if self.events.is_empty() {
-            return Ok(0);
+            return Ok(Some(0));
         }
         let run = std::mem::take(self);
-        let (recorded, known, _woken): (i64, i64, i64) = run
+        let (recorded, known, _woken, held): (i64, i64, i64, bool) = run
             .events
             .bind(sqlx::query_as(PROJECT_TRADES))
             .bind(&run.market)
@@ -105,13 +117,17 @@ impl TradeRun {
             .bind(&run.position_no)
             .bind(&run.balance)
             .bind(PROJECTION_LOCK)
-            .bind(matches!(commit, Commit::Own))
+            .bind(!matches!(commit, Commit::Callers))
+            .bind(matches!(commit, Commit::IfUnlocked))
             .fetch_one(db)
             .await?;
+        if !held {
+            return Ok(None);
+        }
         if recorded > known {
             tracing::warn!(trades = recorded - known, "trades in markets unknown to the service; events kept");
         }
-        Ok(recorded as usize)
+        Ok(Some(recorded as usize))
     }
 }
 
@@ -124,6 +140,10 @@ pub(super) enum Commit {
     /// One statement of the caller's transaction (catching up), which may go on with other
     /// statements: the triggers write them.
     Callers,
+    /// The last statement of the caller's transaction (the embedded chain's ledger write,
+    /// `Projector::apply_in_ledger`), done as `Own` does — but only if the projection lock is
+    /// free at once.
+    IfUnlocked,
 }
 
 const PROJECT_TRADES: &str = "
@@ -134,7 +154,11 @@ WITH locked AS (
     -- A statement that is its own transaction (`$25`) does what some of the tables' triggers
     -- would (the market references below, the stream events and trader totals at the end)
     -- and tells them so (migration 43).
-    SELECT pg_advisory_xact_lock($24), CASE WHEN $25 THEN set_config('fm.done_by_trade_statement', 'on', true) END
+    -- With `$26` the lock is only tried (`Commit::IfUnlocked`): not held, the statement does
+    -- nothing and says so.
+    SELECT held, CASE WHEN $25 AND held THEN set_config('fm.done_by_trade_statement', 'on', true) END
+    FROM (SELECT CASE WHEN $26 THEN pg_try_advisory_xact_lock($24)
+                      ELSE (SELECT true FROM (SELECT pg_advisory_xact_lock($24)) l) END AS held) h
 ), input AS (
     -- A trader's day is the UTC date of the event.
     SELECT t.*, (t.at AT TIME ZONE 'UTC')::DATE AS day
@@ -145,6 +169,7 @@ WITH locked AS (
         WITH ORDINALITY AS t(signature, ix_index, event_index, slot, tx_index, data, market, trade_id, wallet, side, is_buy,
                              shares, amount, fee, yes_price_ppm, at, q_yes, q_no, volume, trade_count, position_yes,
                              position_no, balance, ord)
+    WHERE locked.held
 ), ev AS (
     INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data)
     SELECT signature, ix_index, event_index, slot, 'TradeExecuted', data FROM input ORDER BY ord
@@ -257,4 +282,5 @@ WITH locked AS (
 )
 SELECT (SELECT count(*) FROM ev), (SELECT count(*) FROM new),
        -- Wakes the stream's publisher (as the triggers' `pg_notify` would).
-       (SELECT count(pg_notify('fm_stream', '')) FROM (SELECT 1 FROM stream LIMIT 1) s)";
+       (SELECT count(pg_notify('fm_stream', '')) FROM (SELECT 1 FROM stream LIMIT 1) s),
+       (SELECT held FROM locked)";

@@ -75,6 +75,7 @@ use super::decode::Compiled;
 use super::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
 use crate::address_text;
 use crate::group_commit::{self, GroupQueue};
+use crate::projection::Projector;
 
 /// What the program's config is initialised with on a fresh chain.
 #[derive(Clone, Debug)]
@@ -160,6 +161,9 @@ struct Inner {
     /// The newest ledger rows, as written: listings that start among them (and the cursors
     /// they start from) read no Postgres.
     recent: std::sync::Mutex<recent::RecentLedger>,
+    /// The projector of the process's own transactions, if it asked (`apply_in_ledger`): the
+    /// ones it is sending are projected in the write of their ledger rows.
+    projector: std::sync::OnceLock<Projector>,
 }
 
 impl Inner {
@@ -237,6 +241,7 @@ impl EmbeddedChain {
             last_slot: AtomicU64::new(last_slot.unwrap_or(0) as u64),
             persist_failing: AtomicBool::new(false),
             recent: std::sync::Mutex::new(recent::RecentLedger::after(last_seq.unwrap_or(0))),
+            projector: std::sync::OnceLock::new(),
         }));
         // The slot clock of a cluster, while the chain is alive: every slot the bank is rooted
         // and continued in the next, with a new blockhash.
@@ -255,6 +260,14 @@ impl EmbeddedChain {
 
     pub fn keys(&self) -> &Keys {
         &self.0.keys
+    }
+
+    /// From now on, the transactions `projector` is sending (`Projector::sending`) are
+    /// projected in the database transaction that writes their ledger rows, when they can be
+    /// (`Projector::apply_in_ledger`): one commit, and one turn, for both writes a trade
+    /// waits on. The first projector to ask is the one; others apply ahead as before.
+    pub fn apply_in_ledger(&self, projector: &Projector) {
+        let _ = self.0.projector.set(projector.clone());
     }
 
     pub fn mint(&self) -> Pubkey {
@@ -516,8 +529,27 @@ impl EmbeddedChain {
         let last = &group[group.len() - 1].signature;
         let mut backoff = Duration::from_millis(50);
         let mut failures = 0u32;
+        let mut ahead = self.ahead_of(group);
         loop {
-            let error = match record(writer, group).await {
+            let written = match (self.0.projector.get(), ahead.is_empty()) {
+                (Some(projector), false) => match record_and_apply(writer, group, projector, &ahead).await {
+                    Ok((seqs, true)) => {
+                        projector.applied_in_ledger(&ahead);
+                        Ok(seqs)
+                    }
+                    Ok((seqs, false)) => Ok(seqs),
+                    Err(e) => {
+                        // The projection's trouble is its senders' to meet (they apply ahead as
+                        // before): the ledger is written alone at once. (A broken connection
+                        // fails that write too, which then retries as any failed write does.)
+                        tracing::warn!(error = %e, signature = %last, "embedded chain: the ledger write with its group's projection failed; writing the ledger alone");
+                        ahead.clear();
+                        continue;
+                    }
+                },
+                _ => record(writer, group).await,
+            };
+            let error = match written {
                 Ok(seqs) => {
                     let mut recent = self.recent();
                     for (landing, &seq) in group.iter().zip(&seqs) {
@@ -563,6 +595,20 @@ impl EmbeddedChain {
         self.0.persist_failing.store(false, Ordering::Relaxed);
     }
 
+    /// The group's transactions that landed and that the projector of `apply_in_ledger` is
+    /// sending, as its indexer would read them.
+    fn ahead_of(&self, group: &[Landing]) -> Vec<ConfirmedTransaction> {
+        let Some(projector) = self.0.projector.get() else { return Vec::new() };
+        group
+            .iter()
+            .filter(|l| l.err.is_none() && projector.is_sending(&l.signature))
+            .filter_map(|l| {
+                let sent = Sent { signature: l.signature.clone(), message: l.tx.message.clone(), inner: l.inner.clone(), slot: l.slot, block_time: l.block_time };
+                sent.resolve().ok()
+            })
+            .collect()
+    }
+
     fn recent(&self) -> std::sync::MutexGuard<'_, recent::RecentLedger> {
         self.0.recent.lock().expect("the recent ledger is never poisoned")
     }
@@ -577,6 +623,18 @@ impl EmbeddedChain {
         !self.0.persist_failing.load(Ordering::Relaxed)
     }
 
+}
+
+/// `record`, and the group's transactions `projector` is sending applied in the same database
+/// transaction (`Projector::apply_in_ledger`). The ledger's sequences, and whether they were
+/// applied.
+async fn record_and_apply(writer: &mut sqlx::PgConnection, group: &[Landing], projector: &Projector, ahead: &[ConfirmedTransaction]) -> Result<(Vec<i64>, bool), ChainError> {
+    use sqlx::Connection;
+    let mut db = writer.begin().await.map_err(db_error)?;
+    let seqs = record(&mut db, group).await?;
+    let applied = projector.apply_in_ledger(&mut db, ahead).await.map_err(db_error)?;
+    db.commit().await.map_err(db_error)?;
+    Ok((seqs, applied))
 }
 
 /// Makes landed transactions durable, in landing order, in one statement (so one atomic write

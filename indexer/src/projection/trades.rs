@@ -4,7 +4,8 @@
 //! takes the projection lock first, so that it can be a transaction on its own. The other
 //! events of the batch are applied between runs, so the order across kinds is the ledger's.
 //! A statement that is a transaction on its own (`Commit::Own`: a group the service applies
-//! ahead, which every trade request waits on) also appends the stream events and adds the
+//! ahead) or the last of the embedded chain's ledger write (`Commit::IfUnlocked`) — the
+//! statements every trade request waits on — also appends the stream events and adds the
 //! trader totals its rows make and checks the markets they reference, which the tables'
 //! triggers do for every other writer.
 //!
@@ -151,9 +152,10 @@ WITH locked AS (
     -- The projection lock, held to the end of the transaction (taken again in one that holds
     -- it): a group applied ahead runs this statement as a transaction of its own. Every row
     -- below comes through `input`, which yields none before the lock is held.
-    -- A statement that is its own transaction (`$25`) does what some of the tables' triggers
-    -- would (the market references below, the stream events and trader totals at the end)
-    -- and tells them so (migration 43).
+    -- A statement that is its own transaction, or the last of the embedded chain's ledger
+    -- write (`$25`), does what some of the tables' triggers would (the market references
+    -- below, the stream events and trader totals at the end) and tells them so, for the rest
+    -- of its transaction (migration 43).
     -- With `$26` the lock is only tried (`Commit::IfUnlocked`): not held, the statement does
     -- nothing and says so.
     SELECT held, CASE WHEN $25 AND held THEN set_config('fm.done_by_trade_statement', 'on', true) END

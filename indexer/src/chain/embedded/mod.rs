@@ -596,7 +596,8 @@ impl EmbeddedChain {
     }
 
     /// The group's transactions that landed and that the projector of `apply_in_ledger` is
-    /// sending, as its indexer would read them.
+    /// sending, as its indexer would read them. (Resolved here, in the writer's turn, from what the
+    /// bank recorded; its sender resolves it again for its answer.)
     fn ahead_of(&self, group: &[Landing]) -> Vec<ConfirmedTransaction> {
         let Some(projector) = self.0.projector.get() else { return Vec::new() };
         group

@@ -232,7 +232,7 @@ impl Projector {
         applied.signatures.remove(signature)
     }
 
-    fn remember_applied(&self, txs: &[ConfirmedTransaction]) {
+    fn remember_applied<'a>(&self, txs: impl IntoIterator<Item = &'a ConfirmedTransaction>) {
         let mut applied = self.ahead.applied.lock().expect("the applied set is never poisoned");
         for tx in txs {
             applied.remember(&tx.signature);
@@ -272,8 +272,8 @@ impl Projector {
     /// batch may hold it, and the ledger must not wait on it). Whether they were applied: if
     /// not, nothing was done and their senders apply them ahead as usual. Once the caller has
     /// committed, `applied_in_ledger`.
-    pub async fn apply_in_ledger(&self, db: &mut PgConnection, txs: &[ConfirmedTransaction]) -> Result<bool, sqlx::Error> {
-        match &mut self.steps(txs)[..] {
+    pub async fn apply_in_ledger(&self, db: &mut PgConnection, txs: &[&ConfirmedTransaction]) -> Result<bool, sqlx::Error> {
+        match &mut self.steps(txs.iter().copied())[..] {
             [Step::Trades(run)] => Ok(run.flush_if_unlocked(db).await?.is_some()),
             _ => Ok(false),
         }
@@ -281,8 +281,8 @@ impl Projector {
 
     /// `txs`, applied by `apply_in_ledger`, are committed: their senders' `apply_ahead` has
     /// nothing to do, and the indexer passes them (`take_applied`).
-    pub fn applied_in_ledger(&self, txs: &[ConfirmedTransaction]) {
-        self.remember_applied(txs);
+    pub fn applied_in_ledger(&self, txs: &[&ConfirmedTransaction]) {
+        self.remember_applied(txs.iter().copied());
     }
 
     /// Applies every transaction waiting, a group at a time (nothing if another task has the
@@ -353,11 +353,11 @@ impl Projector {
     /// The events of `txs` as the statements that record and project them, in order: runs of
     /// consecutive trades (`trades`) and of consecutive payouts (`payouts`) a run at a time,
     /// every other event on its own between them.
-    fn steps<'a>(&'a self, txs: &'a [ConfirmedTransaction]) -> Vec<Step<'a>> {
+    fn steps<'a>(&'a self, txs: impl IntoIterator<Item = &'a ConfirmedTransaction>) -> Vec<Step<'a>> {
         let mut steps = Vec::new();
         // At most one run is open: a change of kind ends it.
         let mut open: Option<Step<'a>> = None;
-        for tx in txs.iter().filter(|tx| tx.err.is_none()) {
+        for tx in txs.into_iter().filter(|tx| tx.err.is_none()) {
             for events::Located { ix_index, event_index, event, data } in events::located(tx, &self.program_id) {
                 let at = At { signature: &tx.signature, ix_index, slot: tx.slot as i64, tx_index: tx.transaction_index.unwrap_or(0) as i32 };
                 match (&event, &mut open) {

@@ -602,7 +602,7 @@ async fn a_group_applied_ahead_streams_what_its_triggers_would(db: PgPool) {
         // after a statement of its own (the ledger's rows).
         let mut ledger_write = db.begin().await.unwrap();
         sqlx::query("CREATE TEMP TABLE ledger_rows (n INT) ON COMMIT DROP").execute(&mut *ledger_write).await.unwrap();
-        assert!(projector.apply_in_ledger(&mut ledger_write, std::slice::from_ref(&worlds[2].txs[i])).await.unwrap(), "the projection lock is free");
+        assert!(projector.apply_in_ledger(&mut ledger_write, &[&worlds[2].txs[i]]).await.unwrap(), "the projection lock is free");
         ledger_write.commit().await.unwrap();
     }
 

@@ -475,19 +475,33 @@ impl EmbeddedChain {
             // The accounts as this transaction left them (a later one may change them before
             // the write).
             let accounts = written_accounts(&bank, &tx);
+            let inner = committed.inner_instructions.unwrap_or_default();
+            // Resolved here, once, for the ledger write that applies it (`persist`) and for its
+            // sender's answer: not in the writer's turn, which every trade waits on.
+            let ahead = match self.0.projector.get() {
+                Some(projector) if err.is_none() && projector.is_sending(&signature) => {
+                    resolve_ran(&signature, &tx.message, &inner, clock.slot, clock.unix_timestamp).ok()
+                }
+                _ => None,
+            };
             let landing = Landing {
                 signature: signature.clone(),
                 slot: clock.slot,
                 block_time: clock.unix_timestamp,
                 err: err.clone(),
-                inner: committed.inner_instructions.unwrap_or_default(),
+                inner,
                 logs: committed.log_messages.unwrap_or_default(),
                 accounts,
                 tx,
+                ahead,
             };
             // What the caller is answered with, taken before the landing is queued (resolved
-            // only for a caller that asks for the transaction, outside the turn).
-            let landed = (landing.tx.message.clone(), landing.inner.clone(), landing.slot, landing.block_time);
+            // only for a caller that asks for the transaction, outside the turn, unless it was
+            // here).
+            let landed = match &landing.ahead {
+                Some(resolved) => Ran::Resolved(resolved.clone()),
+                None => Ran::Parts { message: landing.tx.message.clone(), inner: landing.inner.clone(), slot: landing.slot, block_time: landing.block_time },
+            };
             let (done, durable) = oneshot::channel();
             self.0.unwritten.push((landing, done));
             (err, durable, landed)
@@ -500,8 +514,7 @@ impl EmbeddedChain {
         if let Some(err) = err {
             return Err(ChainError::TransactionFailed { signature, err });
         }
-        let (message, inner, slot, block_time) = landed;
-        Ok(Sent { signature, message, inner, slot, block_time })
+        Ok(Sent { signature, ran: landed })
     }
 
     /// Writes every landed transaction waiting, a group at a time, and answers their callers
@@ -529,10 +542,11 @@ impl EmbeddedChain {
         let last = &group[group.len() - 1].signature;
         let mut backoff = Duration::from_millis(50);
         let mut failures = 0u32;
-        let mut ahead = self.ahead_of(group);
+        // Transactions of the group to apply in its write (`Landing::ahead`).
+        let mut ahead: Vec<&ConfirmedTransaction> = group.iter().filter_map(|landing| landing.ahead.as_ref()).collect();
         loop {
-            let written = match (self.0.projector.get(), ahead.is_empty()) {
-                (Some(projector), false) => match record_and_apply(writer, group, projector, &ahead).await {
+            let written = match self.0.projector.get().filter(|_| !ahead.is_empty()) {
+                Some(projector) => match record_and_apply(writer, group, projector, &ahead).await {
                     Ok((seqs, true)) => {
                         projector.applied_in_ledger(&ahead);
                         Ok(seqs)
@@ -547,7 +561,7 @@ impl EmbeddedChain {
                         continue;
                     }
                 },
-                _ => record(writer, group).await,
+                None => record(writer, group).await,
             };
             let error = match written {
                 Ok(seqs) => {
@@ -595,21 +609,6 @@ impl EmbeddedChain {
         self.0.persist_failing.store(false, Ordering::Relaxed);
     }
 
-    /// The group's transactions that landed and that the projector of `apply_in_ledger` is
-    /// sending, as its indexer would read them. (Resolved here, in the writer's turn, from what the
-    /// bank recorded; its sender resolves it again for its answer.)
-    fn ahead_of(&self, group: &[Landing]) -> Vec<ConfirmedTransaction> {
-        let Some(projector) = self.0.projector.get() else { return Vec::new() };
-        group
-            .iter()
-            .filter(|l| l.err.is_none() && projector.is_sending(&l.signature))
-            .filter_map(|l| {
-                let sent = Sent { signature: l.signature.clone(), message: l.tx.message.clone(), inner: l.inner.clone(), slot: l.slot, block_time: l.block_time };
-                sent.resolve().ok()
-            })
-            .collect()
-    }
-
     fn recent(&self) -> std::sync::MutexGuard<'_, recent::RecentLedger> {
         self.0.recent.lock().expect("the recent ledger is never poisoned")
     }
@@ -629,7 +628,7 @@ impl EmbeddedChain {
 /// `record`, and the group's transactions `projector` is sending applied in the same database
 /// transaction (`Projector::apply_in_ledger`). The ledger's sequences, and whether they were
 /// applied.
-async fn record_and_apply(writer: &mut sqlx::PgConnection, group: &[Landing], projector: &Projector, ahead: &[ConfirmedTransaction]) -> Result<(Vec<i64>, bool), ChainError> {
+async fn record_and_apply(writer: &mut sqlx::PgConnection, group: &[Landing], projector: &Projector, ahead: &[&ConfirmedTransaction]) -> Result<(Vec<i64>, bool), ChainError> {
     use sqlx::Connection;
     let mut db = writer.begin().await.map_err(db_error)?;
     let seqs = record(&mut db, group).await?;
@@ -1175,35 +1174,52 @@ struct Landing {
     logs: Vec<String>,
     /// The accounts it wrote, as it left them.
     accounts: StoredAccounts,
+    /// The transaction as the indexer would read it, if it did not fail and the projector of
+    /// `apply_in_ledger` is sending it: applied in its ledger write (`persist`).
+    ahead: Option<ConfirmedTransaction>,
 }
 
 /// A transaction this chain confirmed, as the bank ran it (for its sender's answer).
 struct Sent {
     signature: String,
-    message: VersionedMessage,
-    inner: Vec<Vec<solana_message::inner_instruction::InnerInstruction>>,
-    slot: u64,
-    block_time: i64,
+    ran: Ran,
+}
+
+/// How a confirmed transaction ran: resolved already (`Landing::ahead`), or what resolving it
+/// takes, for a caller that asks.
+enum Ran {
+    Resolved(ConfirmedTransaction),
+    Parts { message: VersionedMessage, inner: Vec<Vec<solana_message::inner_instruction::InnerInstruction>>, slot: u64, block_time: i64 },
 }
 
 impl Sent {
     /// Resolved as a ledger read resolves it (`Landed::resolve`): what `transaction` would give.
     fn resolve(self) -> Result<ConfirmedTransaction, ChainError> {
-        let Sent { signature, message, inner, slot, block_time } = self;
-        Compiled {
-            signature: &signature,
-            slot,
-            // One transaction per slot here.
-            transaction_index: Some(0),
-            block_time: Some(block_time),
-            err: None,
-            keys: message.static_account_keys().iter().map(address_text::of).collect(),
-            signers: message.header().num_required_signatures as usize,
-            instructions: message.instructions().to_vec(),
-            inner: inner_groups(inner),
+        match self.ran {
+            Ran::Resolved(tx) => Ok(tx),
+            Ran::Parts { message, inner, slot, block_time } => resolve_ran(&self.signature, &message, &inner, slot, block_time),
         }
-        .resolve()
     }
+}
+
+/// A transaction that ran in the bank (and did not fail), resolved as a ledger read resolves it
+/// (`Landed::resolve`).
+fn resolve_ran(
+    signature: &str, message: &VersionedMessage, inner: &[Vec<solana_message::inner_instruction::InnerInstruction>], slot: u64, block_time: i64,
+) -> Result<ConfirmedTransaction, ChainError> {
+    Compiled {
+        signature,
+        slot,
+        // One transaction per slot here.
+        transaction_index: Some(0),
+        block_time: Some(block_time),
+        err: None,
+        keys: message.static_account_keys().iter().map(address_text::of).collect(),
+        signers: message.header().num_required_signatures as usize,
+        instructions: message.instructions().to_vec(),
+        inner: inner_groups(inner.to_vec()),
+    }
+    .resolve()
 }
 
 /// A landed transaction, typed from its ledger row.

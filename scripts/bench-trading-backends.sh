@@ -61,16 +61,18 @@ import collections, sys
 bin, rate, wal, tick = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 seen, before, after, waits_before, waits_after = sys.argv[5:]
 trades = rate * 10  # the one-market phase lasts 10 s (trade_bench SECONDS)
-# A backend's role, by any statement it was seen running.
+# A backend's role, by every statement it was seen running, named in this order: the ledger
+# writer also runs the projection's statement for the trades it writes (the ledger write's
+# projection), so its backend is "ledger writer + projection" once both were seen.
 # (Only a statement's first 120 characters are sampled, whitespace collapsed.)
-roles = [("projection", "WITH locked AS"), ("ledger writer", "FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::JSONB[]"),
+roles = [("ledger writer", "FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::JSONB[]"), ("projection", "WITH locked AS"),
          ("trade reads", "SELECT r.ord"), ("stream publisher", "stream_events"), ("stream publisher", "stream_seq")]
-role = {}
+names = collections.defaultdict(set)
 for line in open(seen):
     pid, _, query = line.rstrip("\n").partition("|")
-    for name, mark in roles:
-        if mark in query:
-            role.setdefault(pid, name)
+    names[pid].update(name for name, mark in roles if mark in query)
+order = list(dict.fromkeys(name for name, _ in roles))
+role = {pid: " + ".join(n for n in order if n in seen_names) for pid, seen_names in names.items() if seen_names}
 def readings(path):
     # "key value" lines: a Postgres pid's, or the benchmark's ("bench", "bench/tid").
     return {key: int(value) for key, value in (l.split() for l in open(path) if len(l.split()) == 2)}

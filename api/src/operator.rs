@@ -43,14 +43,15 @@ pub enum OperatorError {
 }
 
 /// Writes a new keypair to `path` in solana-keygen's format (a JSON array of the 64 bytes),
-/// readable by its owner only; refuses to replace a file unless `force`.
+/// readable by its owner only; refuses to replace a file (or a symbolic link) unless `force`.
 pub fn generate_keypair(path: &Path, force: bool) -> Result<Pubkey, OperatorError> {
-    if path.exists() && !force {
+    let key_error = |e: std::io::Error| OperatorError::KeyFile { path: path.display().to_string(), message: e.to_string() };
+    // `symlink_metadata`, not `exists`: a dangling link is a file that is there.
+    if path.symlink_metadata().is_ok() && !force {
         return Err(OperatorError::KeyFile { path: path.display().to_string(), message: "exists (give --force to replace it)".into() });
     }
     let keypair = Keypair::new();
     let json = serde_json::to_string(&keypair.to_bytes().to_vec()).expect("bytes serialize");
-    let key_error = |e: std::io::Error| OperatorError::KeyFile { path: path.display().to_string(), message: e.to_string() };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(key_error)?;
     }
@@ -58,17 +59,82 @@ pub fn generate_keypair(path: &Path, force: bool) -> Result<Pubkey, OperatorErro
     Ok(keypair.pubkey())
 }
 
+/// Writes `bytes` to a new file beside `path`, created with mode 0600 and `O_EXCL` (which never
+/// follows a link), then renames it over `path`. The rename replaces whatever `path` was — a file
+/// with wider permissions, or a symbolic link, whose target is left untouched — and a reader
+/// sees the old key or the new one, never a part.
 #[cfg(unix)]
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
-    file.write_all(bytes)
+    let name = path.file_name().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
+    let temporary = path.with_file_name(format!(".{}.{}.tmp", name.to_string_lossy(), Uuid::new_v4().simple()));
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temporary)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
 }
 
 #[cfg(not(unix))]
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::write(path, bytes)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
+
+    use super::*;
+
+    fn scratch() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("fm-keygen-{}", Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_forced_keygen_replaces_a_world_readable_file_with_an_owner_only_one() {
+        let dir = scratch();
+        let path = dir.join("key.json");
+        std::fs::write(&path, b"old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(matches!(generate_keypair(&path, false), Err(OperatorError::KeyFile { .. })));
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        let pubkey = generate_keypair(&path, true).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(read_keypair(&path).unwrap().pubkey(), pubkey);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file is left");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn keygen_never_writes_through_a_symbolic_link() {
+        let dir = scratch();
+        let target = dir.join("target.txt");
+        std::fs::write(&target, b"not yours").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let link = dir.join("key.json");
+        symlink(&target, &link).unwrap();
+        assert!(matches!(generate_keypair(&link, false), Err(OperatorError::KeyFile { .. })), "a link is a file that exists");
+        let dangling = dir.join("dangling.json");
+        symlink(dir.join("nowhere.txt"), &dangling).unwrap();
+        assert!(matches!(generate_keypair(&dangling, false), Err(OperatorError::KeyFile { .. })), "so is a dangling one");
+        assert!(!dir.join("nowhere.txt").exists());
+
+        generate_keypair(&link, true).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"not yours", "the link's target is untouched");
+        assert_eq!(std::fs::metadata(&target).unwrap().mode() & 0o777, 0o644);
+        let replaced = std::fs::symlink_metadata(&link).unwrap();
+        assert!(replaced.file_type().is_file(), "the link itself was replaced by the key file");
+        assert_eq!(replaced.mode() & 0o777, 0o600);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }
 
 /// Reads a solana-keygen keypair file (as the service reads its keys).

@@ -31,14 +31,22 @@ impl FundingRate {
         if int.is_empty() && frac.is_empty() || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
             return Err(err());
         }
-        // value = 0.[int frac] shifted: digits · 10^(exponent - frac.len()), in units of 1e-12.
-        let all: String = format!("{int}{frac}");
+        // value = [int frac] · 10^(exponent - frac.len()), in units of 1e-12. Zero is zero at any
+        // exponent; otherwise an i64 holds at most 19 digits, so a larger scale is refused before
+        // any digit is written (an exponent of 999999999 must not build a billion zeros).
+        let all = format!("{int}{frac}");
         let all = all.trim_start_matches('0');
-        let scale = exponent - frac.len() as i32 + DIGITS as i32;
+        if all.is_empty() {
+            return Ok(FundingRate(0));
+        }
+        let scale = i64::from(exponent) - frac.len() as i64 + i64::from(DIGITS);
         let (kept, dropped) = if scale >= 0 {
+            if all.len() as i64 + scale > 19 {
+                return Err(err());
+            }
             (format!("{all}{}", "0".repeat(scale as usize)), "")
         } else {
-            let cut = all.len().saturating_sub((-scale) as usize);
+            let cut = all.len().saturating_sub(usize::try_from(-scale).unwrap_or(usize::MAX));
             (all[..cut].to_owned(), &all[cut..])
         };
         let mut magnitude: i64 = if kept.is_empty() { 0 } else { kept.parse().map_err(|_| err())? };
@@ -95,7 +103,14 @@ mod tests {
         assert_eq!(p("-1e-15"), -1);
         assert_eq!(p(".5"), 500_000_000_000);
         assert_eq!(p("+0.01"), 10_000_000_000);
-        for bad in ["", "-", "abc", "1.2.3", "0x10", "1e", "--1", "1e99"] {
+        // Exponents at the ends of i32: zero stays zero, a tiny value rounds away from zero, a
+        // huge one is refused, and none of them allocates more than the input.
+        assert_eq!(p("0e999999999"), 0);
+        assert_eq!(p("-0.000e2147483647"), 0);
+        assert_eq!(p("1e-2147483648"), 1);
+        assert_eq!(p("-1e-2147483648"), -1);
+        assert_eq!(p("1e6"), 1_000_000_000_000_000_000);
+        for bad in ["", "-", "abc", "1.2.3", "0x10", "1e", "--1", "1e99", "1e999999999", "1e2147483647", "1e7", "1e2147483648"] {
             assert!(FundingRate::parse(bad).is_err(), "{bad}");
         }
         assert_eq!(FundingRate(382_460_000).to_string(), "0.000382460000");

@@ -10,12 +10,12 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{TimeZone, Utc};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
 use crate::exchanges::{ExchangeClient, ExchangeError, ListedPerp};
-use crate::services::scheduler::Scheduler;
+use crate::services::scheduler::{Clock, Scheduler};
 use crate::store::crowd::{self, Reading};
 use crate::store::intervals::{self, ListingReport};
 
@@ -60,8 +60,10 @@ impl Collector {
 
     /// Reads the venue's listing and records it (intervals, their changes, delistings). Changes
     /// of configured series are handed to the scheduler at once.
-    pub async fn collect_intervals(&self, now: DateTime<Utc>) -> Result<(Vec<ListedPerp>, ListingReport), CollectError> {
+    /// `clock` is read once the venue has answered (and again by the scheduler's replanning).
+    pub async fn collect_intervals(&self, clock: Clock<'_>) -> Result<(Vec<ListedPerp>, ListingReport), CollectError> {
         let mut listing = self.venue.listing().await?;
+        let now = clock();
         // A venue that lists nothing is answering wrongly: recording it would delist every perp.
         if listing.is_empty() {
             return Err(CollectError::Refused(format!("{}: the listing is empty; nothing recorded", self.venue.exchange().id())));
@@ -76,7 +78,7 @@ impl Collector {
         }
         if let (Some(scheduler), false) = (&self.scheduler, report.changes.is_empty()) {
             let symbols: Vec<&str> = report.changes.iter().map(|c| c.symbol.as_str()).collect();
-            match scheduler.replan(exchange, &symbols, now).await {
+            match scheduler.replan(exchange, &symbols, clock).await {
                 Ok((0, 0)) => {}
                 Ok((created, voided)) => tracing::info!(exchange, created, voided, "series replanned after an interval change"),
                 Err(e) => tracing::warn!(exchange, error = %e, "replanning after an interval change failed; the scheduler's next pass does it"),

@@ -21,6 +21,11 @@ use crate::exchanges::{Exchange, ExchangeClient, ExchangeError, FundingRate};
 use crate::services::ServiceError;
 use crate::store::rounds::{self, ActiveSeries, NewRound};
 
+/// Where a pass reads the time: `Utc::now` in the service, a fixed or stepping clock in tests.
+/// Read after each venue answers, never before: a venue that answers after one of its
+/// settlements has already rolled its next funding time past it.
+pub type Clock<'a> = &'a (dyn Fn() -> DateTime<Utc> + Send + Sync);
+
 /// Trading stops this long before settlement (contract).
 pub const CLOSE_BEFORE_SETTLEMENT: chrono::Duration = chrono::Duration::minutes(5);
 
@@ -61,11 +66,16 @@ impl Scheduler {
         Scheduler { db, venues, horizon: chrono::Duration::from_std(horizon).unwrap_or(chrono::Duration::hours(24)) }
     }
 
-    /// One pass at time `now`.
+    /// One pass with the clock standing at `now`.
     pub async fn run_once(&self, now: DateTime<Utc>) -> Result<Report, sqlx::Error> {
+        self.run_once_with(&move || now).await
+    }
+
+    /// One pass, reading `clock` after each venue's answer and once at the end.
+    pub async fn run_once_with(&self, clock: Clock<'_>) -> Result<Report, sqlx::Error> {
         let mut report = Report::default();
         for s in &rounds::active_series(&self.db).await? {
-            match self.plan(s, now).await {
+            match self.plan(s, clock).await {
                 Ok((created, voided)) => {
                     report.created += created;
                     report.voided += voided;
@@ -77,7 +87,7 @@ impl Scheduler {
                 }
             }
         }
-        report.status_changes = rounds::advance_statuses(&self.db, now).await?;
+        report.status_changes = rounds::advance_statuses(&self.db, clock()).await?;
         crate::store::markets::compact_status_counts(&self.db).await?;
         Ok(report)
     }
@@ -86,10 +96,10 @@ impl Scheduler {
     /// call it when they see those perps' intervals change, so new rounds follow the new
     /// interval and rounds whose settlement time no longer exists are marked for voiding
     /// without waiting for the next pass. Returns (created, voided).
-    pub async fn replan(&self, exchange: &str, symbols: &[&str], now: DateTime<Utc>) -> Result<(u64, u64), ServiceError> {
+    pub async fn replan(&self, exchange: &str, symbols: &[&str], clock: Clock<'_>) -> Result<(u64, u64), ServiceError> {
         let mut totals = (0, 0);
         for s in rounds::active_series(&self.db).await?.iter().filter(|s| s.exchange == exchange && symbols.contains(&s.symbol.as_str())) {
-            match self.plan(s, now).await {
+            match self.plan(s, clock).await {
                 Ok((created, voided)) => totals = (totals.0 + created, totals.1 + voided),
                 Err(PlanError::Db(e)) => return Err(e.into()),
                 Err(e) => tracing::warn!(series = %s.slug, error = %e, "replanning after an interval change failed; the next pass retries"),
@@ -99,9 +109,10 @@ impl Scheduler {
     }
 
     /// Creates the missing rounds of one series and voids those its interval no longer has.
-    async fn plan(&self, s: &ActiveSeries, now: DateTime<Utc>) -> Result<(u64, u64), PlanError> {
+    async fn plan(&self, s: &ActiveSeries, clock: Clock<'_>) -> Result<(u64, u64), PlanError> {
         let venue = Exchange::parse(&s.exchange).and_then(|e| self.venues.get(&e)).ok_or_else(|| PlanError::NoVenue(s.exchange.clone()))?;
         let current = venue.current(&s.symbol).await?;
+        let now = clock();
         let interval = match s.round_minutes {
             Some(minutes) => chrono::Duration::minutes(minutes as i64),
             None => chrono::Duration::hours(current.interval_hours as i64),
@@ -112,13 +123,16 @@ impl Scheduler {
         }
         let next = Utc.timestamp_millis_opt(current.next_funding_ms).single().ok_or(ExchangeError::Format("nextFundingTime".into()))?;
         let on_grid = |t: DateTime<Utc>| t >= next && (t - next).num_seconds() % interval.num_seconds() == 0;
+        // A round settling at or before the venue's previous funding time has been settled by
+        // the venue (it rolled `nextFundingTime` past it): the oracle resolves it, never a void.
+        let previous = next - interval;
 
         // Void future rounds whose settlement time the current interval no longer has: marked
         // here (trading stops), voided on chain and refunded by the oracle and the crank.
         let future = rounds::future_rounds(&self.db, s.id, now).await?;
         let mut voided = 0;
         for (id, settlement) in &future {
-            if !on_grid(*settlement) {
+            if *settlement > previous && !on_grid(*settlement) {
                 voided += u64::from(rounds::mark_for_void(&self.db, *id).await?);
             }
         }

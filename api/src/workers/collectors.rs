@@ -46,7 +46,7 @@ impl Worker for CollectorWorker {
         async move {
             let mut last_sweep: Option<Instant> = None;
             while !cancel.is_cancelled() {
-                match self.collector.collect_intervals(Utc::now()).await {
+                match self.collector.collect_intervals(&Utc::now).await {
                     Ok((listing, report)) => {
                         if report.new + report.changes.len() + report.delisted as usize > 0 {
                             tracing::info!(worker = self.name(), listed = listing.len(), new = report.new, changes = report.changes.len(), delisted = report.delisted, "listing recorded");

@@ -32,7 +32,7 @@ impl Worker for SchedulerWorker {
     fn run(self: Arc<Self>, cancel: CancellationToken) -> BoxFuture<'static, WorkerResult> {
         async move {
             every(self.name(), self.period, &cancel, || async {
-                let report = self.scheduler.run_once(Utc::now()).await.map_err(|e| e.to_string())?;
+                let report = self.scheduler.run_once_with(&Utc::now).await.map_err(|e| e.to_string())?;
                 if report.created + report.voided > 0 || !report.skipped.is_empty() {
                     tracing::info!(?report, "scheduler run");
                 }

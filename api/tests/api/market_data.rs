@@ -53,9 +53,9 @@ async fn collect(db: &PgPool) -> Collected {
     let (sim, base) = simulated(then).await;
     let collectors: Vec<Collector> = Exchange::ALL.iter().map(|e| collector(db, *e, &base, None)).collect();
     for c in &collectors {
-        let (listing, report) = c.collect_intervals(at(then)).await.unwrap();
+        let (listing, report) = c.collect_intervals(&|| at(then)).await.unwrap();
         assert_eq!((listing.len(), report.new, report.changes.len()), (PER_VENUE, PER_VENUE, 0), "{:?}: first sight records, changes nothing", c.venue().exchange());
-        let (_, again) = c.collect_intervals(at(then)).await.unwrap();
+        let (_, again) = c.collect_intervals(&|| at(then)).await.unwrap();
         assert_eq!((again.new, again.changes.len(), again.delisted), (0, 0, 0), "a listing recorded twice changes nothing");
     }
     sim.set_now(now);
@@ -63,7 +63,7 @@ async fn collect(db: &PgPool) -> Collected {
     let mut expected_changes = HashMap::new();
     for c in &collectors {
         let exchange = c.venue().exchange().id();
-        let (listing, report) = c.collect_intervals(at(now)).await.unwrap();
+        let (listing, report) = c.collect_intervals(&|| at(now)).await.unwrap();
         let got: BTreeSet<(String, i32, i32)> = report.changes.iter().map(|c| (c.symbol.clone(), c.from_minutes, c.to_minutes)).collect();
         let mut expected = BTreeSet::new();
         for s in sim.model.listed(exchange) {
@@ -82,7 +82,7 @@ async fn collect(db: &PgPool) -> Collected {
     // A second sweep a quarter of an hour later: a second point of history each.
     sim.set_now(now + 15 * MINUTE_MS);
     for c in &collectors[..3] {
-        let (listing, _) = c.collect_intervals(at(now)).await.unwrap();
+        let (listing, _) = c.collect_intervals(&|| at(now)).await.unwrap();
         assert_eq!(c.collect_crowd(&listing, &CancellationToken::new()).await.unwrap().recorded, PER_VENUE);
         assert_eq!(c.collect_crowd(&listing, &CancellationToken::new()).await.unwrap().recorded, PER_VENUE, "a sweep repeated is harmless");
     }
@@ -268,13 +268,13 @@ async fn an_interval_change_of_a_configured_series_is_replanned_at_once(db: PgPo
     let scheduler = Arc::new(Scheduler::new(db.clone(), venues, Duration::from_secs(24 * 3600)));
     scheduler.run_once(at(noon)).await.unwrap();
     let binance = collector(&db, Exchange::Binance, &base, Some(scheduler.clone()));
-    binance.collect_intervals(at(noon)).await.unwrap();
+    binance.collect_intervals(&|| at(noon)).await.unwrap();
 
     // Just past midnight the venue is back at 8 h: the 04:00 and 12:00 rounds of the next day
     // no longer settle.
     let midnight = EPOCH_MS + (day + 1) * DAY_MS + 30 * MINUTE_MS;
     sim.set_now(midnight);
-    let (_, report) = binance.collect_intervals(at(midnight)).await.unwrap();
+    let (_, report) = binance.collect_intervals(&|| at(midnight)).await.unwrap();
     assert!(report.changes.iter().any(|c| c.symbol == "BTCUSDT" && (c.from_minutes, c.to_minutes) == (240, 480)), "{report:?}");
     let voided: Vec<DateTime<Utc>> = sqlx::query_scalar(
         "SELECT m.settlement_ts FROM markets m JOIN series s ON s.id = m.series_id
@@ -293,7 +293,7 @@ async fn an_interval_change_of_a_configured_series_is_replanned_at_once(db: PgPo
 async fn a_rate_limited_or_banned_sweep_stops_at_once(db: PgPool) {
     let (_, base) = simulated(Utc::now().timestamp_millis()).await;
     let c = collector(&db, Exchange::Binance, &base, None);
-    let (listing, _) = c.collect_intervals(Utc::now()).await.unwrap();
+    let (listing, _) = c.collect_intervals(&Utc::now).await.unwrap();
     for (status, retry_after) in [(418, None), (429, Some(0))] {
         let body = serde_json::json!({"venue": "binance", "status": status, "count": 1000, "retry_after_secs": retry_after});
         assert_eq!(reqwest::Client::new().post(format!("{base}/sim/faults")).json(&body).send().await.unwrap().status(), 204);

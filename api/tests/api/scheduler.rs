@@ -165,6 +165,35 @@ async fn an_interval_change_voids_the_rounds_that_no_longer_settle(db: PgPool) {
     assert_eq!(interval, 4);
 }
 
+/// A pass reads the clock, then asks the venue; when the venue answers after one of its
+/// settlements it has already rolled its next funding time past that round. The round was
+/// settled by the venue, not removed by an interval change: it is resolved, never voided.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_pass_that_straddles_a_settlement_voids_nothing(db: PgPool) {
+    let spec = SeriesSpec { exchange: Exchange::Bybit, symbol: "SUIUSDT".into(), interval_minutes: 60 };
+    series::ensure(&db, &[spec]).await.unwrap();
+    let sim = Arc::new(Sim::at(Model::new(42, vec![SimSymbol::new("bybit", "SUIUSDT", 60)]), NOW));
+    let app = serve(sim_exchange::router(sim.clone())).await;
+    let venues = Exchange::ALL.iter().map(|e| ExchangeClient::new(*e, &app.base, Duration::from_secs(5))).collect();
+    let scheduler = Scheduler::new(db.clone(), venues, Duration::from_secs(24 * 3600));
+    scheduler.run_once(at(NOW)).await.unwrap();
+    let first = rounds(&db, "bybit-suiusdt").await.remove(0);
+    let settlement = first.settlement_ts.timestamp_millis();
+
+    // The venue answers a second after the first round's settlement; the pass's clock was read
+    // a second before it (a pass that started then and reached this venue late).
+    sim.set_now(settlement + 1_000);
+    let report = scheduler.run_once(at(settlement - 1_000)).await.unwrap();
+    assert_eq!(report.voided, 0, "{report:?}");
+    assert!(rounds(&db, "bybit-suiusdt").await.iter().all(|r| r.void_reason.is_none()));
+
+    // The next pass, on the venue's time, moves the round on to be resolved.
+    let report = scheduler.run_once_with(&|| at(settlement + 1_000)).await.unwrap();
+    assert_eq!(report.voided, 0, "{report:?}");
+    let after = rounds(&db, "bybit-suiusdt").await;
+    assert_eq!((after[0].id, after[0].status.as_str(), after[0].void_reason.as_deref()), (first.id, "resolving", None));
+}
+
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn an_exchange_outage_skips_only_its_series(db: PgPool) {
     series::ensure(&db, &default_series()).await.unwrap();

@@ -522,7 +522,7 @@ async fn okx_current(State(sim): State<Arc<Sim>>, Extension(host): Extension<Hos
     Json(json!({"code": "0", "msg": "", "data": [{
         "instType": "SWAP", "instId": q["instId"], "fundingRate": rate, "nextFundingRate": "",
         "fundingTime": funding_time.to_string(), "nextFundingTime": next.to_string(),
-        "minFundingRate": "-0.0075", "maxFundingRate": "0.0075", "settState": "processing",
+        "minFundingRate": "-0.0075", "maxFundingRate": "0.0075", "settState": "settled",
         "settFundingRate": rate, "premium": "0.0001", "method": "current_period", "ts": now.to_string(),
     }]}))
     .into_response()

@@ -138,6 +138,21 @@ impl ExchangeClient {
         }
     }
 
+    /// Whether the venue publishes the rate it charged at its previous settlement in a field of
+    /// its own, apart from its history ([`has_settled_rate_field`]).
+    pub fn has_settled_rate_field(&self) -> bool {
+        has_settled_rate_field(self.exchange)
+    }
+
+    /// The previous settlement and the rate charged there, from the venue's settled-rate field
+    /// (`has_settled_rate_field`); `NotPublished` elsewhere.
+    pub async fn last_settled(&self, symbol: &str) -> Result<FundingPoint, ExchangeError> {
+        match self.exchange {
+            Exchange::Okx => okx::last_settled(&self.http, symbol).await,
+            other => Err(ExchangeError::NotPublished(format!("{} has no settled-rate field", other.id()))),
+        }
+    }
+
     /// The predicted next rate, the next settlement time and the current interval.
     pub async fn current(&self, symbol: &str) -> Result<CurrentFunding, ExchangeError> {
         match self.exchange {
@@ -149,3 +164,9 @@ impl ExchangeClient {
     }
 }
 
+/// Whether `exchange` publishes the rate it charged at its previous settlement in a field of its
+/// own, apart from its history: OKX's `settFundingRate`. The others' current endpoints carry a
+/// prediction of the next settlement.
+pub fn has_settled_rate_field(exchange: Exchange) -> bool {
+    exchange == Exchange::Okx
+}

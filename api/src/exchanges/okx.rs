@@ -33,6 +33,12 @@ struct Current {
     funding_rate: String,
     funding_time: String,
     next_funding_time: String,
+    /// `settled` once the previous settlement is done, `processing` while it runs.
+    #[serde(default)]
+    sett_state: String,
+    /// The previous settlement's rate (with `settState` = `settled`).
+    #[serde(default)]
+    sett_funding_rate: String,
 }
 
 #[derive(Deserialize)]
@@ -103,6 +109,20 @@ pub async fn current(http: &Http, symbol: &str) -> Result<CurrentFunding, Exchan
         next_funding_ms: funding,
         interval_hours: ((next - funding) / 3_600_000).max(1) as u32,
     })
+}
+
+/// The previous settlement and its rate, from `settFundingRate`: a rate the venue has charged,
+/// not a prediction. The previous settlement is `fundingTime` less the interval
+/// (`nextFundingTime − fundingTime`); while `settState` is not `settled` it is not published.
+pub async fn last_settled(http: &Http, symbol: &str) -> Result<FundingPoint, ExchangeError> {
+    let rows: Vec<Current> = get(http, "/api/v5/public/funding-rate", &[("instId", inst_id(symbol)?)]).await?;
+    let row = rows.into_iter().next().ok_or_else(|| ExchangeError::UnknownSymbol(symbol.to_owned()))?;
+    let funding = int("fundingTime", &row.funding_time)?;
+    let next = int("nextFundingTime", &row.next_funding_time)?;
+    if row.sett_state != "settled" || row.sett_funding_rate.is_empty() {
+        return Err(ExchangeError::NotPublished(format!("settState is {:?}", row.sett_state)));
+    }
+    Ok(FundingPoint { time_ms: funding - (next - funding), rate: rate("settFundingRate", &row.sett_funding_rate)? })
 }
 
 /// The live perpetual swaps, each swap's interval from its current funding (`nextFundingTime −

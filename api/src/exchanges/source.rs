@@ -1,11 +1,17 @@
 //! The oracle's sources of a settled rate: one endpoint on one host of a venue. Base URLs are
 //! configuration, several per venue (`FM_BINANCE_URL=https://a,https://b`); each host's history
-//! endpoint is a source, and the first host's current endpoint read right after the settlement
-//! is another, so two hosts give three sources.
+//! endpoint is a source, and so is a venue's own field for the rate it charged at its last
+//! settlement (OKX `settFundingRate`, on the first host). A predicted rate (Binance
+//! `lastFundingRate`, Bybit's ticker `fundingRate`, Hyperliquid's `predictedFundings`) is never
+//! a witness: it is the venue's estimate of the next settlement, not what the last one charged.
+//!
+//! The consensus needs two sources that agree, so a venue needs two independent ones:
+//! [`RateSource::check_independent`] refuses, at start, a venue with fewer than two distinct
+//! hosts unless it has a settled-rate field, and a host given twice.
 
-use super::{ExchangeClient, ExchangeError, FundingRate};
+use std::collections::HashSet;
 
-const HOUR_MS: i64 = 3_600_000;
+use super::{Exchange, ExchangeClient, ExchangeError, FundingRate, has_settled_rate_field};
 
 /// A history row this close to the settlement time is that settlement's (venues stamp some
 /// settlements a few milliseconds late).
@@ -15,16 +21,16 @@ const SETTLEMENT_TOLERANCE_MS: i64 = 60_000;
 pub enum SourceKind {
     /// The funding-history endpoint: the settled rate, listed once the venue has published it.
     History,
-    /// The current endpoint's rate right after the settlement (Binance `lastFundingRate`, the
-    /// ticker or prediction elsewhere): valid only between the settlement and the next one.
-    Current,
+    /// The venue's field for the rate charged at its previous settlement (OKX
+    /// `settFundingRate` with `settState` = `settled`): valid only until the next settlement.
+    SettledField,
 }
 
 impl SourceKind {
     pub fn id(self) -> &'static str {
         match self {
             SourceKind::History => "history",
-            SourceKind::Current => "current",
+            SourceKind::SettledField => "settled",
         }
     }
 }
@@ -38,47 +44,94 @@ pub struct RateSource {
     client: ExchangeClient,
 }
 
+/// The host (and port) of a base URL, lower-cased: what makes two sources independent.
+fn host_of(base: &str) -> String {
+    let rest = base.split_once("://").map_or(base, |(_, rest)| rest);
+    rest.split(['/', '?', '#']).next().unwrap_or_default().to_ascii_lowercase()
+}
+
 impl RateSource {
     /// The sources of one venue over the clients of its hosts (one client a host, shared with
-    /// whoever else reads that host): each host's history, and the first host's current
-    /// endpoint.
+    /// whoever else reads that host): each host's history, and the first host's settled-rate
+    /// field where the venue has one.
     pub fn for_venue(hosts: &[ExchangeClient]) -> Vec<RateSource> {
         let history = hosts.iter().map(|client| RateSource::new(client.clone(), SourceKind::History));
-        history.chain(hosts.first().map(|client| RateSource::new(client.clone(), SourceKind::Current))).collect()
+        let settled = hosts.first().filter(|c| c.has_settled_rate_field()).map(|client| RateSource::new(client.clone(), SourceKind::SettledField));
+        history.chain(settled).collect()
+    }
+
+    /// Refuses base URLs of `exchange` that cannot give two independent witnesses of a
+    /// settlement: a host given twice (the same answers twice), or fewer than two hosts where the
+    /// venue has no settled-rate field. The error says what to configure.
+    pub fn check_independent(exchange: Exchange, bases: &[String]) -> Result<(), String> {
+        let mut seen = HashSet::new();
+        for base in bases {
+            let host = host_of(base);
+            if !seen.insert(host.clone()) {
+                return Err(format!("{host} is given twice: each host must be another source"));
+            }
+        }
+        if seen.len() == 1 && !has_settled_rate_field(exchange) {
+            return Err(format!(
+                "{} needs at least two hosts: the oracle settles a round when two independent sources agree, and this venue publishes its settled rates only in its history",
+                exchange.id()
+            ));
+        }
+        Ok(())
     }
 
     pub fn new(client: ExchangeClient, kind: SourceKind) -> RateSource {
-        let base = client.base_url();
-        let host = base.split_once("://").map_or(base, |(_, rest)| rest);
+        let host = host_of(client.base_url());
         RateSource { name: format!("{}:{}@{host}", client.exchange().id(), kind.id()), kind, client }
     }
 
     /// The rate `symbol` settled at `settlement_ms`, as this source says it. `NotPublished`
-    /// when the source does not (yet) show it. `round_ms`: the series' own interval when it runs
-    /// short rounds (the venue's formats carry whole hours), else the venue's is used.
-    pub async fn settled_rate(&self, symbol: &str, settlement_ms: i64, round_ms: Option<i64>) -> Result<FundingRate, ExchangeError> {
-        match self.kind {
+    /// when the source does not (yet, or any more) show it.
+    pub async fn settled_rate(&self, symbol: &str, settlement_ms: i64) -> Result<FundingRate, ExchangeError> {
+        let point = match self.kind {
             SourceKind::History => {
                 let window = (settlement_ms - SETTLEMENT_TOLERANCE_MS, settlement_ms + SETTLEMENT_TOLERANCE_MS);
                 let points = self.client.funding_history(symbol, window.0, window.1).await?;
-                points
-                    .iter()
-                    .min_by_key(|p| (p.time_ms - settlement_ms).abs())
-                    .map(|p| p.rate)
-                    .ok_or_else(|| ExchangeError::NotPublished(format!("no settlement at {settlement_ms} in the history yet")))
+                points.into_iter().min_by_key(|p| (p.time_ms - settlement_ms).abs())
             }
-            SourceKind::Current => {
-                let current = self.client.current(symbol).await?;
-                // The venue's next settlement tells which settlement its rate field is about.
-                if current.next_funding_ms <= settlement_ms {
-                    return Err(ExchangeError::NotPublished(format!("the venue has not settled {settlement_ms} yet (next {})", current.next_funding_ms)));
-                }
-                let interval_ms = round_ms.unwrap_or(current.interval_hours.max(1) as i64 * HOUR_MS);
-                if current.next_funding_ms > settlement_ms + interval_ms {
-                    return Err(ExchangeError::NotPublished(format!("the current rate is past {settlement_ms} (next {})", current.next_funding_ms)));
-                }
-                Ok(current.rate)
-            }
+            SourceKind::SettledField => Some(self.client.last_settled(symbol).await?),
+        };
+        match point {
+            Some(p) if (p.time_ms - settlement_ms).abs() <= SETTLEMENT_TOLERANCE_MS => Ok(p.rate),
+            Some(p) => Err(ExchangeError::NotPublished(format!("the source shows the settlement at {}, not {settlement_ms}", p.time_ms))),
+            None => Err(ExchangeError::NotPublished(format!("no settlement at {settlement_ms} in the history yet"))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn clients(exchange: Exchange, bases: &[&str]) -> Vec<ExchangeClient> {
+        bases.iter().map(|b| ExchangeClient::new(exchange, b, Duration::from_secs(1))).collect()
+    }
+
+    fn urls(bases: &[&str]) -> Vec<String> {
+        bases.iter().map(|b| b.to_string()).collect()
+    }
+
+    #[test]
+    fn a_venue_needs_two_independent_witnesses() {
+        let one = urls(&["https://fapi.binance.com"]);
+        assert!(RateSource::check_independent(Exchange::Binance, &one).unwrap_err().contains("at least two hosts"));
+        let twice = urls(&["https://api.bybit.com", "https://API.bybit.com/v5"]);
+        assert!(RateSource::check_independent(Exchange::Bybit, &twice).unwrap_err().contains("twice"));
+        let two = ["https://api.hyperliquid.xyz", "https://api-ui.hyperliquid.xyz"];
+        assert!(RateSource::check_independent(Exchange::Hyperliquid, &urls(&two)).is_ok());
+        let sources = RateSource::for_venue(&clients(Exchange::Hyperliquid, &two));
+        assert_eq!(sources.iter().map(|s| s.kind).collect::<Vec<_>>(), [SourceKind::History, SourceKind::History]);
+        // OKX's settled-rate field is a second witness on one host.
+        assert!(RateSource::check_independent(Exchange::Okx, &urls(&["https://www.okx.com"])).is_ok());
+        let names: Vec<String> = RateSource::for_venue(&clients(Exchange::Okx, &["https://www.okx.com"])).into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["okx:history@www.okx.com", "okx:settled@www.okx.com"]);
+        assert!(RateSource::check_independent(Exchange::Binance, &[]).is_ok(), "a venue left to the simulator");
     }
 }

@@ -124,10 +124,9 @@ impl Oracle {
         let mut known: HashMap<String, i64> = oracle::readings(&s.db, round.id).await?.into_iter().collect();
         let settlement_ms = round.settlement_ts.timestamp_millis();
         let symbol = round.symbol.as_str();
-        let round_ms = round.round_minutes.map(|m| m as i64 * 60_000);
         let asked = sources.iter().filter(|source| !known.contains_key(&source.name));
         let answers = join_all(asked.map(|source| async move {
-            let reading = source.settled_rate(symbol, settlement_ms, round_ms).await;
+            let reading = source.settled_rate(symbol, settlement_ms).await;
             NewObservation { source: source.name.clone(), reading: reading.map(|r| r.0).map_err(|e| e.to_string()), fetched_at: Utc::now() }
         }))
         .await;

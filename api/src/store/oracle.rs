@@ -15,15 +15,13 @@ pub struct AwaitingRound {
     /// Set: void it whatever the rate (`interval_change`).
     pub void_reason: Option<String>,
     pub oracle_attempts: i32,
-    /// The series' short-round length (minutes), if it has one.
-    pub round_minutes: Option<i16>,
 }
 
 /// Rounds awaiting the oracle at `now`, oldest settlement first: closed or resolving, past their
 /// settlement time (or to be voided early), and due for an attempt.
 pub async fn awaiting(db: &PgPool, now: DateTime<Utc>, limit: i64) -> Result<Vec<AwaitingRound>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT m.id, s.exchange, s.symbol, m.settlement_ts, m.void_reason, m.oracle_attempts, s.round_minutes
+        "SELECT m.id, s.exchange, s.symbol, m.settlement_ts, m.void_reason, m.oracle_attempts
          FROM markets m JOIN series s ON s.id = m.series_id
          WHERE m.status IN ('closed', 'resolving') AND (m.settlement_ts <= $1 OR m.void_reason IS NOT NULL)
            AND (m.oracle_next_at IS NULL OR m.oracle_next_at <= $1)

@@ -43,6 +43,20 @@ async fn every_venue_returns_the_simulated_history_exactly_across_pages() {
     }
 }
 
+/// OKX's `settFundingRate` is the rate charged at the previous settlement (a witness for the
+/// oracle); the other venues have no such field and say so rather than offer a prediction.
+#[tokio::test]
+async fn okx_reports_its_last_settlement_and_the_others_have_none() {
+    let (base, sim) = sim().await;
+    let s = sim.model.find("okx", "BTCUSDT").unwrap().clone();
+    let settled = client(Exchange::Okx, &base).last_settled("BTCUSDT").await.unwrap();
+    let last = sim.model.last_settlement(&s, NOW);
+    assert_eq!((settled.time_ms, settled.rate), (last, FundingRate(sim.model.rate_at(&s, last))));
+    for exchange in [Exchange::Binance, Exchange::Bybit, Exchange::Hyperliquid] {
+        assert!(matches!(client(exchange, &base).last_settled("BTCUSDT").await, Err(ExchangeError::NotPublished(_))), "{exchange:?}");
+    }
+}
+
 #[tokio::test]
 async fn every_venue_reports_the_current_rate_and_interval() {
     let (base, sim) = sim().await;

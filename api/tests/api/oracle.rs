@@ -1,5 +1,5 @@
-//! The oracle on the embedded chain against the simulated exchange on two hosts (three sources
-//! a venue: each host's history, the first host's current rate): traders on both sides paid
+//! The oracle on the embedded chain against the simulated exchange on three hosts (three sources
+//! a venue: each host's history; OKX adds its settled-rate field): traders on both sides paid
 //! exactly once the sources agree; every fault case (one source wrong, sources missing, all
 //! missing, a late venue) gives the right outcome or a void; a round whose settlement time no
 //! longer exists is voided on chain and refunded, its positions visible until then; every
@@ -37,7 +37,7 @@ pub struct Venue {
     hosts: Vec<ExchangeClient>,
 }
 
-/// The simulated exchange on two hosts and an oracle reading them, its deadline 10 minutes.
+/// The simulated exchange on three hosts and an oracle reading them, its deadline 10 minutes.
 pub async fn venue() -> Venue {
     venue_with(default_symbols(), Utc::now()).await
 }
@@ -45,7 +45,7 @@ pub async fn venue() -> Venue {
 async fn venue_with(symbols: Vec<SimSymbol>, now: DateTime<Utc>) -> Venue {
     let sim = Arc::new(Sim::at(Model::new(42, symbols), now.timestamp_millis()));
     let mut bases = Vec::new();
-    for host in 0..2 {
+    for host in 0..3 {
         bases.push(serve(sim_exchange::router_for(sim.clone(), host)).await.base);
     }
     let clients = Exchange::ALL.map(|e| bases.iter().map(|base| ExchangeClient::new(e, base, Duration::from_secs(5))).collect::<Vec<_>>());
@@ -190,6 +190,7 @@ async fn source_faults_give_the_right_outcome_or_a_void(db: PgPool) {
     // then void, and every position refunded exactly.
     v.sim.clear_settlement_faults();
     v.fault(SettlementFaultKind::Missing, Some(0), None);
+    v.fault(SettlementFaultKind::Missing, Some(1), None);
     let first = times[1] + chrono::Duration::seconds(5);
     assert_eq!(v.pass(&s, first).await.waiting, 1);
     assert_eq!(v.pass(&s, first + chrono::Duration::seconds(1)).await, Report::default(), "waits out its backoff");
@@ -313,7 +314,7 @@ async fn a_five_minute_round_trades_closes_settles_and_pays(db: PgPool) {
     pay_out(&s, market).await;
 
     let shown = resolution(&t, market).await;
-    assert_eq!(shown["consensus"]["sources"].as_array().unwrap().len(), 3, "history on both hosts and the current rate: {shown}");
+    assert_eq!(shown["consensus"]["sources"].as_array().unwrap().len(), 3, "history on all three hosts: {shown}");
     let truth = v.truth(settlement);
     assert_eq!(shown["outcome"], if truth > 0 { "yes" } else { "no" });
     let (won_a, won_b) = if truth > 0 { (a_yes, 0) } else { (0, b_no) };

@@ -8,6 +8,7 @@ use ipnet::IpNet;
 
 use crate::domain::exchange::Exchange;
 use crate::domain::series::{self, SeriesSpec};
+use crate::exchanges::RateSource;
 use crate::http::HttpSettings;
 use crate::services::SignInSettings;
 
@@ -78,9 +79,11 @@ pub struct Config {
     pub round_horizon: Duration,
     /// `FM_BINANCE_URL`, `FM_BYBIT_URL`, `FM_OKX_URL`, `FM_HYPERLIQUID_URL`: the venues' REST
     /// base URLs, comma-separated (e.g. `https://fapi.binance.com,https://fapi1.binance.com`).
-    /// The scheduler reads the first; the oracle reads every host's history and the first
-    /// host's current rate, so two hosts give it three sources. A venue left unset is served by
-    /// the simulated exchange, started in-process on two hosts (the embedded default).
+    /// The scheduler reads the first; the oracle reads every host's history, and OKX's
+    /// settled-rate field on the first host. Each host at most once, and at least two hosts for a
+    /// venue without a settled-rate field: the oracle needs two independent witnesses. A venue
+    /// left unset is served by the simulated exchange, started in-process on three hosts (the
+    /// embedded default).
     pub exchange_urls: ExchangeUrls,
     /// `FM_ORACLE_DEADLINE`: how long after settlement the oracle keeps asking for a consensus
     /// before it voids the round; seconds, or with a unit (`90s`, `30m`, `1h`). Default `1h`.
@@ -138,6 +141,11 @@ pub struct Config {
     /// `FM_PUSH_ALLOW_HTTP`: accept `http://` push endpoints (a push service on a private
     /// network, tests). Default `false`: https only.
     pub push_allow_http: bool,
+    /// `FM_PUSH_ALLOW_NETWORKS`: networks (addresses or CIDR ranges, comma-separated) push
+    /// endpoints may be in although they are not public — a push service on the operator's own
+    /// network. Default none: loopback, private, link-local, unique-local, CGNAT and metadata
+    /// addresses are refused.
+    pub push_allow_networks: Vec<IpNet>,
     /// `FM_CORS_ORIGINS`: the origins browser front ends may call from, comma-separated
     /// (`https://app.example.com,http://localhost:5173`), or `*` for any. Default `*`: the API
     /// authenticates with bearer tokens and keys, never cookies.
@@ -290,7 +298,7 @@ impl Config {
                 .split(',')
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
-                .map(|entry| proxy_range(entry).ok_or_else(|| invalid("FM_TRUSTED_PROXIES", entry, "expected an IP address or a CIDR range")))
+                .map(|entry| network(entry).ok_or_else(|| invalid("FM_TRUSTED_PROXIES", entry, "expected an IP address or a CIDR range")))
                 .collect::<Result<_, _>>()?,
             series: match lookup("FM_SERIES") {
                 Some(list) => series::parse_list(&list).map_err(|reason| invalid("FM_SERIES", &list, &reason))?,
@@ -300,10 +308,10 @@ impl Config {
             scheduler_period: secs("FM_SCHEDULER_PERIOD_SECS", get("FM_SCHEDULER_PERIOD_SECS", "30"))?,
             round_horizon: Duration::from_secs(3600 * positive::<u64>("FM_ROUND_HORIZON_HOURS", get("FM_ROUND_HORIZON_HOURS", "24"))?),
             exchange_urls: ExchangeUrls {
-                binance: urls("FM_BINANCE_URL", lookup("FM_BINANCE_URL"))?,
-                bybit: urls("FM_BYBIT_URL", lookup("FM_BYBIT_URL"))?,
-                okx: urls("FM_OKX_URL", lookup("FM_OKX_URL"))?,
-                hyperliquid: urls("FM_HYPERLIQUID_URL", lookup("FM_HYPERLIQUID_URL"))?,
+                binance: urls("FM_BINANCE_URL", Exchange::Binance, lookup("FM_BINANCE_URL"))?,
+                bybit: urls("FM_BYBIT_URL", Exchange::Bybit, lookup("FM_BYBIT_URL"))?,
+                okx: urls("FM_OKX_URL", Exchange::Okx, lookup("FM_OKX_URL"))?,
+                hyperliquid: urls("FM_HYPERLIQUID_URL", Exchange::Hyperliquid, lookup("FM_HYPERLIQUID_URL"))?,
             },
             oracle_deadline: duration("FM_ORACLE_DEADLINE", get("FM_ORACLE_DEADLINE", "1h"))?,
             chain: match get("FM_CHAIN", "embedded").as_str() {
@@ -356,6 +364,12 @@ impl Config {
             },
             push_ttl_secs: positive("FM_PUSH_TTL_SECS", get("FM_PUSH_TTL_SECS", "86400"))?,
             push_allow_http: parse("FM_PUSH_ALLOW_HTTP", get("FM_PUSH_ALLOW_HTTP", "false"))?,
+            push_allow_networks: get("FM_PUSH_ALLOW_NETWORKS", "")
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|entry| network(entry).ok_or_else(|| invalid("FM_PUSH_ALLOW_NETWORKS", entry, "expected an IP address or a CIDR range")))
+                .collect::<Result<_, _>>()?,
             pubsub_addr: match lookup("FM_PUBSUB_ADDR").as_deref().map(str::trim) {
                 Some("off") => None,
                 Some(addr) if !addr.is_empty() => Some(parse("FM_PUBSUB_ADDR", addr.to_owned())?),
@@ -418,8 +432,16 @@ impl Config {
     }
 }
 
-/// A trusted proxy entry: a CIDR range, or one address (its /32 or /128).
-fn proxy_range(entry: &str) -> Option<IpNet> {
+/// A network entry (trusted proxies, push networks): a CIDR range, or one address (its /32 or
+/// /128).
+impl Config {
+    /// Where push endpoints may point.
+    pub fn push_endpoints(&self) -> crate::domain::push::EndpointPolicy {
+        crate::domain::push::EndpointPolicy { allow_http: self.push_allow_http, allowed_networks: self.push_allow_networks.clone() }
+    }
+}
+
+fn network(entry: &str) -> Option<IpNet> {
     entry.parse::<IpNet>().ok().or_else(|| entry.parse::<IpAddr>().ok().map(IpNet::from))
 }
 
@@ -438,13 +460,15 @@ fn millis(name: &'static str, value: String) -> Result<Duration, ConfigError> {
 }
 
 /// A comma-separated list of http(s) base URLs.
-fn urls(name: &'static str, value: Option<String>) -> Result<Vec<String>, ConfigError> {
+/// A venue's base URLs: http(s), each host once, and enough independent sources for the oracle
+/// (`RateSource::check_independent`).
+fn urls(name: &'static str, exchange: Exchange, value: Option<String>) -> Result<Vec<String>, ConfigError> {
     let Some(value) = value else { return Ok(Vec::new()) };
     let list: Vec<String> = value.split(',').map(str::trim).filter(|u| !u.is_empty()).map(|u| u.trim_end_matches('/').to_owned()).collect();
     match list.iter().find(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
         Some(bad) => Err(invalid(name, &value, &format!("{bad:?} is not an http(s) URL"))),
         None if list.is_empty() => Err(invalid(name, &value, "no URL")),
-        None => Ok(list),
+        None => RateSource::check_independent(exchange, &list).map(|()| list).map_err(|reason| invalid(name, &value, &reason)),
     }
 }
 
@@ -547,6 +571,11 @@ mod tests {
         assert!(c.exchange_urls.okx.is_empty());
         assert_eq!(with(&[("FM_OKX_URL", "www.okx.com")]).unwrap_err().name, "FM_OKX_URL");
         assert_eq!(with(&[("FM_OKX_URL", " , ")]).unwrap_err().name, "FM_OKX_URL");
+        // Independent witnesses: one host is refused where the history is the only source, a
+        // host twice anywhere; OKX's settled-rate field makes one host enough.
+        assert_eq!(with(&[("FM_BYBIT_URL", "https://api.bybit.com")]).unwrap_err().name, "FM_BYBIT_URL");
+        assert_eq!(with(&[("FM_BINANCE_URL", "https://fapi.binance.com,https://fapi.binance.com/")]).unwrap_err().name, "FM_BINANCE_URL");
+        assert_eq!(with(&[("FM_OKX_URL", "https://www.okx.com")]).unwrap().exchange_urls.okx, ["https://www.okx.com"]);
         assert_eq!(c.oracle_deadline, Duration::from_secs(3600));
         assert_eq!(with(&[("FM_ORACLE_DEADLINE", "90")]).unwrap().oracle_deadline, Duration::from_secs(90));
         assert_eq!(with(&[("FM_ORACLE_DEADLINE", "30m")]).unwrap().oracle_deadline, Duration::from_secs(1800));

@@ -82,8 +82,9 @@ const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
 const STREAM_PERIOD: Duration = Duration::from_secs(1);
 /// A push service's answer to one message.
 const PUSH_TIMEOUT: Duration = Duration::from_secs(15);
-/// Hosts the embedded simulated exchange serves, so the oracle has three sources per venue.
-const SIMULATED_HOSTS: usize = 2;
+/// Hosts the embedded simulated exchange serves: three history sources per venue, so the
+/// oracle settles with one of them wrong or missing.
+const SIMULATED_HOSTS: usize = 3;
 
 impl Application {
     /// Connects to Postgres (waiting for it up to 30 s, creating the database and applying
@@ -142,7 +143,7 @@ impl Application {
             supervisor.spawn(StreamWorker { services, period: STREAM_PERIOD });
         }
         if let Some(services) = state.as_ref().map(|s| s.services.clone()).filter(|_| roles.workers && config.push_enabled) {
-            supervisor.spawn(PushWorker { services, sender: PushSender::new(PUSH_TIMEOUT), period: config.push_period });
+            supervisor.spawn(PushWorker { services, sender: PushSender::new(PUSH_TIMEOUT, config.push_endpoints()), period: config.push_period });
         }
         // The indexer shares the projector of the service's trades (see `IndexerWorker::new`).
         let projector = state.as_ref().and_then(|s| s.services.onchain.as_ref()).map(|o| o.projector().clone());

@@ -1,8 +1,11 @@
 //! Web push, the rules: what a browser subscription must look like to be kept, and what each
 //! outbox event says to the user (the notification payload, documented in the README).
 
+use std::net::{IpAddr, Ipv4Addr};
+
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use ipnet::IpNet;
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -24,11 +27,78 @@ pub struct Subscription {
     pub auth: String,
 }
 
-/// Checks a subscription: an `https` URL with a host (or `http` where `allow_http`, for a push
-/// service on a private network or in tests), a P-256 point for `p256dh` and 16 bytes for
-/// `auth`. Keys are taken padded or not and kept unpadded. The error says what is wrong.
-pub fn subscription(endpoint: &str, p256dh: &str, auth: &str, allow_http: bool) -> Result<Subscription, String> {
-    let endpoint = checked_endpoint(endpoint, allow_http)?;
+/// Where a push endpoint may point: the sender POSTs to it from inside the operator's network,
+/// so a subscription must not aim that POST at the network itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EndpointPolicy {
+    /// Accept `http://` endpoints (a push service on a private network, tests).
+    pub allow_http: bool,
+    /// Networks accepted although not public: a push service on the operator's own network, or
+    /// the tests' 127.0.0.1. Empty by default: only public addresses.
+    pub allowed_networks: Vec<IpNet>,
+}
+
+impl EndpointPolicy {
+    /// Whether the sender may connect to `ip`.
+    pub fn permits(&self, ip: IpAddr) -> bool {
+        is_public(ip) || self.allowed_networks.iter().any(|n| n.contains(&ip))
+    }
+}
+
+/// Ranges no push service is in: loopback, private (RFC 1918), link-local (cloud metadata at
+/// 169.254.169.254 and fd00:ec2::254 among them), CGNAT, unique-local, the unspecified and
+/// reserved ranges, documentation, benchmarking, multicast, and the IPv6 forms that carry an
+/// IPv4 address (mapped, compatible, NAT64, 6to4, Teredo), whose IPv4 part is checked instead
+/// where one can be read.
+const NOT_PUBLIC: [&str; 24] = [
+    "0.0.0.0/8",
+    "10.0.0.0/8",
+    "100.64.0.0/10",
+    "127.0.0.0/8",
+    "169.254.0.0/16",
+    "172.16.0.0/12",
+    "192.0.0.0/24",
+    "192.0.2.0/24",
+    "192.168.0.0/16",
+    "198.18.0.0/15",
+    "198.51.100.0/24",
+    "203.0.113.0/24",
+    "224.0.0.0/4",
+    "240.0.0.0/4",
+    "::/96",
+    "64:ff9b:1::/48",
+    "100::/64",
+    "2001::/32",
+    "2001:db8::/32",
+    "fc00::/7",
+    "fe80::/10",
+    "fec0::/10",
+    "ff00::/8",
+    "::ffff:0:0/96",
+];
+
+/// Whether `ip` is an address of the public internet.
+pub fn is_public(ip: IpAddr) -> bool {
+    if let IpAddr::V6(v6) = ip {
+        let segments = v6.segments();
+        let embedded = match segments {
+            [0, 0, 0, 0, 0, 0xffff, ..] => v6.to_ipv4_mapped(),
+            [0x64, 0xff9b, 0, 0, 0, 0, ..] => Some(Ipv4Addr::from((u32::from(segments[6]) << 16) | u32::from(segments[7]))),
+            [0x2002, high, low, ..] => Some(Ipv4Addr::from((u32::from(high) << 16) | u32::from(low))),
+            _ => None,
+        };
+        if let Some(v4) = embedded {
+            return is_public(IpAddr::V4(v4));
+        }
+    }
+    !NOT_PUBLIC.iter().any(|range| range.parse::<IpNet>().expect("the ranges are CIDR").contains(&ip))
+}
+
+/// Checks a subscription: an endpoint `checked_endpoint` accepts, a P-256 point for `p256dh`
+/// and 16 bytes for `auth`. Keys are taken padded or not and kept unpadded. The error says
+/// what is wrong.
+pub fn subscription(endpoint: &str, p256dh: &str, auth: &str, policy: &EndpointPolicy) -> Result<Subscription, String> {
+    let endpoint = checked_endpoint(endpoint, policy)?;
     let key = decode("keys.p256dh", p256dh)?;
     if key.len() != 65 || key[0] != 4 {
         return Err(format!("keys.p256dh must be an uncompressed P-256 public key (65 bytes starting 0x04), got {} bytes", key.len()));
@@ -43,22 +113,65 @@ pub fn subscription(endpoint: &str, p256dh: &str, auth: &str, allow_http: bool) 
     Ok(Subscription { endpoint, p256dh: URL_SAFE_NO_PAD.encode(key), auth: URL_SAFE_NO_PAD.encode(secret) })
 }
 
-/// An endpoint URL as kept: trimmed, `https://host…` (or `http://` where allowed).
-pub fn checked_endpoint(endpoint: &str, allow_http: bool) -> Result<String, String> {
+/// An endpoint URL as kept: trimmed, `https://host…` (or `http://` where allowed), whose host,
+/// read as the HTTP client reads it (`https://2130706433/` is 127.0.0.1), is a name other than
+/// `localhost` or an address the policy permits. A name's addresses are checked when the
+/// sender resolves it, for every request (`services::push`).
+pub fn checked_endpoint(endpoint: &str, policy: &EndpointPolicy) -> Result<String, String> {
     let endpoint = endpoint.trim();
     if endpoint.len() > MAX_ENDPOINT_LEN {
         return Err(format!("endpoint must be at most {MAX_ENDPOINT_LEN} characters"));
     }
     let rest = match (endpoint.strip_prefix("https://"), endpoint.strip_prefix("http://")) {
         (Some(rest), _) => rest,
-        (None, Some(rest)) if allow_http => rest,
+        (None, Some(rest)) if policy.allow_http => rest,
         _ => return Err("endpoint must be an https URL".into()),
     };
     let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
     if host.is_empty() || host.contains('@') || endpoint.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err("endpoint must be a URL with a host".into());
     }
+    match endpoint_host(endpoint) {
+        Some(EndpointHost::Address(ip)) if policy.permits(ip) => {}
+        Some(EndpointHost::Address(ip)) => return Err(format!("endpoint must be a public address, not {ip}")),
+        Some(EndpointHost::Name(name)) if is_local_name(&name) => return Err(format!("endpoint must be a public host, not {name}")),
+        Some(EndpointHost::Name(_)) => {}
+        None => return Err("endpoint must be a URL with a host".into()),
+    }
     Ok(endpoint.to_owned())
+}
+
+/// An endpoint as stored, for finding a subscription by it: trimmed, of a length that can be
+/// stored.
+pub fn stored_form(endpoint: &str) -> Result<String, String> {
+    let endpoint = endpoint.trim();
+    if endpoint.is_empty() || endpoint.len() > MAX_ENDPOINT_LEN {
+        return Err(format!("endpoint must be 1 to {MAX_ENDPOINT_LEN} characters"));
+    }
+    Ok(endpoint.to_owned())
+}
+
+/// An endpoint's host as the HTTP client connects to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EndpointHost {
+    Name(String),
+    Address(IpAddr),
+}
+
+/// Parses `endpoint` as the HTTP client does (WHATWG URL rules: IPv4 in any of its forms, IPv6
+/// in brackets, names lower-cased and IDNA-mapped).
+pub fn endpoint_host(endpoint: &str) -> Option<EndpointHost> {
+    match url::Url::parse(endpoint).ok()?.host()? {
+        url::Host::Domain(name) => Some(EndpointHost::Name(name.to_owned())),
+        url::Host::Ipv4(v4) => Some(EndpointHost::Address(IpAddr::V4(v4))),
+        url::Host::Ipv6(v6) => Some(EndpointHost::Address(IpAddr::V6(v6))),
+    }
+}
+
+/// Names that mean this machine (RFC 6761) whatever a resolver says.
+fn is_local_name(name: &str) -> bool {
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost" || name.ends_with(".localhost")
 }
 
 /// The origin of an endpoint (`scheme://host[:port]`): the VAPID token's audience (RFC 8292
@@ -240,7 +353,7 @@ mod tests {
 
     #[test]
     fn a_browser_subscription_is_kept_unpadded() {
-        let s = subscription("https://fcm.googleapis.com/fcm/send/abc", &format!("{P256DH}="), &format!("{AUTH}=="), false).unwrap();
+        let s = subscription("https://fcm.googleapis.com/fcm/send/abc", &format!("{P256DH}="), &format!("{AUTH}=="), &EndpointPolicy::default()).unwrap();
         assert_eq!((s.p256dh.as_str(), s.auth.as_str()), (P256DH, AUTH));
     }
 
@@ -255,14 +368,59 @@ mod tests {
             ("https://push.example/x", P256DH, P256DH, "16 bytes"),
         ];
         for (endpoint, key, auth, why) in refused {
-            let error = subscription(endpoint, key, auth, false).unwrap_err();
+            let error = subscription(endpoint, key, auth, &EndpointPolicy::default()).unwrap_err();
             assert!(error.contains(why), "{endpoint} {key} {auth}: {error}");
         }
         // 65 bytes starting 0x04 but off the curve.
         let mut off = vec![4u8];
         off.extend([1u8; 64]);
-        assert!(subscription("https://p.example/x", &URL_SAFE_NO_PAD.encode(off), AUTH, false).unwrap_err().contains("curve"));
-        assert!(subscription("http://127.0.0.1:9/x", P256DH, AUTH, true).is_ok(), "http where allowed");
+        assert!(subscription("https://p.example/x", &URL_SAFE_NO_PAD.encode(off), AUTH, &EndpointPolicy::default()).unwrap_err().contains("curve"));
+        let local = EndpointPolicy { allow_http: true, allowed_networks: vec!["127.0.0.1/32".parse().unwrap()] };
+        assert!(subscription("http://127.0.0.1:9/x", P256DH, AUTH, &local).is_ok(), "http and 127.0.0.1 where allowed");
+    }
+
+    #[test]
+    fn endpoints_on_private_networks_are_refused() {
+        let strict = EndpointPolicy::default();
+        let refused = [
+            "https://127.0.0.1:9443/x",
+            "https://127.1/x",
+            "https://2130706433/x",
+            "https://0x7f000001/x",
+            "https://0.0.0.0/x",
+            "https://10.0.0.1/x",
+            "https://172.16.5.4/x",
+            "https://192.168.1.1/x",
+            "https://169.254.169.254/latest",
+            "https://100.64.0.1/x",
+            "https://100.100.100.200/x",
+            "https://192.0.0.192/x",
+            "https://[::1]/x",
+            "https://[::]/x",
+            "https://[fd00:ec2::254]/x",
+            "https://[fe80::1]/x",
+            "https://[::ffff:127.0.0.1]/x",
+            "https://[::ffff:a9fe:a9fe]/x",
+            "https://[64:ff9b::a00:1]/x",
+            "https://[2002:c0a8:101::1]/x",
+            "https://[ff02::1]/x",
+            "https://localhost/x",
+            "https://LOCALHOST./x",
+            "https://push.localhost:8443/x",
+        ];
+        for endpoint in refused {
+            let error = checked_endpoint(endpoint, &strict).unwrap_err();
+            assert!(error.contains("public"), "{endpoint}: {error}");
+        }
+        for endpoint in ["https://fcm.googleapis.com/fcm/send/a", "https://8.8.8.8/x", "https://[2606:4700::1111]/x", "https://[64:ff9b::808:808]/x"] {
+            assert!(checked_endpoint(endpoint, &strict).is_ok(), "{endpoint}");
+        }
+        // The allowance is exactly the networks given.
+        let loopback = EndpointPolicy { allow_http: false, allowed_networks: vec!["127.0.0.1/32".parse().unwrap()] };
+        assert!(checked_endpoint("https://127.0.0.1:9443/x", &loopback).is_ok());
+        assert!(checked_endpoint("https://127.0.0.2/x", &loopback).is_err());
+        assert!(checked_endpoint("https://10.0.0.1/x", &loopback).is_err());
+        assert!(checked_endpoint("https://[::1]/x", &loopback).is_err());
     }
 
     #[test]

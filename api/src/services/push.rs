@@ -16,7 +16,7 @@ use uuid::Uuid;
 use web_push::{ContentEncoding, SubscriptionInfo, Urgency, VapidSignatureBuilder, WebPushMessageBuilder};
 
 use super::{ServiceError, Services};
-use crate::domain::push::{self, Event, EventKind};
+use crate::domain::push::{self, EndpointHost, EndpointPolicy, Event, EventKind};
 use crate::store::push as store;
 
 /// Outbox events fanned out per statement.
@@ -34,9 +34,9 @@ pub struct PushSettings {
     pub configured_key: Option<String>,
     /// `FM_VAPID_SUBJECT`: the `sub` claim, a `mailto:` or `https:` contact for push services.
     pub subject: String,
-    /// `FM_PUSH_ALLOW_HTTP`: accept `http://` endpoints (a push service on a private network,
-    /// tests). Default false.
-    pub allow_http: bool,
+    /// `FM_PUSH_ALLOW_HTTP` and `FM_PUSH_ALLOW_NETWORKS`: the schemes and addresses endpoints
+    /// may have. Default: https to public addresses only.
+    pub endpoints: EndpointPolicy,
     /// `FM_PUSH_TTL_SECS`: how long a push service keeps a message for an offline device, and
     /// how long a failing delivery is retried.
     pub ttl_secs: u32,
@@ -44,8 +44,8 @@ pub struct PushSettings {
 }
 
 impl PushSettings {
-    pub fn new(configured_key: Option<String>, subject: String, allow_http: bool, ttl_secs: u32) -> PushSettings {
-        PushSettings { configured_key, subject, allow_http, ttl_secs, key: OnceCell::new() }
+    pub fn new(configured_key: Option<String>, subject: String, endpoints: EndpointPolicy, ttl_secs: u32) -> PushSettings {
+        PushSettings { configured_key, subject, endpoints, ttl_secs, key: OnceCell::new() }
     }
 }
 
@@ -92,17 +92,21 @@ pub async fn vapid_key(s: &Services) -> Result<&VapidKey, ServiceError> {
         .await
 }
 
-/// Subscribes `user`'s browser.
+/// Subscribes `user`'s browser. An endpoint another user has subscribed moves to `user` only
+/// with the same keys (the same browser subscription, whose `auth` secret only that browser
+/// holds: a user who signs in as another on the device); otherwise it is refused.
 pub async fn subscribe(s: &Services, user: Uuid, endpoint: &str, p256dh: &str, auth: &str) -> Result<(), ServiceError> {
-    let subscription = push::subscription(endpoint, p256dh, auth, s.push.allow_http).map_err(ServiceError::InvalidInput)?;
-    store::subscribe(&s.db, user, &subscription).await?;
+    let subscription = push::subscription(endpoint, p256dh, auth, &s.push.endpoints).map_err(ServiceError::InvalidInput)?;
+    if !store::subscribe(&s.db, user, &subscription).await? {
+        return Err(ServiceError::InvalidInput("endpoint is subscribed by another account with other keys".into()));
+    }
     Ok(())
 }
 
 /// Unsubscribes one of `user`'s browsers; unsubscribing one never subscribed (or already
 /// removed) is not an error, so a retry answers the same.
 pub async fn unsubscribe(s: &Services, user: Uuid, endpoint: &str) -> Result<(), ServiceError> {
-    let endpoint = push::checked_endpoint(endpoint, true).map_err(ServiceError::InvalidInput)?;
+    let endpoint = push::stored_form(endpoint).map_err(ServiceError::InvalidInput)?;
     store::unsubscribe(&s.db, user, &endpoint).await?;
     Ok(())
 }
@@ -125,14 +129,50 @@ impl Delivered {
     }
 }
 
-/// Sends messages to push services.
+/// How long connecting to a push service may take (the whole exchange has the sender's timeout).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Sends messages to push services, only to the addresses `policy` permits: a name is resolved
+/// by [`PermittedAddresses`], and the connection goes to the addresses it let through (so a
+/// name that resolves to a public address when checked cannot resolve to a private one when
+/// connected), an address in the URL is checked before sending. No redirect is followed, no
+/// proxy from the environment is used, and a push service that does not answer in time is
+/// retried later.
 pub struct PushSender {
     http: reqwest::Client,
+    policy: EndpointPolicy,
 }
 
 impl PushSender {
-    pub fn new(timeout: Duration) -> PushSender {
-        PushSender { http: reqwest::Client::builder().timeout(timeout).build().expect("a plain reqwest client builds") }
+    pub fn new(timeout: Duration, policy: EndpointPolicy) -> PushSender {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(CONNECT_TIMEOUT.min(timeout))
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(std::sync::Arc::new(PermittedAddresses(policy.clone())))
+            .build()
+            .expect("a plain reqwest client builds");
+        PushSender { http, policy }
+    }
+}
+
+/// The system resolver, keeping only the addresses the policy permits; a name with none left
+/// fails to resolve.
+struct PermittedAddresses(EndpointPolicy);
+
+impl reqwest::dns::Resolve for PermittedAddresses {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let policy = self.0.clone();
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let resolved = tokio::net::lookup_host((host.as_str(), 0)).await?;
+            let permitted: Vec<std::net::SocketAddr> = resolved.filter(|a| policy.permits(a.ip())).collect();
+            if permitted.is_empty() {
+                return Err(format!("{host} resolves to no public address").into());
+            }
+            Ok(Box::new(permitted.into_iter()) as reqwest::dns::Addrs)
+        })
     }
 }
 
@@ -230,6 +270,12 @@ async fn send(s: &Services, sender: &PushSender, key: &VapidKey, d: &store::DueD
         Ok(message) => message,
         Err(e) => return Outcome::Failed(format!("building the message: {e}")),
     };
+    // Kept subscriptions were checked when made; the policy may have narrowed since.
+    match push::endpoint_host(&d.endpoint) {
+        Some(EndpointHost::Address(ip)) if !sender.policy.permits(ip) => return Outcome::Failed(format!("endpoint address {ip} is not permitted")),
+        None => return Outcome::Failed("endpoint has no host".into()),
+        _ => {}
+    }
     let (parts, body) = web_push::request_builder::build_request::<Vec<u8>>(message).into_parts();
     let mut request = sender.http.post(parts.uri.to_string()).body(body);
     for (name, value) in &parts.headers {

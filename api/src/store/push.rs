@@ -8,13 +8,16 @@ use uuid::Uuid;
 
 use crate::domain::push::{MAX_SUBSCRIPTIONS_PER_USER, Subscription};
 
-/// Keeps `subscription` for `user`: a known endpoint is taken over (new keys, this user); beyond
-/// the per-user limit the user's oldest subscriptions go.
-pub async fn subscribe(db: &PgPool, user: Uuid, subscription: &Subscription) -> Result<(), sqlx::Error> {
+/// Keeps `subscription` for `user`; beyond the per-user limit the user's oldest subscriptions
+/// go. A known endpoint is updated when it is `user`'s, or when its keys are the same (the same
+/// browser subscription, signed in as another user); otherwise nothing is written: `false`.
+pub async fn subscribe(db: &PgPool, user: Uuid, subscription: &Subscription) -> Result<bool, sqlx::Error> {
     let mut tx = db.begin().await?;
-    sqlx::query(
+    let written = sqlx::query(
         "INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (endpoint) DO UPDATE SET user_id = EXCLUDED.user_id, p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth, created_at = now()",
+         ON CONFLICT (endpoint) DO UPDATE SET user_id = EXCLUDED.user_id, p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth, created_at = now()
+         WHERE push_subscriptions.user_id = EXCLUDED.user_id
+            OR (push_subscriptions.p256dh = EXCLUDED.p256dh AND push_subscriptions.auth = EXCLUDED.auth)",
     )
     .bind(user)
     .bind(&subscription.endpoint)
@@ -22,6 +25,9 @@ pub async fn subscribe(db: &PgPool, user: Uuid, subscription: &Subscription) -> 
     .bind(&subscription.auth)
     .execute(&mut *tx)
     .await?;
+    if written.rows_affected() == 0 {
+        return Ok(false);
+    }
     sqlx::query(
         "DELETE FROM push_subscriptions WHERE id IN (
              SELECT id FROM push_subscriptions WHERE user_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2)",
@@ -30,7 +36,8 @@ pub async fn subscribe(db: &PgPool, user: Uuid, subscription: &Subscription) -> 
     .bind(MAX_SUBSCRIPTIONS_PER_USER)
     .execute(&mut *tx)
     .await?;
-    tx.commit().await
+    tx.commit().await?;
+    Ok(true)
 }
 
 /// Forgets `user`'s subscription at `endpoint`; whether there was one.

@@ -133,6 +133,9 @@ async fn receive(State(script): State<Script>, Path(device): Path<String>, heade
     if let Some(seconds) = retry_after {
         answer.insert("retry-after", seconds.parse().unwrap());
     }
+    if (300..400).contains(&status) {
+        answer.insert("location", format!("/push/{device}-redirected").parse().unwrap());
+    }
     (StatusCode::from_u16(status).unwrap(), answer)
 }
 
@@ -165,10 +168,22 @@ fn open(received: &Received, device: &Device, push: &PushService, vapid_public: 
     serde_json::from_slice(&device.decrypt(&received.body)).expect("the payload is JSON")
 }
 
+/// Where these tests' push service is: plain HTTP on 127.0.0.1, the one private address the
+/// tests allow.
+fn loopback_policy() -> api::domain::push::EndpointPolicy {
+    api::domain::push::EndpointPolicy { allow_http: true, allowed_networks: vec!["127.0.0.1/32".parse().unwrap()] }
+}
+
+/// A sender allowed to reach the test push service.
+fn loopback_sender() -> PushSender {
+    PushSender::new(Duration::from_secs(5), loopback_policy())
+}
+
 /// The trading app with http endpoints allowed (the test's push service speaks plain HTTP).
 async fn app(db: &PgPool) -> Trading {
     let mut config = config();
-    config.push_allow_http = true;
+    let policy = loopback_policy();
+    (config.push_allow_http, config.push_allow_networks) = (policy.allow_http, policy.allowed_networks);
     config.request_timeout = Duration::from_secs(10);
     trading_with(db, config).await
 }
@@ -245,7 +260,7 @@ async fn the_four_events_reach_a_subscribed_browser_signed_and_encrypted_once(db
     let key = vapid_public(&t).await;
     assert_eq!(URL_SAFE_NO_PAD.decode(&key).unwrap().len(), 65, "an uncompressed P-256 point");
     // The deposits before subscribing are not announced (they happened before the device was there).
-    let sender = PushSender::new(Duration::from_secs(5));
+    let sender = loopback_sender();
     assert_eq!(deliver_all(&s, &sender).await.sent, 0);
 
     // A deposit.
@@ -321,7 +336,7 @@ async fn the_four_events_reach_a_subscribed_browser_signed_and_encrypted_once(db
     // A restarted sender (new process state, same database) sends nothing again.
     let before = push.script.received.lock().unwrap().len();
     let restarted = services(&t).await;
-    assert_eq!(deliver_all(&restarted, &PushSender::new(Duration::from_secs(5))).await, Delivered::default());
+    assert_eq!(deliver_all(&restarted, &loopback_sender()).await, Delivered::default());
     assert_eq!(push.script.received.lock().unwrap().len(), before);
     let undelivered: i64 = sqlx::query_scalar("SELECT count(*) FROM push_deliveries WHERE status NOT IN ('sent', 'skipped')").fetch_one(&db).await.unwrap();
     assert_eq!(undelivered, 0);
@@ -350,8 +365,8 @@ async fn subscriptions_are_validated_owned_and_removable(db: PgPool) {
         assert!(answer["error"]["message"].as_str().unwrap().contains(why), "{why}: {answer}");
     }
     // JWT and anti-replay are required.
-    let (status, _) = t.post("/v1/push/subscribe", &alice.token, good.clone()).await;
-    assert_eq!(status, 400, "no replay headers");
+    let response = t.app.http.post(format!("{}/v1/push/subscribe", t.app.base)).bearer_auth(&alice.token).json(&good).send().await.unwrap();
+    assert_eq!(response.status(), 400, "no replay headers");
     let response = t.app.http.post(format!("{}/v1/push/subscribe", t.app.base)).json(&good).send().await.unwrap();
     assert_eq!(response.status(), 401);
 
@@ -360,8 +375,20 @@ async fn subscriptions_are_validated_owned_and_removable(db: PgPool) {
     subscribe(&t, &alice, &device, &push).await;
     let count = || sqlx::query_scalar::<_, i64>("SELECT count(*) FROM push_subscriptions").fetch_one(&db);
     assert_eq!(count().await.unwrap(), 1);
-    // Another user cannot remove it, and signing in there as them takes the device over.
+    // Another user cannot remove it, nor take it over with other keys; the same browser
+    // subscription (its keys), signed in as them, moves the device to them.
     let bob = trader(&t, "1").await;
+    let mut other_keys = Device::new().subscription(&push);
+    other_keys["endpoint"] = good["endpoint"].clone();
+    let (status, body) = replayed(&t, "/v1/push/subscribe", &bob.token, other_keys).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{body}");
+    let owner = || sqlx::query_scalar::<_, Uuid>("SELECT user_id FROM push_subscriptions").fetch_one(&db);
+    let alices = owner().await.unwrap();
+    let (status, _) = replayed(&t, "/v1/push/subscribe", &bob.token, good.clone()).await;
+    assert_eq!(status, 200);
+    assert_ne!(owner().await.unwrap(), alices, "the same browser moved to Bob");
+    subscribe(&t, &alice, &device, &push).await;
+    assert_eq!(owner().await.unwrap(), alices);
     let (status, body) = replayed(&t, "/v1/push/unsubscribe", &bob.token, json!({"endpoint": good["endpoint"]})).await;
     assert_eq!((status, &body["data"]), (200, &json!({"unsubscribed": true})));
     assert_eq!(count().await.unwrap(), 1, "Bob's unsubscribe does not touch Alice's device");
@@ -374,7 +401,7 @@ async fn subscriptions_are_validated_owned_and_removable(db: PgPool) {
     // An unsubscribed device is told nothing.
     let s = services(&t).await;
     assert_eq!(t.faucet(&alice.wallet, "3").await.0, 200);
-    deliver_all(&s, &PushSender::new(Duration::from_secs(5))).await;
+    deliver_all(&s, &loopback_sender()).await;
     assert!(push.received(&device).is_empty());
 
     // http endpoints are refused by default.
@@ -382,4 +409,65 @@ async fn subscriptions_are_validated_owned_and_removable(db: PgPool) {
     let token = strict.sign_in(&wallet()).await;
     let (status, body) = replayed_at(&strict, "/v1/push/subscribe", &token, good).await;
     assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{body}");
+}
+
+/// The sender POSTs from inside the operator's network: endpoints must not point back into it.
+/// Refusals are asserted without connecting anywhere but 127.0.0.1 (the test's push service).
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn push_endpoints_cannot_reach_private_networks(db: PgPool) {
+    // Without an allowance: every private, loopback, link-local, CGNAT and metadata address is
+    // refused at subscribe, in whatever form the URL writes it.
+    let strict = spawn(state(db.clone(), &redis_url())).await;
+    let token = strict.sign_in(&wallet()).await;
+    let keys = Device::new().subscription(&PushService { base: "https://unused".into(), script: Script::default() })["keys"].clone();
+    for endpoint in [
+        "https://127.0.0.1:9443/x",
+        "https://169.254.169.254/latest",
+        "https://10.0.0.1/x",
+        "https://[::1]/x",
+        "https://2130706433/x",
+        "https://100.64.0.1/x",
+        "https://[fd00:ec2::254]/x",
+        "https://[::ffff:192.168.0.1]/x",
+        "https://localhost/x",
+    ] {
+        let (status, body) = replayed_at(&strict, "/v1/push/subscribe", &token, json!({"endpoint": endpoint, "keys": keys})).await;
+        assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{endpoint}: {body}");
+    }
+
+    // With 127.0.0.1 allowed, a device there is subscribed and served.
+    let t = app(&db).await;
+    let s = services(&t).await;
+    let push = PushService::start().await;
+    let alice = trader(&t, "1").await;
+    let device = Device::new();
+    subscribe(&t, &alice, &device, &push).await;
+    let allowed = loopback_sender();
+    let refusing = PushSender::new(Duration::from_secs(5), api::domain::push::EndpointPolicy { allow_http: true, allowed_networks: vec![] });
+
+    // A sender without the allowance refuses the kept subscription's address before sending.
+    assert_eq!(t.faucet(&alice.wallet, "3").await.0, 200);
+    let pass = deliver_all(&s, &refusing).await;
+    assert_eq!((pass.sent, pass.failed), (0, 1), "{pass:?}");
+    assert!(push.received(&device).is_empty());
+
+    // A name is checked as it resolves, for the connection itself: `localhost` stored directly
+    // (subscribe refuses the name) resolves to loopback only, so the refusing sender has no
+    // address to connect to, while the allowing one delivers.
+    let port = push.base.rsplit(':').next().unwrap();
+    sqlx::query("UPDATE push_subscriptions SET endpoint = $1").bind(format!("http://localhost:{port}/push/{}", device.id)).execute(&db).await.unwrap();
+    assert_eq!(t.faucet(&alice.wallet, "3").await.0, 200);
+    let pass = deliver_all(&s, &refusing).await;
+    assert_eq!((pass.sent, pass.retrying), (0, 1), "{pass:?}");
+    assert!(push.received(&device).is_empty());
+    sqlx::query("UPDATE push_deliveries SET next_attempt_at = now() WHERE status = 'pending'").execute(&db).await.unwrap();
+    assert_eq!(deliver_all(&s, &allowed).await.sent, 1);
+    assert_eq!(push.received(&device).len(), 1);
+
+    // A redirect is not followed: the push service's 307 is the answer (a refusal).
+    push.answer(&device, &[(307, None)]);
+    assert_eq!(t.faucet(&alice.wallet, "3").await.0, 200);
+    let pass = deliver_all(&s, &allowed).await;
+    assert_eq!((pass.sent, pass.failed), (0, 1), "{pass:?}");
+    assert!(push.script.received.lock().unwrap().iter().all(|r| !r.device.ends_with("-redirected")), "the Location was not visited");
 }

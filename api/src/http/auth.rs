@@ -3,12 +3,12 @@
 //! the extractors apply each endpoint's policy to it. [`ReplayChecked`] enforces anti-replay.
 
 use axum::extract::FromRequestParts;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Method};
 use axum::http::request::Parts;
 
 use super::AppState;
 use super::error::ApiError;
-use crate::domain::api_key;
+use crate::domain::api_key::{self, Scope};
 use crate::domain::caller::{AuthMethod, Caller};
 use crate::services::api_keys;
 use crate::services::replay::{self, WINDOW_SECS};
@@ -74,7 +74,22 @@ impl<S: Send + Sync> FromRequestParts<S> for TokenCaller {
     }
 }
 
-/// A caller with a JWT or an API key.
+/// The scope a request needs of an API key: `read` for `GET` and `HEAD`, `trade` for the rest
+/// (withdrawals take [`WithdrawCaller`], which needs `withdraw`).
+fn scope_for(parts: &Parts) -> Scope {
+    if parts.method == Method::GET || parts.method == Method::HEAD { Scope::Read } else { Scope::Trade }
+}
+
+/// Refuses a key that lacks `scope`.
+fn in_scope(caller: Caller, scope: Scope) -> Result<Caller, ApiError> {
+    if caller.may(scope) {
+        Ok(caller)
+    } else {
+        Err(ApiError::Unauthorized(format!("this API key lacks the `{}` scope (keys are made with their scopes: POST /v1/api-keys)", scope.as_str())))
+    }
+}
+
+/// A caller with a JWT or an API key in the request's scope.
 pub struct AnyCaller(pub Caller);
 
 impl<S: Send + Sync> FromRequestParts<S> for AnyCaller {
@@ -82,7 +97,7 @@ impl<S: Send + Sync> FromRequestParts<S> for AnyCaller {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         match identity(parts) {
-            Identity::Authenticated(caller) => Ok(AnyCaller(caller)),
+            Identity::Authenticated(caller) => Ok(AnyCaller(in_scope(caller, scope_for(parts))?)),
             Identity::Invalid(e) => Err(e),
             Identity::Anonymous => Err(ApiError::Unauthorized("missing credentials: send Authorization: Bearer <token> or X-API-Key".into())),
         }
@@ -97,11 +112,33 @@ impl<S: Send + Sync> FromRequestParts<S> for KeyCaller {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         match identity(parts) {
-            Identity::Authenticated(caller) if matches!(caller.method, AuthMethod::ApiKey { .. }) => Ok(KeyCaller(caller)),
+            Identity::Authenticated(caller) if matches!(caller.method, AuthMethod::ApiKey { .. }) => Ok(KeyCaller(in_scope(caller, scope_for(parts))?)),
             Identity::Authenticated(_) => Err(ApiError::Unauthorized("this endpoint needs an API key (X-API-Key)".into())),
             Identity::Invalid(e) => Err(e),
             Identity::Anonymous => Err(ApiError::Unauthorized("missing X-API-Key".into())),
         }
+    }
+}
+
+/// A caller who may withdraw: a sign-in token with fresh anti-replay headers (a captured
+/// request cannot be sent again), or an API key with the `withdraw` scope.
+pub struct WithdrawCaller(pub Caller);
+
+impl FromRequestParts<AppState> for WithdrawCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let caller = match identity(parts) {
+            Identity::Authenticated(caller) => caller,
+            Identity::Invalid(e) => return Err(e),
+            Identity::Anonymous => return Err(ApiError::Unauthorized("missing credentials: send Authorization: Bearer <token> or X-API-Key".into())),
+        };
+        if caller.method == AuthMethod::Token {
+            let nonce = check_headers(&parts.headers, chrono::Utc::now().timestamp())?;
+            replay::use_nonce(&state.services, caller.user_id, nonce).await?;
+            return Ok(WithdrawCaller(caller));
+        }
+        Ok(WithdrawCaller(in_scope(caller, Scope::Withdraw)?))
     }
 }
 
@@ -141,8 +178,10 @@ pub fn check_headers(headers: &HeaderMap, now: i64) -> Result<&str, ApiError> {
         return Err(ApiError::InvalidInput(format!("{NONCE_HEADER} must be 32-64 hex characters or a UUID")));
     }
     let ts: i64 = timestamp.parse().map_err(|_| ApiError::InvalidInput(format!("{TIMESTAMP_HEADER} must be Unix seconds")))?;
-    if (now - ts).abs() > WINDOW_SECS {
-        return Err(ApiError::ReplayDetected(format!("{TIMESTAMP_HEADER} is {} s from the server clock (allowed ±{WINDOW_SECS} s)", now - ts)));
+    // Any i64 parses, so the difference is taken without overflow: `now - i64::MIN` does not fit.
+    if now.abs_diff(ts) > WINDOW_SECS.unsigned_abs() {
+        let skew = i128::from(now) - i128::from(ts);
+        return Err(ApiError::ReplayDetected(format!("{TIMESTAMP_HEADER} is {skew} s from the server clock (allowed ±{WINDOW_SECS} s)")));
     }
     Ok(nonce)
 }
@@ -150,4 +189,31 @@ pub fn check_headers(headers: &HeaderMap, now: i64) -> Result<&str, ApiError> {
 fn is_valid_nonce(nonce: &str) -> bool {
     let hex = (32..=64).contains(&nonce.len()) && nonce.bytes().all(|b| b.is_ascii_hexdigit());
     hex || uuid::Uuid::try_parse(nonce).is_ok_and(|_| nonce.len() == 36)
+}
+
+/// Compares a deposit webhook's `Authorization` with the configured value in constant time
+/// (both hashed first, so neither the content nor the length leaks through timing). `None`
+/// configured: nothing is authorized.
+pub fn webhook_authorized(headers: &HeaderMap, expected: Option<&str>) -> bool {
+    use sha2::{Digest, Sha256};
+    let (Some(expected), Some(given)) = (expected, headers.get(axum::http::header::AUTHORIZATION)) else { return false };
+    let (a, b) = (Sha256::digest(expected.as_bytes()), Sha256::digest(given.as_bytes()));
+    a.iter().zip(b.iter()).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_webhook_secret_must_match_exactly() {
+        let mut headers = HeaderMap::new();
+        assert!(!webhook_authorized(&headers, Some("secret")));
+        headers.insert("authorization", "secret".parse().unwrap());
+        assert!(webhook_authorized(&headers, Some("secret")));
+        assert!(!webhook_authorized(&headers, Some("secret2")));
+        assert!(!webhook_authorized(&headers, None));
+        headers.insert("authorization", "Secret".parse().unwrap());
+        assert!(!webhook_authorized(&headers, Some("secret")));
+    }
 }

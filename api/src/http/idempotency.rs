@@ -24,11 +24,14 @@ pub fn key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 }
 
 /// A transaction sent and not yet confirmed when the answer was due.
-#[derive(Serialize)]
-struct Pending {
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Pending {
     /// Always `pending`.
+    #[schema(pattern = "^pending$", example = "pending")]
     status: &'static str,
+    /// The transaction's signature (base-58).
     tx_sig: String,
+    /// What to do next.
     message: &'static str,
 }
 

@@ -4,7 +4,9 @@
 //!
 //! Buckets: trading routes 10/s per user; other requests with valid credentials 300/min per API
 //! key (per user for tokens); everything else 60/min per client IP. `/health` is exempt (load
-//! balancers poll it). Every other response, errors included, carries `X-RateLimit-Limit`,
+//! balancers poll it); so are deposit webhooks that carry the configured secret, while those
+//! that do not are refused before their body is read and counted per IP like failed API keys.
+//! Every other response, errors included, carries `X-RateLimit-Limit`,
 //! `-Remaining` and `-Reset` (Unix seconds); over the limit: 429 `RATE_LIMITED` + `Retry-After`.
 //!
 //! Client IPs are bucketed as IPv4 addresses and IPv6 /64 networks (one subscriber's
@@ -44,7 +46,8 @@ const REDIS_BUDGET: Duration = Duration::from_millis(250);
 #[derive(Clone, Debug)]
 pub struct ClientIp(pub String);
 
-/// A bucket a request is counted in: its kind (`ip`, `key`, `user`, `trade`, `rpc`, `keyfail`;
+/// A bucket a request is counted in: its kind (`ip`, `key`, `user`, `trade`, `rpc`, `keyfail`,
+/// `webhookfail`;
 /// the label of `fm_rate_limited_total`) and whose it is.
 struct Bucket {
     kind: &'static str,
@@ -55,13 +58,15 @@ struct Bucket {
 
 /// Identifies the caller, counts the request in its bucket, and refuses it when over.
 pub async fn authenticate_and_limit(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    // Health checks, and webhooks (authenticated by their own secret, and a provider's bursts
-    // must not be refused).
-    if matches!(req.uri().path(), "/health" | "/v1/webhooks/deposits") {
+    // Health checks are exempt (load balancers poll them).
+    if req.uri().path() == "/health" {
         return next.run(req).await;
     }
     let now = chrono::Utc::now().timestamp() as u64;
     let ip = ip_bucket(client_ip(&req, &state.http.trusted_proxies));
+    if req.uri().path() == WEBHOOK_PATH {
+        return webhook(&state, ip, now, req, next).await;
+    }
     req.extensions_mut().insert(ClientIp(ip.clone()));
     if req.uri().path() == "/rpc" {
         let bucket = Bucket { kind: "rpc", who: ip.clone(), limit: state.http.rate_rpc_per_sec, window_secs: 1 };
@@ -85,6 +90,26 @@ pub async fn authenticate_and_limit(State(state): State<AppState>, mut req: Requ
     let bucket = bucket_for(&state, &identity, req.method(), req.uri().path(), &ip);
     req.extensions_mut().insert(identity);
     limited(&state, &bucket, now, req, next).await
+}
+
+const WEBHOOK_PATH: &str = "/v1/webhooks/deposits";
+
+/// The deposit webhook: a delivery with the configured `Authorization` is served unlimited (a
+/// provider's bursts must not be refused). Any other is answered 401 here, before its body is
+/// read, and counted per client IP; past the public limit in a minute, 429 until the window ends.
+async fn webhook(state: &AppState, ip: String, now: u64, req: Request, next: Next) -> Response {
+    if auth::webhook_authorized(req.headers(), state.http.deposit_webhook_auth.as_deref()) {
+        return next.run(req).await;
+    }
+    let failures = Bucket { kind: "webhookfail", who: ip, limit: state.http.rate_public_per_min, window_secs: 60 };
+    if let Some(refusal) = refuse_when_over(state, &failures, now).await {
+        return refusal;
+    }
+    let mut response = ApiError::Unauthorized("the webhook's Authorization is missing or wrong".into()).into_response();
+    if let Ok(used) = count(state, &failures, now).await {
+        set_headers(response.headers_mut(), failures.limit as u64, (failures.limit as u64).saturating_sub(used), failures.reset(now));
+    }
+    response
 }
 
 /// Counts the request in `bucket` and serves it, or refuses it when over the limit.
@@ -147,7 +172,7 @@ fn bucket_for(state: &AppState, identity: &Identity, method: &Method, path: &str
         }
         Identity::Authenticated(caller) => {
             let (kind, who) = match caller.method {
-                AuthMethod::ApiKey { key_id } => ("key", key_id.to_string()),
+                AuthMethod::ApiKey { key_id, .. } => ("key", key_id.to_string()),
                 AuthMethod::Token => ("user", caller.user_id.to_string()),
             };
             Bucket { kind, who, limit: config.rate_auth_per_min, window_secs: 60 }

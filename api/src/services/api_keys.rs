@@ -3,17 +3,22 @@
 use uuid::Uuid;
 
 use super::{ServiceError, Services};
-use crate::domain::api_key::{self, MAX_ACTIVE_PER_USER, MAX_LABEL};
+use crate::domain::api_key::{self, MAX_ACTIVE_PER_USER, MAX_LABEL, Scopes};
 use crate::domain::caller::Caller;
 use crate::store::api_keys::{self, ApiKeyRow};
 
-pub async fn create(s: &Services, user_id: Uuid, label: &str) -> Result<(ApiKeyRow, String), ServiceError> {
+/// A new key with `scopes` (named; none named: `Scopes::DEFAULT`).
+pub async fn create(s: &Services, user_id: Uuid, label: &str, scopes: Option<&[String]>) -> Result<(ApiKeyRow, String), ServiceError> {
     let label = label.trim();
     if label.chars().count() > MAX_LABEL {
         return Err(ServiceError::InvalidInput(format!("label must be at most {MAX_LABEL} characters")));
     }
+    let scopes = match scopes {
+        Some(names) => Scopes::parse(names.iter().map(String::as_str)).map_err(ServiceError::InvalidInput)?,
+        None => Scopes::DEFAULT,
+    };
     let key = api_key::generate();
-    match api_keys::create(&s.db, user_id, &key, label).await? {
+    match api_keys::create(&s.db, user_id, &key, label, scopes).await? {
         Some(record) => Ok((record, key)),
         None => Err(ServiceError::InvalidInput(format!("at most {MAX_ACTIVE_PER_USER} active API keys; revoke one first"))),
     }

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::domain::api_key::{self, MAX_ACTIVE_PER_USER, VISIBLE};
+use crate::domain::api_key::{self, MAX_ACTIVE_PER_USER, Scopes, VISIBLE};
 use crate::domain::caller::{AuthMethod, Caller};
 
 /// A key as listed: never the secret.
@@ -13,11 +13,13 @@ pub struct ApiKeyRow {
     pub id: Uuid,
     pub key_prefix: String,
     pub label: String,
+    /// The scopes' names (`domain::api_key::Scope`).
+    pub scopes: Vec<String>,
     pub created_at: DateTime<Utc>,
 }
 
 /// Stores `key` for `user_id`, or `None` when the user already holds the maximum.
-pub async fn create(db: &PgPool, user_id: Uuid, key: &str, label: &str) -> Result<Option<ApiKeyRow>, sqlx::Error> {
+pub async fn create(db: &PgPool, user_id: Uuid, key: &str, label: &str, scopes: Scopes) -> Result<Option<ApiKeyRow>, sqlx::Error> {
     let mut tx = db.begin().await?;
     // Serialise key creation per user so the cap holds under concurrent requests.
     sqlx::query("SELECT 1 FROM users WHERE id = $1 FOR UPDATE").bind(user_id).execute(&mut *tx).await?;
@@ -29,14 +31,15 @@ pub async fn create(db: &PgPool, user_id: Uuid, key: &str, label: &str) -> Resul
         return Ok(None);
     }
     let record: ApiKeyRow = sqlx::query_as(
-        "INSERT INTO api_keys (id, user_id, key_hash, key_prefix, label) VALUES ($1, $2, $3, $4, $5)
-         RETURNING id, key_prefix, label, created_at",
+        "INSERT INTO api_keys (id, user_id, key_hash, key_prefix, label, scopes) VALUES ($1, $2, $3, $4, $5, $6)
+         RETURNING id, key_prefix, label, scopes, created_at",
     )
     .bind(Uuid::new_v4())
     .bind(user_id)
     .bind(&api_key::hash(key)[..])
     .bind(&key[..VISIBLE])
     .bind(label)
+    .bind(scopes.names())
     .fetch_one(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -45,7 +48,7 @@ pub async fn create(db: &PgPool, user_id: Uuid, key: &str, label: &str) -> Resul
 
 pub async fn list(db: &PgPool, user_id: Uuid) -> Result<Vec<ApiKeyRow>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT id, key_prefix, label, created_at FROM api_keys
+        "SELECT id, key_prefix, label, scopes, created_at FROM api_keys
          WHERE user_id = $1 AND revoked_at IS NULL ORDER BY created_at, id",
     )
     .bind(user_id)
@@ -65,12 +68,16 @@ pub async fn revoke(db: &PgPool, user_id: Uuid, key_id: Uuid) -> Result<bool, sq
 
 /// The owner of an active key.
 pub async fn find_caller(db: &PgPool, key: &str) -> Result<Option<Caller>, sqlx::Error> {
-    let row: Option<(Uuid, Uuid, String)> = sqlx::query_as(
-        "SELECT k.id, u.id, u.wallet_address FROM api_keys k JOIN users u ON u.id = k.user_id
+    let row: Option<(Uuid, Uuid, String, Vec<String>)> = sqlx::query_as(
+        "SELECT k.id, u.id, u.wallet_address, k.scopes FROM api_keys k JOIN users u ON u.id = k.user_id
          WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
     )
     .bind(&api_key::hash(key)[..])
     .fetch_optional(db)
     .await?;
-    Ok(row.map(|(key_id, user_id, wallet)| Caller { user_id, wallet, method: AuthMethod::ApiKey { key_id } }))
+    Ok(row.map(|(key_id, user_id, wallet, scopes)| {
+        // The column's CHECK allows only the known names, at least one.
+        let scopes = Scopes::parse(scopes.iter().map(String::as_str)).unwrap_or(Scopes::DEFAULT);
+        Caller { user_id, wallet, method: AuthMethod::ApiKey { key_id, scopes } }
+    }))
 }

@@ -73,6 +73,13 @@ async fn replay_headers_are_single_use_and_fresh(db: PgPool) {
         };
         assert_eq!(code_of(send(n, ts).await.unwrap()).await, (status, code.to_owned()), "{what}");
     }
+    // Extremes a fuzzer sends: any i64 is a timestamp far out of the window, never a 500.
+    for extreme in [i64::MIN.to_string(), i64::MAX.to_string(), "-1".into(), "0".into()] {
+        assert_eq!(code_of(send(Some(nonce()), Some(extreme.clone())).await.unwrap()).await, (422, "REPLAY_DETECTED".to_owned()), "{extreme}");
+    }
+    for malformed in ["99999999999999999999", "-99999999999999999999", "1e9", "+-1", ""] {
+        assert_eq!(code_of(send(Some(nonce()), Some(malformed.into())).await.unwrap()).await, (400, "INVALID_INPUT".to_owned()), "{malformed:?}");
+    }
     let uuid = uuid::Uuid::new_v4().to_string();
     assert_eq!(send(Some(uuid), at(-299)).await.unwrap().status(), 200);
     assert_eq!(send(Some("ab".repeat(32)), at(0)).await.unwrap().status(), 200);
@@ -211,7 +218,7 @@ async fn extractors_admit_exactly_their_credentials(db: PgPool) {
     let app = serve(api::http::middleware::apply(routes, Duration::from_secs(5), None)).await;
     let user = api::store::users::sign_in(&state.services.db, &address(&wallet())).await.unwrap();
     let token = state.services.tokens.issue(user.id, &user.wallet_address, chrono::Utc::now()).0;
-    let (_, key) = api::services::api_keys::create(&state.services, user.id, "bot").await.unwrap();
+    let (_, key) = api::services::api_keys::create(&state.services, user.id, "bot", None).await.unwrap();
     let bearer = format!("Bearer {token}");
     let (jwt, api_key) = (("authorization", bearer.as_str()), ("x-api-key", key.as_str()));
     for (path, header, expected) in [
@@ -317,4 +324,52 @@ async fn the_local_rpc_is_rate_limited_and_bounded(db: PgPool) {
     let refused = app.http.post(format!("{}/rpc", app.base)).json(&huge).send().await.unwrap();
     let (status, body): (u16, serde_json::Value) = (refused.status().as_u16(), refused.json().await.unwrap());
     assert_eq!((status, body["error"]["message"].as_str()), (400, Some("request body too large")));
+}
+
+/// A deposit webhook without the secret is answered 401 from its headers alone (a caller cannot
+/// make the service read 2 MiB bodies it will refuse), and an IP's failures are limited like
+/// failed API keys; the provider, with the secret, is never limited by them.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn webhooks_without_the_secret_are_refused_before_their_body_and_limited(db: PgPool) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut config = config();
+    config.rate_public_per_min = 3;
+    let app = spawn(state_with(config, db, &redis_url())).await;
+    let addr = app.base.trim_start_matches("http://").to_owned();
+
+    // Headers announcing a 1 MiB body that never comes: the answer must not wait for it.
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST /v1/webhooks/deposits HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\nauthorization: Bearer wrong\r\ncontent-length: 1048576\r\n\r\n["
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("a webhook without the secret is answered before its body arrives")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]).to_string();
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert!(answer.contains("UNAUTHORIZED"), "{answer}");
+    drop(stream);
+
+    let post = |auth: Option<&'static str>| {
+        let mut request = app.http.post(format!("{}/v1/webhooks/deposits", app.base)).json(&serde_json::json!([]));
+        if let Some(auth) = auth {
+            request = request.header("authorization", auth);
+        }
+        request.send()
+    };
+    // One failure above, two more allowed in this minute, then 429. Nine failures in all: even
+    // if a window boundary falls among them, at least three are refused.
+    let mut statuses = Vec::new();
+    for auth in [None, Some("Bearer wrong"), None, Some("Bearer also wrong"), None, Some("x"), None, Some("y")] {
+        statuses.push(code_of(post(auth).await.unwrap()).await);
+    }
+    let refused = statuses.iter().filter(|s| s.0 == 429).count();
+    assert!(statuses.iter().all(|s| *s == (401, "UNAUTHORIZED".to_owned()) || *s == (429, "RATE_LIMITED".to_owned())), "{statuses:?}");
+    assert!(refused >= 3, "an IP's failed webhooks are limited: {statuses:?}");
+    // The provider's delivery from the same IP is still served (no chain here: not 401 or 429).
+    let served = post(Some(WEBHOOK_AUTH)).await.unwrap().status().as_u16();
+    assert!(served != 401 && served != 429, "{served}");
 }

@@ -330,3 +330,76 @@ async fn simultaneous_withdrawals_never_overdraw(db: PgPool) {
     assert_eq!(t.vault(&alice.wallet).await, 500_000);
     assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 500_000, "the vault equals Postgres");
 }
+
+/// Withdrawing needs more than reading or trading: a sign-in token with fresh anti-replay
+/// headers, or an API key made with the `withdraw` scope. Keys made without scopes keep `read`
+/// and `trade`.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn withdrawals_need_anti_replay_or_a_withdraw_key(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let alice = trader(&t, "10").await;
+    let destination = fresh_address();
+    let body = json!({"amount": "1", "destination": destination});
+    let url = format!("{}/v1/withdraw", t.app.base);
+
+    // A token alone, or with a stale timestamp, is refused; with fresh headers it withdraws.
+    let bare = t.app.http.post(&url).bearer_auth(&alice.token).json(&body).send().await.unwrap();
+    assert_eq!(code_of(bare).await, (400, "INVALID_INPUT".to_owned()));
+    let stale = t
+        .app
+        .http
+        .post(&url)
+        .bearer_auth(&alice.token)
+        .header("x-request-nonce", uuid::Uuid::new_v4().simple().to_string())
+        .header("x-request-timestamp", (chrono::Utc::now().timestamp() - 3600).to_string())
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(code_of(stale).await, (422, "REPLAY_DETECTED".to_owned()));
+    assert_eq!(withdraw(&t, &alice, "1", &destination).await.0, 200);
+
+    // Keys: made with their scopes, listed with them; an unknown scope is refused.
+    let make = |scopes: Value| {
+        let mut request = json!({"label": "bot"});
+        if !scopes.is_null() {
+            request["scopes"] = scopes;
+        }
+        t.post("/v1/api-keys", &alice.token, request)
+    };
+    let (status, refused) = make(json!(["read", "admin"])).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{refused}");
+    assert_eq!(make(json!([])).await.0, 400);
+    let (status, default) = make(Value::Null).await;
+    assert_eq!((status, &default["data"]["scopes"]), (201, &json!(["read", "trade"])));
+    let (_, reader) = make(json!(["read"])).await;
+    let (_, withdrawer) = make(json!(["withdraw"])).await;
+    let (_, listed) = t.get("/v1/api-keys", &alice.token).await;
+    let scopes: Vec<&Value> = listed["data"].as_array().unwrap().iter().map(|k| &k["scopes"]).collect();
+    assert_eq!(scopes, [&json!(["read", "trade"]), &json!(["read"]), &json!(["withdraw"])]);
+
+    let with_key = |method: reqwest::Method, path: &str, key: &Value, body: Option<Value>| {
+        let mut request = t.app.http.request(method, format!("{}{path}", t.app.base)).header("x-api-key", key.as_str().unwrap());
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        request.send()
+    };
+    let (default, reader, withdrawer) = (&default["data"]["key"], &reader["data"]["key"], &withdrawer["data"]["key"]);
+    // read + trade: reads and trades, never withdraws.
+    assert_eq!(with_key(reqwest::Method::GET, "/v1/users/me/balance", default, None).await.unwrap().status(), 200);
+    let (status, code) = code_of(with_key(reqwest::Method::POST, "/v1/withdraw", default, Some(body.clone())).await.unwrap()).await;
+    assert_eq!((status, code.as_str()), (401, "UNAUTHORIZED"));
+    // read only: no writes.
+    assert_eq!(with_key(reqwest::Method::GET, "/v1/users/me/balance", reader, None).await.unwrap().status(), 200);
+    let answer = with_key(reqwest::Method::PATCH, "/v1/users/me", reader, Some(json!({"display_name": "reader"}))).await.unwrap();
+    let answer: Value = answer.json().await.unwrap();
+    assert_eq!(answer["error"]["code"], "UNAUTHORIZED", "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("`trade` scope"), "{answer}");
+    // withdraw only: withdraws (no anti-replay headers needed), reads nothing.
+    let answer = with_key(reqwest::Method::POST, "/v1/withdraw", withdrawer, Some(body.clone())).await.unwrap();
+    assert_eq!(answer.status(), 200);
+    assert_eq!(with_key(reqwest::Method::GET, "/v1/users/me/balance", withdrawer, None).await.unwrap().status(), 401);
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM withdrawals").fetch_one(&db).await.unwrap();
+    assert_eq!(rows, 2, "the token's and the withdraw key's");
+}

@@ -68,8 +68,16 @@ pub async fn insert_round(db: &PgPool, slug: &str, open: DateTime<Utc>, close: D
 }
 
 impl Trading {
+    /// A request with the caller's token and, as a careful client sends on every request, fresh
+    /// anti-replay headers (endpoints that do not check them ignore them).
     pub async fn call(&self, method: reqwest::Method, path: &str, token: &str, body: Option<Value>, key: Option<&str>) -> (u16, Value) {
-        let mut request = self.app.http.request(method, format!("{}{path}", self.app.base)).bearer_auth(token);
+        let mut request = self
+            .app
+            .http
+            .request(method, format!("{}{path}", self.app.base))
+            .bearer_auth(token)
+            .header("x-request-nonce", uuid::Uuid::new_v4().simple().to_string())
+            .header("x-request-timestamp", chrono::Utc::now().timestamp().to_string());
         if let Some(body) = body {
             request = request.json(&body);
         }

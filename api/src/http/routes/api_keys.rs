@@ -21,6 +21,9 @@ use crate::store::api_keys::ApiKeyRow;
 pub struct CreateRequest {
     #[serde(default)]
     label: String,
+    /// What the key may do: `read` (GET endpoints), `trade` (every other endpoint a key may
+    /// call, but withdrawals), `withdraw` (`POST /v1/withdraw`). Default `["read", "trade"]`.
+    scopes: Option<Vec<String>>,
 }
 
 /// A key as listed: never the secret.
@@ -29,12 +32,14 @@ pub struct ApiKeyRecord {
     id: Uuid,
     key_prefix: String,
     label: String,
+    /// `read`, `trade` and/or `withdraw`.
+    scopes: Vec<String>,
     created_at: DateTime<Utc>,
 }
 
 impl From<ApiKeyRow> for ApiKeyRecord {
     fn from(r: ApiKeyRow) -> ApiKeyRecord {
-        ApiKeyRecord { id: r.id, key_prefix: r.key_prefix, label: r.label, created_at: r.created_at }
+        ApiKeyRecord { id: r.id, key_prefix: r.key_prefix, label: r.label, scopes: r.scopes, created_at: r.created_at }
     }
 }
 
@@ -49,7 +54,7 @@ pub struct CreatedApiKey {
 #[utoipa::path(post, path = "/api-keys", tag = "auth", request_body(content = Option<CreateRequest>, description = "Optional label; an empty body is allowed"), security(("bearer" = [])),
     responses((status = 201, description = "The key, with its secret (shown once)", body = Envelope<CreatedApiKey>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
 pub async fn create(State(state): State<AppState>, TokenCaller(caller): TokenCaller, ApiJsonOrEmpty(req): ApiJsonOrEmpty<CreateRequest>) -> Result<Data<CreatedApiKey>, ApiError> {
-    let (record, key) = api_keys::create(&state.services, caller.user_id, &req.label).await?;
+    let (record, key) = api_keys::create(&state.services, caller.user_id, &req.label, req.scopes.as_deref()).await?;
     Ok(Data(StatusCode::CREATED, CreatedApiKey { record: record.into(), key }, Meta::default()))
 }
 

@@ -8,12 +8,11 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::domain::money::micros;
 use crate::http::AppState;
-use crate::http::auth::AnyCaller;
+use crate::http::auth::{self, AnyCaller, WithdrawCaller};
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
 use crate::http::openapi::{Envelope, ErrorEnvelope};
@@ -60,14 +59,6 @@ struct TokenBalanceChange {
 struct RawTokenAmount {
     token_amount: String,
     decimals: u8,
-}
-
-/// Compares the delivery's `Authorization` with the configured value in constant time (both
-/// hashed first, so neither the content nor the length leaks through timing).
-fn authorized(headers: &HeaderMap, expected: Option<&str>) -> bool {
-    let (Some(expected), Some(given)) = (expected, headers.get(axum::http::header::AUTHORIZATION)) else { return false };
-    let (a, b) = (Sha256::digest(expected.as_bytes()), Sha256::digest(given.as_bytes()));
-    a.iter().zip(b.iter()).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
 /// The USDC that went into token accounts in a delivery: positive balance changes of the USDC
@@ -121,7 +112,9 @@ pub struct WebhookReceipt {
 #[utoipa::path(post, path = "/webhooks/deposits", tag = "money", request_body(content = Vec<Object>, description = "A Helius enhanced-transaction delivery (a JSON array)"), security(("webhook_secret" = [])),
     responses((status = 200, description = "What the delivery recorded", body = Envelope<WebhookReceipt>), (status = 401, description = "UNAUTHORIZED: the Authorization is not the configured secret", body = ErrorEnvelope)))]
 pub async fn deposit_webhook(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Data<WebhookReceipt>, ApiError> {
-    if !authorized(&headers, state.http.deposit_webhook_auth.as_deref()) {
+    // Checked before the body is read by `ratelimit::authenticate_and_limit`; again here, so the
+    // handler is safe wherever it is mounted.
+    if !auth::webhook_authorized(&headers, state.http.deposit_webhook_auth.as_deref()) {
         return Err(ApiError::Unauthorized("the webhook's Authorization is missing or wrong".into()));
     }
     refuse_json_nul(&body)?;
@@ -184,6 +177,7 @@ pub async fn deposits(State(state): State<AppState>, AnyCaller(caller): AnyCalle
 #[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WithdrawBody {
+    /// USDC to withdraw: at least 1.000000 (less is 400 INVALID_INPUT).
     #[schema(pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$", example = "10.50")]
     amount: String,
     #[schema(pattern = "^[1-9A-HJ-NP-Za-km-z]{32,44}$", example = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM")]
@@ -221,9 +215,10 @@ impl From<WithdrawalRow> for Withdrawal {
     }
 }
 
-#[utoipa::path(post, path = "/withdraw", tag = "money", request_body = WithdrawBody, params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key with the same body returns the first answer (24 h)")), security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "The withdrawal, pending", body = Envelope<Withdrawal>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope), (status = 422, description = "INSUFFICIENT_BALANCE, or a refusal of the destination or amount", body = ErrorEnvelope)))]
-pub async fn withdraw(State(state): State<AppState>, AnyCaller(caller): AnyCaller, headers: HeaderMap, ApiJson(body): ApiJson<WithdrawBody>) -> Result<Response, ApiError> {
+#[utoipa::path(post, path = "/withdraw", tag = "money", request_body = WithdrawBody, params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key with the same body returns the first answer (24 h)")), security(("bearer" = [], "request_nonce" = [], "request_timestamp" = []), ("api_key" = [])),
+    description = "A sign-in token needs the anti-replay headers too; an API key needs the `withdraw` scope. At least 1.000000 USDC.",
+    responses((status = 200, description = "The withdrawal, pending", body = Envelope<Withdrawal>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials, or an API key without the `withdraw` scope", body = ErrorEnvelope), (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope), (status = 422, description = "INSUFFICIENT_BALANCE, REPLAY_DETECTED, or a refusal of the destination or amount", body = ErrorEnvelope)))]
+pub async fn withdraw(State(state): State<AppState>, WithdrawCaller(caller): WithdrawCaller, headers: HeaderMap, ApiJson(body): ApiJson<WithdrawBody>) -> Result<Response, ApiError> {
     let amount = amount("amount", &body.amount)?;
     let key = idempotency::key(&headers)?;
     let s = &state.services;
@@ -278,17 +273,5 @@ mod tests {
         let (received, ignored) = usdc_received(delivery, "USDC");
         assert_eq!(received, vec![ReportedTransfer { signature: "a".into(), slot: 7, token_account: "dep".into(), amount: 1_500_000 }]);
         assert_eq!(ignored, 4);
-    }
-
-    #[test]
-    fn the_webhook_secret_must_match_exactly() {
-        let mut headers = HeaderMap::new();
-        assert!(!authorized(&headers, Some("secret")));
-        headers.insert("authorization", "secret".parse().unwrap());
-        assert!(authorized(&headers, Some("secret")));
-        assert!(!authorized(&headers, Some("secret2")));
-        assert!(!authorized(&headers, None));
-        headers.insert("authorization", "Secret".parse().unwrap());
-        assert!(!authorized(&headers, Some("secret")));
     }
 }

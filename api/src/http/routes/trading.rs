@@ -17,6 +17,7 @@ use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiJson, ApiPath, amount, side};
 use crate::http::idempotency::idempotent;
 use crate::services::trading::{self, BuyOrder, SellOrder, Traded};
+use crate::http::idempotency::Pending;
 use crate::services::{ServiceError, Services};
 
 #[derive(Deserialize, Serialize, utoipa::ToSchema)]
@@ -24,6 +25,8 @@ use crate::services::{ServiceError, Services};
 pub struct BuyBody {
     #[schema(pattern = "^(yes|no)$", example = "yes")]
     side: String,
+    /// USDC to spend, fee included: at least 1.000000 (the program's minimum trade; less is 400
+    /// INVALID_INPUT).
     #[schema(pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$", example = "10.50")]
     usdc_amount: String,
     #[serde(default)]
@@ -36,6 +39,8 @@ pub struct BuyBody {
 pub struct SellBody {
     #[schema(pattern = "^(yes|no)$", example = "yes")]
     side: String,
+    /// Shares to sell. The USDC they return must come to at least 1.000000 (the program's minimum
+    /// trade; less is 400 INVALID_INPUT).
     #[schema(pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$", example = "10.50")]
     shares: String,
     #[serde(default)]
@@ -78,7 +83,7 @@ async fn recover(services: &Services, signature: String) -> Result<Option<TradeR
 }
 
 #[utoipa::path(post, path = "/markets/{id}/trade", tag = "trading", request_body = BuyBody, params(("id" = uuid::Uuid, Path, description = "The market id"), ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key with the same body returns the first answer (24 h)")), security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "The trade", body = Envelope<TradeResult>), (status = 202, description = "Sent but not yet confirmed: retry with the same Idempotency-Key for the result", body = Envelope<TradeResult>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED, INSUFFICIENT_BALANCE, INSUFFICIENT_SHARES or SLIPPAGE_EXCEEDED", body = ErrorEnvelope)))]
+    responses((status = 200, description = "The trade", body = Envelope<TradeResult>), (status = 202, description = "Sent but not yet confirmed (`status: pending` and the transaction's signature): repeat the request with the same Idempotency-Key for the result", body = Envelope<Pending>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED, INSUFFICIENT_BALANCE, INSUFFICIENT_SHARES or SLIPPAGE_EXCEEDED", body = ErrorEnvelope)))]
 pub async fn buy(
     State(state): State<AppState>,
     AnyCaller(caller): AnyCaller,
@@ -106,7 +111,7 @@ pub async fn buy(
 }
 
 #[utoipa::path(post, path = "/markets/{id}/sell", tag = "trading", request_body = SellBody, params(("id" = uuid::Uuid, Path, description = "The market id"), ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key with the same body returns the first answer (24 h)")), security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "The trade (cost_usdc: USDC received before the fee)", body = Envelope<TradeResult>), (status = 202, description = "Sent but not yet confirmed: retry with the same Idempotency-Key for the result", body = Envelope<TradeResult>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED, INSUFFICIENT_BALANCE, INSUFFICIENT_SHARES or SLIPPAGE_EXCEEDED", body = ErrorEnvelope)))]
+    responses((status = 200, description = "The trade (cost_usdc: USDC received before the fee)", body = Envelope<TradeResult>), (status = 202, description = "Sent but not yet confirmed (`status: pending` and the transaction's signature): repeat the request with the same Idempotency-Key for the result", body = Envelope<Pending>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED, INSUFFICIENT_BALANCE, INSUFFICIENT_SHARES or SLIPPAGE_EXCEEDED", body = ErrorEnvelope)))]
 pub async fn sell(
     State(state): State<AppState>,
     AnyCaller(caller): AnyCaller,

@@ -5,13 +5,14 @@
 //!
 //! What every operation shares is added here once, by [`Shared`]: the error envelope for 400,
 //! 429 and 500 (any request can be malformed, over a limit, or meet a fault of ours) and the
-//! `X-RateLimit-*` / `X-Request-Id` headers on every response.
+//! `X-RateLimit-*` / `X-Request-Id` headers on every response, and the credential headers as
+//! parameters (`credential_headers`).
 
 use utoipa::openapi::header::HeaderBuilder;
-use utoipa::openapi::path::Operation;
+use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{OpenApi, Ref, RefOr, Response, ResponseBuilder};
+use utoipa::openapi::{OpenApi, Ref, RefOr, Required, Response, ResponseBuilder};
 use utoipa::{IntoParams, Modify, PartialSchema, ToSchema};
 
 use super::envelope::{ErrorBody, Meta};
@@ -143,6 +144,7 @@ impl Modify for Shared {
                 if let Some(operation) = operation {
                     operation.operation_id = Some(operation_id(method, path));
                     shared_responses(operation);
+                    credential_headers(operation);
                 }
             }
         }
@@ -166,6 +168,48 @@ fn operation_id(method: &str, path: &str) -> String {
         }
     }
     id
+}
+
+/// The headers behind an operation's header security schemes, as optional parameters with
+/// their full range, so a client generator (and the contract fuzzing) sends them with every
+/// value they may carry — the extremes included — and not only as credentials: `X-API-Key`
+/// where a key is accepted, `X-Request-Nonce` and `X-Request-Timestamp` (any 64-bit integer
+/// parses; the server refuses those outside its window) where anti-replay is.
+fn credential_headers(operation: &mut Operation) {
+    let schemes: Vec<String> = serde_json::to_value(&operation.security)
+        .ok()
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|requirement| requirement.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
+        .flatten()
+        .collect();
+    let mut headers = Vec::new();
+    if schemes.iter().any(|s| s == API_KEY) {
+        let key = ObjectBuilder::new().schema_type(Type::String).max_length(Some(256));
+        headers.push(("X-API-Key", "An API key (`fmk_` and 48 hexadecimal characters), instead of the bearer token.", Schema::from(key)));
+    }
+    if schemes.iter().any(|s| s == NONCE) {
+        let nonce = ObjectBuilder::new().schema_type(Type::String).pattern(Some("^[0-9a-f]{32}$"));
+        headers.push(("X-Request-Nonce", "Anti-replay: a fresh random nonce per request (32–64 hexadecimal characters or a UUID).", Schema::from(nonce)));
+        let timestamp = ObjectBuilder::new().schema_type(Type::Integer).format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Int64))).minimum(Some(i64::MIN)).maximum(Some(i64::MAX));
+        headers.push(("X-Request-Timestamp", "Anti-replay: the current Unix time in seconds, within ±300 s of the server's.", Schema::from(timestamp)));
+    }
+    let parameters = operation.parameters.get_or_insert_with(Vec::new);
+    for (name, description, schema) in headers {
+        if parameters.iter().any(|p| p.name.eq_ignore_ascii_case(name)) {
+            continue;
+        }
+        parameters.push(
+            ParameterBuilder::new()
+                .name(name)
+                .parameter_in(ParameterIn::Header)
+                .required(Required::False)
+                .description(Some(description))
+                .schema(Some(schema))
+                .build(),
+        );
+    }
 }
 
 fn shared_responses(operation: &mut Operation) {

@@ -100,6 +100,15 @@ async fn every_operation_states_its_errors_security_and_a_unique_id(db: PgPool) 
     assert!(trade["parameters"].as_array().unwrap().iter().any(|p| p["name"] == "Idempotency-Key" && p["in"] == "header"));
     assert_eq!(paths["/v1/push/subscribe"]["post"]["security"], serde_json::json!([{"bearer": [], "request_nonce": [], "request_timestamp": []}]));
     assert_eq!(paths["/v1/api-keys"]["post"]["security"], serde_json::json!([{"bearer": []}]));
+    let withdraw = &paths["/v1/withdraw"]["post"];
+    assert_eq!(withdraw["security"], serde_json::json!([{"bearer": [], "request_nonce": [], "request_timestamp": []}, {"api_key": []}]));
+    // The credential headers are parameters too, over their whole range, so generated requests
+    // carry them with extreme values (a timestamp of i64::MIN once answered 500).
+    let header = |op: &Value, name: &str| op["parameters"].as_array().unwrap().iter().find(|p| p["name"] == name && p["in"] == "header").cloned();
+    let timestamp = header(withdraw, "X-Request-Timestamp").expect("the timestamp header is a parameter");
+    assert_eq!((&timestamp["schema"]["minimum"], &timestamp["schema"]["maximum"]), (&serde_json::json!(i64::MIN), &serde_json::json!(i64::MAX)));
+    assert!(header(withdraw, "X-Request-Nonce").is_some() && header(withdraw, "X-API-Key").is_some());
+    assert!(header(trade, "X-API-Key").is_some() && header(trade, "X-Request-Timestamp").is_none());
     assert!(paths["/v1/series"]["get"].get("security").is_none(), "public");
     // Found by a fuzzing run with a random seed: ensure-onchain answers MARKET_CLOSED for a
     // closed market, and the document did not say so.

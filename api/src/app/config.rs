@@ -63,6 +63,10 @@ pub struct Config {
     /// the operator pays for per UTC day; past it, users create their own from their wallet.
     /// Default 1000.
     pub operator_new_users_per_day: u32,
+    /// `FM_OPERATOR_TOKEN_ACCOUNTS_PER_DAY`: withdrawal destinations whose USDC token account
+    /// the operator creates (and pays the rent of) per UTC day, all users together; each user
+    /// has 3 a day of these. Default 1000.
+    pub operator_token_accounts_per_day: u32,
     /// `FM_TRUSTED_PROXIES`: comma-separated proxy addresses or CIDR ranges (`10.0.0.0/8`,
     /// `fd00::/8`) whose `X-Forwarded-For` is believed. Default none: the client IP is the
     /// socket's peer.
@@ -294,6 +298,7 @@ impl Config {
             rate_rpc_per_sec: positive("FM_RATE_RPC_PER_SEC", get("FM_RATE_RPC_PER_SEC", "50"))?,
             rate_sync_every: millis("FM_RATE_SYNC_MS", get("FM_RATE_SYNC_MS", "100"))?,
             operator_new_users_per_day: parse("FM_OPERATOR_NEW_USERS_PER_DAY", get("FM_OPERATOR_NEW_USERS_PER_DAY", "1000"))?,
+            operator_token_accounts_per_day: parse("FM_OPERATOR_TOKEN_ACCOUNTS_PER_DAY", get("FM_OPERATOR_TOKEN_ACCOUNTS_PER_DAY", "1000"))?,
             trusted_proxies: get("FM_TRUSTED_PROXIES", "")
                 .split(',')
                 .map(str::trim)

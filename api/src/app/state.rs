@@ -23,6 +23,7 @@ impl AppState {
             onchain: None,
             answer_within: answer_within(config.request_timeout),
             new_users_per_day: config.operator_new_users_per_day,
+            token_accounts_per_day: config.operator_token_accounts_per_day,
             push: Arc::new(PushSettings::new(config.vapid_private_key.clone(), config.vapid_subject.clone(), config.push_endpoints(), config.push_ttl_secs)),
             market_cache: Arc::new(crate::services::market_cache::MarketCache::new()),
             series_cards: Arc::new(crate::services::series_cards::SeriesCards::new()),

@@ -44,7 +44,8 @@ pub fn create_associated_token_account(payer: &Pubkey, wallet: &Pubkey, mint: &P
 pub struct Payee {
     /// The USDC token account credited.
     pub token_account: Pubkey,
-    /// The wallet whose associated token account it is, when it may have to be created.
+    /// The wallet whose associated token account it is, when that account does not exist yet
+    /// (the withdrawal creates it, at the operator's expense).
     pub create_for: Option<Pubkey>,
 }
 
@@ -116,11 +117,17 @@ impl OnChain {
     /// token account.
     pub async fn payee(&self, destination: &Pubkey) -> Result<Payee, OnChainError> {
         let mint = self.0.keys.usdc_mint;
-        let wallet_payee = || Payee { token_account: associated_token_account(destination, &mint), create_for: Some(*destination) };
-        let Some(account) = self.0.chain.account(&destination.to_string()).await? else { return Ok(wallet_payee()) };
+        // A wallet's token account is created with the withdrawal unless it is there already
+        // (the operator pays its rent, so a withdrawal says whether it needs one).
+        let wallet_payee = || async {
+            let token_account = associated_token_account(destination, &mint);
+            let exists = self.0.chain.account(&token_account.to_string()).await?.is_some_and(|a| a.owner == spl_token_interface::ID.to_string());
+            Ok::<_, OnChainError>(Payee { token_account, create_for: (!exists).then_some(*destination) })
+        };
+        let Some(account) = self.0.chain.account(&destination.to_string()).await? else { return wallet_payee().await };
         let owner: Pubkey = account.owner.parse().map_err(|_| OnChainError::Unexpected(format!("account owner {}", account.owner)))?;
         if owner == SYSTEM_PROGRAM {
-            return Ok(wallet_payee());
+            return wallet_payee().await;
         }
         if owner != spl_token_interface::ID || account.data.len() != TokenAccount::LEN {
             return Err(OnChainError::BadDestination(BadDestination::NotAWallet(owner)));

@@ -74,6 +74,8 @@ pub struct Services {
     pub answer_within: std::time::Duration,
     /// How many users' on-chain accounts the operator pays for per UTC day.
     pub new_users_per_day: u32,
+    /// How many withdrawal destinations' token accounts the operator pays for per UTC day.
+    pub token_accounts_per_day: u32,
     /// Web push: the VAPID key and the rules for subscriptions and messages.
     pub push: Arc<push::PushSettings>,
     /// The reads of concurrent trades before they are signed, grouped.

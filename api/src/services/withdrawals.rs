@@ -9,6 +9,7 @@
 //! once its blockhash has expired without it landing — when it can no longer land.
 
 use anchor_lang::prelude::Pubkey;
+use chrono::Utc;
 use futures_util::StreamExt;
 use uuid::Uuid;
 
@@ -17,13 +18,18 @@ use crate::chain::money::{self, Payee};
 use crate::chain::{OnChain, Signed};
 use crate::domain::caller::Caller;
 use crate::domain::money::places;
-use crate::store::withdrawals::{self, NewWithdrawal, Queued, WithdrawalRow};
+use crate::domain::wallet::WalletAddress;
+use crate::store::withdrawals::{self, AccountBudget, BudgetSpent, NewWithdrawal, Queued, WithdrawalRow};
 
 /// The smallest withdrawal: the program's minimum deposit (1.00 USDC), so a withdrawal is never
 /// dust that costs more to send than it moves.
 fn minimum(onchain: &OnChain) -> u64 {
     onchain.terms().min_deposit
 }
+
+/// Withdrawals a user may make in a UTC day to destinations whose token account the operator
+/// creates (and pays the rent of); withdrawals to existing token accounts are not limited.
+pub const NEW_TOKEN_ACCOUNTS_PER_USER_PER_DAY: u32 = 3;
 
 /// A withdrawal request as the caller gave it.
 pub struct Request<'a> {
@@ -50,6 +56,15 @@ pub async fn request(s: &Services, caller: &Caller, request: Request<'_>) -> Res
         return Err(ServiceError::InvalidInput("destination is your own vault or deposit address; give a wallet or another USDC token account".into()));
     }
     let payee: Payee = onchain.payee(&destination).await?;
+    // A token account made for an address without a key (a program-derived address) could
+    // never be spent from: the USDC would be lost.
+    if payee.create_for.is_some() && WalletAddress::parse(&destination.to_string()).is_none() {
+        return Err(ServiceError::InvalidInput(
+            "destination has no key (it is off the ed25519 curve, as program-derived addresses are) and holds no USDC token account: \
+             give a wallet or an existing USDC token account"
+                .into(),
+        ));
+    }
     let queued = withdrawals::queue(
         &s.db,
         NewWithdrawal {
@@ -60,11 +75,27 @@ pub async fn request(s: &Services, caller: &Caller, request: Request<'_>) -> Res
             token_account: &payee.token_account.to_string(),
             create_account: payee.create_for.is_some(),
             idempotency_key: request.idempotency_key,
+            account_budget: AccountBudget { per_day: s.token_accounts_per_day, per_user_per_day: NEW_TOKEN_ACCOUNTS_PER_USER_PER_DAY },
         },
     )
     .await?;
     match queued {
         Queued::Created(row) | Queued::Existing(row) => Ok(row),
+        Queued::AccountBudgetSpent(whose) => {
+            let now = Utc::now();
+            let tomorrow = now.date_naive().succ_opt().and_then(|d| d.and_hms_opt(0, 0, 0)).map_or(now, |t| t.and_utc());
+            let whose = match whose {
+                BudgetSpent::User => format!("you have had {NEW_TOKEN_ACCOUNTS_PER_USER_PER_DAY} today"),
+                BudgetSpent::Service => "the service has paid for as many as it does in a day".to_owned(),
+            };
+            Err(ServiceError::BudgetSpent {
+                retry_after_secs: (tomorrow - now).num_seconds().max(1) as u64,
+                message: format!(
+                    "this destination needs a USDC token account, which the service pays for (about 0.002 SOL of rent), and {whose}: \
+                     withdraw to an existing USDC token account, or retry after 00:00 UTC"
+                ),
+            })
+        }
         Queued::Insufficient { available } => Err(ServiceError::InsufficientBalance(format!(
             "{} USDC exceeds the available balance of {} USDC",
             places(request.amount as i128, 6, 6),

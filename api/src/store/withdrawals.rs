@@ -37,6 +37,25 @@ pub struct NewWithdrawal<'a> {
     pub token_account: &'a str,
     pub create_account: bool,
     pub idempotency_key: Option<&'a str>,
+    /// Where `create_account`: the token accounts the operator pays for in a UTC day, all users
+    /// together and each user alone.
+    pub account_budget: AccountBudget,
+}
+
+/// The operator's daily budget for withdrawal destinations' token accounts.
+#[derive(Clone, Copy, Debug)]
+pub struct AccountBudget {
+    pub per_day: u32,
+    pub per_user_per_day: u32,
+}
+
+/// Whose budget for new token accounts is spent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetSpent {
+    /// The user's own for today.
+    User,
+    /// The service's for today, all users together.
+    Service,
 }
 
 /// Why a request was not queued.
@@ -46,6 +65,8 @@ pub enum Queued {
     Existing(WithdrawalRow),
     /// The amount exceeds what is available (this much, micro-USDC).
     Insufficient { available: u64 },
+    /// The destination needs a token account and today's budget for them is spent.
+    AccountBudgetSpent(BudgetSpent),
 }
 
 /// Queues a withdrawal if the wallet's available balance covers it.
@@ -66,6 +87,38 @@ pub async fn queue(db: &PgPool, new: NewWithdrawal<'_>) -> Result<Queued, sqlx::
     let available: i64 = sqlx::query_scalar(AVAILABLE).bind(new.wallet).fetch_one(&mut *tx).await?;
     if (available as u64) < new.amount {
         return Ok(Queued::Insufficient { available: available as u64 });
+    }
+    if new.create_account {
+        // The user's count is exact under the wallet's lock; the service's counter row is
+        // taken in this transaction, so a refusal or a rollback gives it back.
+        // An account counts once a day however many withdrawals go to it.
+        let (accounts, counted): (i64, Option<bool>) = sqlx::query_as(
+            "SELECT count(DISTINCT token_account), bool_or(token_account = $2) FROM withdrawals
+             WHERE user_id = $1 AND create_account AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
+        )
+        .bind(new.user_id)
+        .bind(new.token_account)
+        .fetch_one(&mut *tx)
+        .await?;
+        if counted != Some(true) && accounts >= i64::from(new.account_budget.per_user_per_day) {
+            return Ok(Queued::AccountBudgetSpent(BudgetSpent::User));
+        }
+        let taken: Option<i32> = if counted == Some(true) {
+            Some(0)
+        } else {
+            sqlx::query_scalar(
+            "INSERT INTO operator_paid_token_accounts (day, accounts) SELECT (now() AT TIME ZONE 'UTC')::date, 1 WHERE $1 > 0
+             ON CONFLICT (day) DO UPDATE SET accounts = operator_paid_token_accounts.accounts + 1
+             WHERE operator_paid_token_accounts.accounts < $1
+             RETURNING accounts",
+        )
+            .bind(new.account_budget.per_day as i32)
+            .fetch_optional(&mut *tx)
+            .await?
+        };
+        if taken.is_none() {
+            return Ok(Queued::AccountBudgetSpent(BudgetSpent::Service));
+        }
     }
     let row: WithdrawalRow = sqlx::query_as(&format!(
         "INSERT INTO withdrawals (id, user_id, wallet, amount, destination, token_account, create_account, status, idempotency_key)

@@ -298,7 +298,7 @@ async fn queue_progress(db: &PgPool) -> (i64, i64) {
 /// exactly what was confirmed to it; and Postgres's balances are the chain's.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn sigkill_fifty_times_while_sending_three_hundred_withdrawals_sends_each_at_most_once(db: PgPool) {
-    use api::store::withdrawals::{NewWithdrawal, Queued, queue};
+    use api::store::withdrawals::{AccountBudget, NewWithdrawal, Queued, queue};
 
     let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     let onchain = OnChain::embedded(&chain, db.clone()).await.unwrap();
@@ -325,6 +325,7 @@ async fn sigkill_fifty_times_while_sending_three_hundred_withdrawals_sends_each_
             token_account: &payee.token_account.to_string(),
             create_account: payee.create_for.is_some(),
             idempotency_key: None,
+            account_budget: AccountBudget { per_day: 1_000, per_user_per_day: 5 },
         };
         assert!(matches!(queue(&db, new).await.unwrap(), Queued::Created(_)));
     }

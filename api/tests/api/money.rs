@@ -403,3 +403,43 @@ async fn withdrawals_need_anti_replay_or_a_withdraw_key(db: PgPool) {
     let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM withdrawals").fetch_one(&db).await.unwrap();
     assert_eq!(rows, 2, "the token's and the withdraw key's");
 }
+
+/// Creating a destination's token account costs the operator rent: a user has three new ones a
+/// day (a destination counts once however often it is paid), the service its daily budget; an
+/// existing token account is never limited, and an address without a key is refused (its
+/// token account could never be spent from).
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn withdrawals_cannot_farm_the_operators_rent(db: PgPool) {
+    let mut config = config();
+    config.operator_token_accounts_per_day = 4;
+    let t = crate::trading::trading_with(&db, config).await;
+    let (alice, bob) = (trader(&t, "20").await, trader(&t, "20").await);
+    let wallets: Vec<String> = (0..4).map(|_| fresh_address()).collect();
+    for wallet in &wallets[..3] {
+        assert_eq!(withdraw(&t, &alice, "1", wallet).await.0, 200);
+    }
+    let (status, refused) = withdraw(&t, &alice, "1", &wallets[3]).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (429, Some("RATE_LIMITED")), "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("you have had 3 today"), "{refused}");
+    assert_eq!(withdraw(&t, &alice, "1", &wallets[0]).await.0, 200, "a destination counts once");
+    // The service's budget (4) is spent by Bob's first new account.
+    let (status, body) = withdraw(&t, &bob, "1", &wallets[3]).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, refused) = withdraw(&t, &bob, "1", &fresh_address()).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (429, Some("RATE_LIMITED")), "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("as many as it does in a day"), "{refused}");
+    // Once sent, the accounts exist: paying one of them costs nothing, whoever pays it.
+    let s = services(&t).await;
+    while withdrawals::process(&s).await.unwrap() > 0 {}
+    assert_eq!(token_balance(&t, &ata(&wallets[0], &t)).await, 2_000_000);
+    assert_eq!(withdraw(&t, &bob, "1", &ata(&wallets[0], &t)).await.0, 200);
+    assert_eq!(withdraw(&t, &bob, "1", &wallets[1]).await.0, 200, "a wallet whose account exists");
+
+    // Off the curve, nothing there: refused before anything is reserved.
+    let (pda, _) = anchor_lang::prelude::Pubkey::find_program_address(&[b"nobody"], &funding_market::ID);
+    let (status, refused) = withdraw(&t, &alice, "1", &pda.to_string()).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("no key"), "{refused}");
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM withdrawals").fetch_one(&db).await.unwrap();
+    assert_eq!(rows, 7);
+}

@@ -5,7 +5,7 @@
 //! by the projection); unrealized P&L is an open side's value at the market's current price
 //! less its basis.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Days, NaiveDate, Utc};
 use uuid::Uuid;
 
 use super::market::{Side, per_share};
@@ -67,7 +67,8 @@ pub enum SortBy {
     Volume,
 }
 
-/// A leaderboard period, in whole UTC days back from today (`None`: all time).
+/// A leaderboard period: `24h` the last 24 hours, `7d` and `30d` whole UTC days (today and the
+/// 7 or 30 before it), `all` all time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Period {
     Day,
@@ -76,12 +77,27 @@ pub enum Period {
     All,
 }
 
+/// Where a leaderboard period starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PeriodStart {
+    /// From this UTC day on (the per-day statistics).
+    Day(NaiveDate),
+    /// From just after this instant, a whole second (trades and settlements by their time).
+    After(DateTime<Utc>),
+}
+
 impl Period {
-    pub fn days(self) -> Option<u64> {
+    /// Where the period starts at `now` (`None`: all time). The 24 hours end at `now`'s whole
+    /// second, so requests within a second share one ranking.
+    pub fn start(self, now: DateTime<Utc>) -> Option<PeriodStart> {
+        let days_back = |days: u64| Some(PeriodStart::Day(now.date_naive() - Days::new(days)));
         match self {
-            Period::Day => Some(1),
-            Period::Week => Some(7),
-            Period::Month => Some(30),
+            Period::Day => {
+                let second = DateTime::from_timestamp(now.timestamp(), 0).unwrap_or(now);
+                Some(PeriodStart::After(second - chrono::Duration::hours(24)))
+            }
+            Period::Week => days_back(7),
+            Period::Month => days_back(30),
             Period::All => None,
         }
     }
@@ -90,6 +106,16 @@ impl Period {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn periods_start_where_their_names_say() {
+        let now = DateTime::parse_from_rfc3339("2026-11-28T09:30:15.750Z").unwrap().with_timezone(&Utc);
+        let after = DateTime::parse_from_rfc3339("2026-11-27T09:30:15Z").unwrap().with_timezone(&Utc);
+        assert_eq!(Period::Day.start(now), Some(PeriodStart::After(after)), "the last 24 hours, not two UTC days");
+        assert_eq!(Period::Week.start(now), Some(PeriodStart::Day(NaiveDate::from_ymd_opt(2026, 11, 21).unwrap())));
+        assert_eq!(Period::Month.start(now), Some(PeriodStart::Day(NaiveDate::from_ymd_opt(2026, 10, 29).unwrap())));
+        assert_eq!(Period::All.start(now), None);
+    }
 
     #[test]
     fn position_math() {

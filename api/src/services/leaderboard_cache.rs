@@ -14,23 +14,24 @@
 //! connected: when its connection drops (notices may have been lost) everything is forgotten
 //! and every request reads Postgres until it listens again.
 //!
-//! The period's first day is part of a ranking's key, so a new UTC day starts new rankings.
+//! The period's start is part of a ranking's key, so a new UTC day starts new rankings, and the
+//! 24-hour window's, a whole second, a new ranking each second it is asked for: its window
+//! moves with the clock, not only with notices. A newer window's ranking replaces the older.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use chrono::NaiveDate;
 use sqlx::PgPool;
 
 use super::notices::Version;
-use crate::domain::portfolio::SortBy;
+use crate::domain::portfolio::{PeriodStart, SortBy};
 use crate::store::positions::{self, LeaderRow};
 
 const CHANNEL: &str = "fm_leaderboard";
 /// Traders held per ranking: the most a request may ask for.
 pub const TOP: i64 = 100;
 
-type Key = (Option<NaiveDate>, SortBy);
+type Key = (Option<PeriodStart>, SortBy);
 type Ranking = Arc<Vec<LeaderRow>>;
 
 pub struct LeaderboardCache {
@@ -56,7 +57,7 @@ impl LeaderboardCache {
     /// The first `limit` (at most `TOP`) traders active since `since` (all time when `None`),
     /// best first by `sort`: from memory while current, else read (and kept). With them, the
     /// version they are current at (`None`: read while changes could not be heard).
-    pub async fn top(&self, db: &PgPool, since: Option<NaiveDate>, sort: SortBy, limit: i64) -> Result<(Vec<LeaderRow>, Option<u64>), sqlx::Error> {
+    pub async fn top(&self, db: &PgPool, since: Option<PeriodStart>, sort: SortBy, limit: i64) -> Result<(Vec<LeaderRow>, Option<u64>), sqlx::Error> {
         let limit = limit.clamp(0, TOP) as usize;
         let first = |top: &Ranking, version: Option<u64>| (top.iter().take(limit).cloned().collect(), version);
         let key = (since, sort);
@@ -81,6 +82,9 @@ impl LeaderboardCache {
             let mut rankings = self.rankings.lock().unwrap();
             // Out-of-date rankings (a past day's among them) go as a new one comes.
             rankings.retain(|_, (read_at, _)| *read_at == version);
+            if let Some(PeriodStart::After(newest)) = since {
+                rankings.retain(|(start, _), _| !matches!(start, Some(PeriodStart::After(older)) if *older < newest));
+            }
             rankings.insert(key, (version, Arc::clone(&top)));
         }
         Ok(first(&top, version))

@@ -1,12 +1,12 @@
 //! The caller's profile, positions, trades and results, and the leaderboard.
 
-use chrono::{NaiveDate, Utc};
+use chrono::Utc;
 use uuid::Uuid;
 
 use super::{Page, ServiceError, Services};
 use crate::domain::caller::Caller;
 use crate::domain::display_name;
-use crate::domain::portfolio::{OpenPosition, Period, SortBy, Totals};
+use crate::domain::portfolio::{OpenPosition, Period, PeriodStart, SortBy, Totals};
 use crate::store::markets::{self, TradeRow, TradesOf};
 use crate::store::positions::{self, LeaderRow};
 use crate::store::users::{self, User};
@@ -65,14 +65,13 @@ pub struct Leaderboard {
     pub version: Option<u64>,
 }
 
-/// The first UTC day `period` ranks today (`None`: all time; whole UTC days: "24h" is today
-/// and yesterday's statistics).
-pub fn leaderboard_start(period: Period) -> Option<NaiveDate> {
-    period.days().map(|d| Utc::now().date_naive() - chrono::Days::new(d))
+/// Where `period` starts now (`None`: all time): `Period::start`.
+pub fn leaderboard_start(period: Period) -> Option<PeriodStart> {
+    period.start(Utc::now())
 }
 
-/// Traders ranked over the days from `since` (`leaderboard_start`; all time when `None`).
-pub async fn leaderboard(s: &Services, since: Option<NaiveDate>, sort: SortBy, limit: i64) -> Result<Leaderboard, ServiceError> {
+/// Traders ranked over the period from `since` (`leaderboard_start`; all time when `None`).
+pub async fn leaderboard(s: &Services, since: Option<PeriodStart>, sort: SortBy, limit: i64) -> Result<Leaderboard, ServiceError> {
     let (rows, version) = s.leaderboard.top(&s.db, since, sort, limit).await?;
     Ok(Leaderboard { rows, version })
 }

@@ -6,7 +6,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::domain::market::Side;
-use crate::domain::portfolio::{OpenPosition, SortBy, Totals};
+use crate::domain::portfolio::{OpenPosition, PeriodStart, SortBy, Totals};
 
 #[derive(sqlx::FromRow)]
 struct OpenPositionRow {
@@ -129,32 +129,46 @@ pub struct LeaderRow {
 
 /// Traders active since `since` (all time when `None`), best first by `sort`; ties by volume,
 /// then wallet, so the order is stable.
-pub async fn leaderboard(db: &PgPool, since: Option<NaiveDate>, sort: SortBy, limit: i64) -> Result<Vec<LeaderRow>, sqlx::Error> {
+pub async fn leaderboard(db: &PgPool, since: Option<PeriodStart>, sort: SortBy, limit: i64) -> Result<Vec<LeaderRow>, sqlx::Error> {
     let order = match sort {
         SortBy::Pnl => "realized_pnl DESC, volume DESC, wallet",
         SortBy::WinRate => "(CASE WHEN settled = 0 THEN 0 ELSE wins::NUMERIC / settled END) DESC, settled DESC, volume DESC, wallet",
         SortBy::Volume => "volume DESC, realized_pnl DESC, wallet",
     };
-    // All time reads the totals the trigger keeps, in the order of one of their indexes; a
-    // period adds up its days.
+    // All time reads the totals the trigger keeps, in the order of one of their indexes; whole
+    // days add up their day rows; an instant adds up the trades and settlements after it.
+    // Sorted outside the aggregates: an expression in ORDER BY names the input columns.
     let traders = match since {
         None => "SELECT wallet, realized_pnl, volume, trades, settled, wins FROM trader_totals WHERE $1::DATE IS NULL",
-        Some(_) => {
-            // Sorted outside the aggregate: an expression in ORDER BY names the input columns.
+        Some(PeriodStart::Day(_)) => {
             "SELECT * FROM (
                  SELECT wallet, sum(realized_pnl)::BIGINT AS realized_pnl, sum(volume)::BIGINT AS volume, sum(trades)::BIGINT AS trades,
                         sum(settled)::BIGINT AS settled, sum(wins)::BIGINT AS wins
                  FROM trader_stats WHERE day >= $1 GROUP BY wallet) period"
         }
+        Some(PeriodStart::After(_)) => {
+            "SELECT * FROM (
+                 SELECT wallet, sum(pnl)::BIGINT AS realized_pnl, sum(volume)::BIGINT AS volume, sum(trades)::BIGINT AS trades,
+                        sum(settled)::BIGINT AS settled, sum(wins)::BIGINT AS wins
+                 FROM (SELECT wallet, 0::BIGINT AS pnl, amount AS volume, 1 AS trades, 0 AS settled, 0 AS wins
+                       FROM trades WHERE created_at > $1 AND wallet IS NOT NULL
+                       UNION ALL
+                       SELECT wallet, realized_pnl, 0, 0, 1, (realized_pnl > 0)::INT
+                       FROM settlements WHERE at > $1 AND realized_pnl IS NOT NULL) happened
+                 GROUP BY wallet) period"
+        }
     };
-    sqlx::query_as(&format!(
+    let sql = format!(
         "WITH top AS ({traders} ORDER BY {order} LIMIT $2)
          SELECT p.wallet, u.display_name, p.realized_pnl, p.volume, p.trades, p.settled, p.wins
          FROM top p LEFT JOIN users u ON u.wallet_address = p.wallet
          ORDER BY {order}"
-    ))
-    .bind(since)
-    .bind(limit)
-    .fetch_all(db)
-    .await
+    );
+    let query = sqlx::query_as(&sql);
+    let query = match since {
+        None => query.bind(None::<NaiveDate>),
+        Some(PeriodStart::Day(day)) => query.bind(day),
+        Some(PeriodStart::After(instant)) => query.bind(instant),
+    };
+    query.bind(limit).fetch_all(db).await
 }

@@ -501,8 +501,7 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
     let from_postgres = |period: Period, sort: SortBy, limit: i64| {
         let db = db.clone();
         async move {
-            let since = period.days().map(|d| Utc::now().date_naive() - chrono::Days::new(d));
-            api::store::positions::leaderboard(&db, since, sort, limit).await.unwrap()
+            api::store::positions::leaderboard(&db, period.start(Utc::now()), sort, limit).await.unwrap()
         }
     };
     let all_equal = || {
@@ -554,7 +553,7 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
             }
         }
         let committed = std::time::Instant::now();
-        let expected = from_postgres(Period::Day, SortBy::Pnl, 100).await;
+        let expected = from_postgres(Period::Week, SortBy::Pnl, 100).await;
         let expected_all = from_postgres(Period::All, SortBy::Pnl, 100).await;
         // The API's pages too (rendered once per ranking version and kept).
         let shown = |rows: &[api::store::positions::LeaderRow]| rows.iter().map(|r| (r.wallet.clone(), r.display_name.clone(), r.realized_pnl)).collect::<Vec<_>>();
@@ -566,9 +565,9 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
                 entries.map(|e| (e["wallet_address"].as_str().unwrap().to_owned(), e["display_name"].as_str().map(str::to_owned), crate::trading::micros(&e["total_pnl"]))).collect::<Vec<_>>()
             }
         };
-        while leaderboard(&services, Period::Day, SortBy::Pnl, 100).await.unwrap() != expected
+        while leaderboard(&services, Period::Week, SortBy::Pnl, 100).await.unwrap() != expected
             || leaderboard(&services, Period::All, SortBy::Pnl, 100).await.unwrap() != expected_all
-            || served("period=24h&limit=100").await != shown(&expected)
+            || served("period=7d&limit=100").await != shown(&expected)
             || served("period=all&sort_by=pnl&limit=100").await != shown(&expected_all)
         {
             assert!(committed.elapsed() < Duration::from_secs(1), "round {round}: a change not ranked within a second");

@@ -192,3 +192,45 @@ async fn rounds_finalized_together_fail_one_at_a_time(db: PgPool) {
     assert!(again.iter().all(|(_, r)| r.is_ok()), "{again:?}");
     assert_eq!(status(early).await, "settled");
 }
+
+/// `period=24h` is the last 24 hours, to the second: trades and settlements count while they
+/// are younger than a day, whatever the UTC days (`7d` adds up whole days).
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn the_24_hour_leaderboard_is_the_last_24_hours(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let (a, b) = (trader(&t, "100").await, trader(&t, "100").await);
+    let market = open_market(&db, "open").await;
+    buy(&t, &a, market, "yes", "10").await;
+    buy(&t, &b, market, "no", "7").await;
+    let s = services(&t).await;
+    reach_settlement(&t, market).await;
+    settlement::finalize(&s, market, Verdict::Settled(FundingRate(5)), Utc::now()).await.unwrap();
+    assert_eq!(settlement::pay_out(&s, market, Utc::now()).await.unwrap(), Crank::Closed);
+
+    let board = |period: &'static str| {
+        let app = &t.app;
+        async move {
+            // A new second: the 24-hour window moves with the clock.
+            tokio::time::sleep(Duration::from_millis(1_100)).await;
+            let body: Value = app.get(&format!("/v1/leaderboard?period={period}&limit=100")).await.json().await.unwrap();
+            let entries = body["data"].as_array().unwrap().iter();
+            entries.map(|e| (e["wallet_address"].as_str().unwrap().to_owned(), e["total_pnl"].clone(), e["total_volume"].clone(), e["win_rate"].clone())).collect::<Vec<_>>()
+        }
+    };
+    let all = board("all").await;
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(board("24h").await, all, "trades and the settlement of the last minute");
+    let shift = |hours: i64| {
+        let db = db.clone();
+        async move {
+            for table in ["UPDATE trades SET created_at = now() - make_interval(hours => $1::INT)", "UPDATE settlements SET at = now() - make_interval(hours => $1::INT)"] {
+                sqlx::query(table).bind(hours as i32).execute(&db).await.unwrap();
+            }
+        }
+    };
+    shift(23).await;
+    assert_eq!(board("24h").await, all, "23 hours ago is within the window");
+    shift(25).await;
+    assert_eq!(board("24h").await, vec![], "25 hours ago is not, though the day's statistics are today's");
+    assert_eq!(board("7d").await, all);
+}

@@ -5,8 +5,8 @@
 //! Inside a run, the same tables as applying the events one by one in delivery order:
 //! - an event is new only if `chain_events` did not hold it; only new payouts of known markets
 //!   are projected;
-//! - each new payout is kept (`settlements`, once per position), notified (`outbox`, once) and
-//!   its position removed;
+//! - each new payout is kept (`settlements`, once per position, with its realized P&L),
+//!   notified (`outbox`, once) and its position removed;
 //! - a vault balance takes the latest payout by (slot, position in the block), ties to the one
 //!   delivered later, if not before the balance stored;
 //! - a resolved (not voided) position's realised P&L — the payout less the position's cost basis
@@ -89,8 +89,11 @@ WITH input AS (
     SELECT i.*, m.id AS market_id
     FROM input i JOIN ev USING (signature, ix_index, event_index) JOIN markets m ON m.onchain_address = i.market
 ), settlement AS (
-    INSERT INTO settlements (market_id, wallet, yes_shares, no_shares, payout, voided, at, signature)
-    SELECT market_id, wallet, yes_shares, no_shares, payout, voided, at, signature FROM new ORDER BY ord
+    -- With the realized P&L `outcome` computes (the position as it stood before `closed`).
+    INSERT INTO settlements (market_id, wallet, yes_shares, no_shares, payout, voided, at, signature, realized_pnl)
+    SELECT n.market_id, n.wallet, n.yes_shares, n.no_shares, n.payout, n.voided, n.at, n.signature,
+           CASE WHEN n.voided THEN NULL ELSE (n.payout - COALESCE(p.yes_basis + p.no_basis, 0))::BIGINT END
+    FROM new n LEFT JOIN positions p ON p.market_id = n.market_id AND p.wallet = n.wallet ORDER BY n.ord
     ON CONFLICT DO NOTHING
 ), notice AS (
     INSERT INTO outbox (kind, market_id, wallet, payload)

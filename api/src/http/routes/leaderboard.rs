@@ -4,11 +4,10 @@
 //! and served as bytes while that version holds (`http::rendered`).
 
 use axum::extract::State;
-use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
 use crate::domain::money::{micros, ppm};
-use crate::domain::portfolio::{Period, SortBy, Totals};
+use crate::domain::portfolio::{Period, PeriodStart, SortBy, Totals};
 use crate::http::AppState;
 use crate::http::envelope::{Data, Rendered};
 use crate::http::error::ApiError;
@@ -22,7 +21,7 @@ pub const MAX_LIMIT: i64 = 100;
 const _: () = assert!(MAX_LIMIT <= crate::services::leaderboard_cache::TOP);
 
 /// A leaderboard page: the period's first day (`None`: all time), the order, the limit.
-pub type BoardKey = (Option<NaiveDate>, SortBy, i64);
+pub type BoardKey = (Option<PeriodStart>, SortBy, i64);
 
 #[derive(Deserialize)]
 pub struct LeaderboardQuery {
@@ -59,7 +58,7 @@ impl Entry {
     }
 }
 
-#[utoipa::path(get, path = "/leaderboard", tag = "leaderboard", params(("period" = Option<String>, Query, description = "24h, 7d, 30d or all (default)", pattern = "^(24h|7d|30d|all)$"), ("sort_by" = Option<String>, Query, description = "pnl (default), win_rate or volume", pattern = "^(pnl|win_rate|volume)$"), ("limit" = Option<i64>, Query, description = "1 to 100, default 50", minimum = 1, maximum = 100)),
+#[utoipa::path(get, path = "/leaderboard", tag = "leaderboard", params(("period" = Option<String>, Query, description = "24h (the last 24 hours), 7d or 30d (today and the 7 or 30 UTC days before), or all (default)", pattern = "^(24h|7d|30d|all)$"), ("sort_by" = Option<String>, Query, description = "pnl (default), win_rate or volume", pattern = "^(pnl|win_rate|volume)$"), ("limit" = Option<i64>, Query, description = "1 to 100, default 50", minimum = 1, maximum = 100)),
     responses((status = 200, description = "Traders ranked", body = Envelope<Vec<Entry>>)))]
 pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<LeaderboardQuery>) -> Result<Rendered, ApiError> {
     let period = match q.period.as_deref().unwrap_or("all") {

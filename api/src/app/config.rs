@@ -299,12 +299,7 @@ impl Config {
             rate_sync_every: millis("FM_RATE_SYNC_MS", get("FM_RATE_SYNC_MS", "100"))?,
             operator_new_users_per_day: parse("FM_OPERATOR_NEW_USERS_PER_DAY", get("FM_OPERATOR_NEW_USERS_PER_DAY", "1000"))?,
             operator_token_accounts_per_day: parse("FM_OPERATOR_TOKEN_ACCOUNTS_PER_DAY", get("FM_OPERATOR_TOKEN_ACCOUNTS_PER_DAY", "1000"))?,
-            trusted_proxies: get("FM_TRUSTED_PROXIES", "")
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(|entry| network(entry).ok_or_else(|| invalid("FM_TRUSTED_PROXIES", entry, "expected an IP address or a CIDR range")))
-                .collect::<Result<_, _>>()?,
+            trusted_proxies: networks("FM_TRUSTED_PROXIES", &get("FM_TRUSTED_PROXIES", ""))?,
             series: match lookup("FM_SERIES") {
                 Some(list) => series::parse_list(&list).map_err(|reason| invalid("FM_SERIES", &list, &reason))?,
                 None => default_series(),
@@ -369,12 +364,7 @@ impl Config {
             },
             push_ttl_secs: positive("FM_PUSH_TTL_SECS", get("FM_PUSH_TTL_SECS", "86400"))?,
             push_allow_http: parse("FM_PUSH_ALLOW_HTTP", get("FM_PUSH_ALLOW_HTTP", "false"))?,
-            push_allow_networks: get("FM_PUSH_ALLOW_NETWORKS", "")
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(|entry| network(entry).ok_or_else(|| invalid("FM_PUSH_ALLOW_NETWORKS", entry, "expected an IP address or a CIDR range")))
-                .collect::<Result<_, _>>()?,
+            push_allow_networks: networks("FM_PUSH_ALLOW_NETWORKS", &get("FM_PUSH_ALLOW_NETWORKS", ""))?,
             pubsub_addr: match lookup("FM_PUBSUB_ADDR").as_deref().map(str::trim) {
                 Some("off") => None,
                 Some(addr) if !addr.is_empty() => Some(parse("FM_PUBSUB_ADDR", addr.to_owned())?),
@@ -437,8 +427,6 @@ impl Config {
     }
 }
 
-/// A network entry (trusted proxies, push networks): a CIDR range, or one address (its /32 or
-/// /128).
 impl Config {
     /// Where push endpoints may point.
     pub fn push_endpoints(&self) -> crate::domain::push::EndpointPolicy {
@@ -446,6 +434,16 @@ impl Config {
     }
 }
 
+/// A comma-separated list of networks (trusted proxies, push networks).
+fn networks(name: &'static str, list: &str) -> Result<Vec<IpNet>, ConfigError> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|entry| network(entry).ok_or_else(|| invalid(name, entry, "expected an IP address or a CIDR range")))
+        .collect()
+}
+
+/// A network entry: a CIDR range, or one address (its /32 or /128).
 fn network(entry: &str) -> Option<IpNet> {
     entry.parse::<IpNet>().ok().or_else(|| entry.parse::<IpAddr>().ok().map(IpNet::from))
 }

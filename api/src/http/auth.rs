@@ -128,14 +128,9 @@ impl FromRequestParts<AppState> for WithdrawCaller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let caller = match identity(parts) {
-            Identity::Authenticated(caller) => caller,
-            Identity::Invalid(e) => return Err(e),
-            Identity::Anonymous => return Err(ApiError::Unauthorized("missing credentials: send Authorization: Bearer <token> or X-API-Key".into())),
-        };
+        let caller = authenticated(parts)?;
         if caller.method == AuthMethod::Token {
-            let nonce = check_headers(&parts.headers, chrono::Utc::now().timestamp())?;
-            replay::use_nonce(&state.services, caller.user_id, nonce).await?;
+            use_fresh_nonce(parts, state, &caller).await?;
             return Ok(WithdrawCaller(caller));
         }
         Ok(WithdrawCaller(in_scope(caller, Scope::Withdraw)?))
@@ -152,15 +147,26 @@ impl FromRequestParts<AppState> for ReplayChecked {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let caller = match identity(parts) {
-            Identity::Authenticated(caller) => caller,
-            Identity::Invalid(e) => return Err(e),
-            Identity::Anonymous => return Err(ApiError::Unauthorized("missing credentials".into())),
-        };
-        let nonce = check_headers(&parts.headers, chrono::Utc::now().timestamp())?;
-        replay::use_nonce(&state.services, caller.user_id, nonce).await?;
+        let caller = authenticated(parts)?;
+        use_fresh_nonce(parts, state, &caller).await?;
         Ok(ReplayChecked)
     }
+}
+
+/// The request's caller, whatever the credentials; 401 without valid ones.
+fn authenticated(parts: &Parts) -> Result<Caller, ApiError> {
+    match identity(parts) {
+        Identity::Authenticated(caller) => Ok(caller),
+        Identity::Invalid(e) => Err(e),
+        Identity::Anonymous => Err(ApiError::Unauthorized("missing credentials: send Authorization: Bearer <token> or X-API-Key".into())),
+    }
+}
+
+/// Checks the anti-replay headers and spends the nonce for `caller`.
+async fn use_fresh_nonce(parts: &Parts, state: &AppState, caller: &Caller) -> Result<(), ApiError> {
+    let nonce = check_headers(&parts.headers, chrono::Utc::now().timestamp())?;
+    replay::use_nonce(&state.services, caller.user_id, nonce).await?;
+    Ok(())
 }
 
 /// Validates the two headers against `now` (Unix seconds); returns the nonce.

@@ -8,6 +8,9 @@ bash scripts/setup.sh
 export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1:5432/postgres}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 export RUST_LOG="${RUST_LOG:-warn}"
+# Property tests draw from a fixed seed, so a run is repeatable and a failure is the code's, not
+# the draw's; scripts/soak-lmsr.sh runs them with new seeds.
+export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261128}"
 cargo test --workspace --locked "$@"
 # The live service against its OpenAPI document: the docs page in Chromium, then the contract
 # fuzzing (skipped when a filter was given, to run a few Rust tests quickly).

@@ -195,7 +195,7 @@ fn forwarded_for(headers: &HeaderMap) -> Vec<&str> {
 }
 
 /// What a client IP is counted as: an IPv4 address, or an IPv6 address's /64.
-fn ip_bucket(ip: IpAddr) -> String {
+pub(crate) fn ip_bucket(ip: IpAddr) -> String {
     match ip.to_canonical() {
         IpAddr::V4(v4) => v4.to_string(),
         IpAddr::V6(v6) => format!("{}/64", Ipv6Addr::from(v6.to_bits() & (u128::MAX << 64))),

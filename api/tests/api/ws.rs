@@ -502,8 +502,9 @@ async fn a_revoked_api_key_ends_the_private_subscriptions(db: PgPool) {
 
     let revoked = t.app.http.delete(format!("{}/v1/api-keys/{id}", t.app.base)).header("authorization", format!("Bearer {}", alice.token)).send().await.unwrap();
     assert_eq!(revoked.status(), 200);
+    let deadline = tokio::time::Instant::now() + CREDENTIAL_RECHECK + Duration::from_secs(10);
     let ended = loop {
-        let message = tokio::time::timeout(CREDENTIAL_RECHECK + Duration::from_secs(10), socket.next()).await.expect("the session ends in time").unwrap().unwrap();
+        let message = tokio::time::timeout_at(deadline, socket.next()).await.expect("the session ends in time").unwrap().unwrap();
         if let Message::Text(text) = message {
             let message: Value = serde_json::from_str(&text).unwrap();
             if message["type"] == "error" {

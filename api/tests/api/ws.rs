@@ -519,3 +519,35 @@ async fn a_revoked_api_key_ends_the_private_subscriptions(db: PgPool) {
     send(&mut socket, json!({"type": "subscribe", "channel": "account"})).await;
     assert_eq!(next(&mut socket).await["code"], "UNAUTHORIZED");
 }
+
+/// Snapshots (each a Postgres read) are limited per connection: a burst of `SNAPSHOT_BURST`,
+/// then `SNAPSHOTS_PER_SEC`; a client that subscribes and unsubscribes in a loop is refused
+/// with `RATE_LIMITED` once its burst is spent, and the connection stays.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn snapshot_reads_are_limited_per_connection(db: PgPool) {
+    use api::http::routes::ws::SNAPSHOT_BURST;
+    api::store::series::ensure(&db, &api::app::config::default_series()).await.unwrap();
+    let app = spawn(state(db.clone(), &redis_url())).await;
+    let mut socket = connect(&app).await;
+    let channel = "series:binance-btcusdt";
+    let mut served = 0;
+    let refused = loop {
+        // Ten pairs a second: within the connection's 20 messages a second.
+        if served > 0 && served % 10 == 0 {
+            tokio::time::sleep(Duration::from_millis(1_050)).await;
+        }
+        send(&mut socket, json!({"type": "subscribe", "channel": channel})).await;
+        let answer = next(&mut socket).await;
+        if answer["type"] != "snapshot" {
+            break answer;
+        }
+        served += 1;
+        assert!(served < 2 * SNAPSHOT_BURST, "never refused");
+        send(&mut socket, json!({"type": "unsubscribe", "channel": channel})).await;
+        assert_eq!(next(&mut socket).await["type"], "unsubscribed");
+    };
+    assert_eq!(refused["code"], "RATE_LIMITED", "{refused}");
+    assert!(served >= SNAPSHOT_BURST, "{served} served first");
+    send(&mut socket, json!({"type": "ping"})).await;
+    assert_eq!(next(&mut socket).await, json!({"type": "pong"}));
+}

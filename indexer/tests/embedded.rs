@@ -472,6 +472,90 @@ async fn json_rpc_has_a_nodes_limits(db: PgPool) {
     assert!(answer["error"]["message"].as_str().unwrap().contains("base58 encoded"), "{answer}");
 }
 
+/// The process's resident memory, bytes (`VmRSS`).
+fn resident_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+/// One HTTP request's answer, a whole batch's, stays within `MAX_RESPONSE_BYTES`: 13 batched
+/// `getMultipleAccounts` of 100 copies of the largest account the chain holds (Token-2022's
+/// ProgramData, about 507 KB; some 880 MB of answer), a 64 KiB request body, are refused with
+/// the scan error, and the process's memory hardly grows while they are; an account asked for
+/// twice is listed twice; `dataSlice` is honoured.
+#[sqlx::test(migrations = "../migrations")]
+async fn an_answer_stays_within_its_byte_budget(db: PgPool) {
+    use indexer::chain::embedded::{MAX_RESPONSE_BYTES, RESPONSE_TOO_LARGE};
+    use serde_json::{Value, json};
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let request = |id: usize, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+
+    // The loader's accounts with a zero-length dataSlice: their sizes, none of their data.
+    let loader = anchor_lang::solana_program::bpf_loader_upgradeable::ID.to_string();
+    let listing = chain.json_rpc(&request(1, "getProgramAccounts", json!([loader, {"encoding": "base64", "dataSlice": {"offset": 0, "length": 0}}]))).await;
+    let listed = listing["result"].as_array().unwrap_or_else(|| panic!("{listing}"));
+    assert!(listed.iter().all(|a| a["account"]["data"][0] == ""), "dataSlice honoured");
+    let largest = listed.iter().max_by_key(|a| a["account"]["space"].as_u64().unwrap()).unwrap();
+    let (largest, space) = (largest["pubkey"].as_str().unwrap().to_owned(), largest["account"]["space"].as_u64().unwrap() as usize);
+    assert!(space > 400_000, "the largest account holds {space} bytes");
+
+    let batch: Vec<Value> = (0..13).map(|id| request(id, "getMultipleAccounts", json!([vec![largest.clone(); 100], {"encoding": "base64"}]))).collect();
+    let batch = Value::Array(batch);
+    assert!(serde_json::to_vec(&batch).unwrap().len() < 64 * 1024, "fits /rpc's request body");
+    let unbudgeted = 13 * 100 * space * 4 / 3;
+    assert!(unbudgeted > 800_000_000, "{unbudgeted}");
+    // The peak while the batch is answered, sampled from another thread.
+    let before = resident_bytes();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut peak = resident_bytes();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(resident_bytes());
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            peak.max(resident_bytes())
+        })
+    };
+    let answer = chain.json_rpc(&batch).await;
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let peak = sampler.join().unwrap();
+    let grown = peak.saturating_sub(before);
+    println!("RSS before {before} B, peak while answering {peak} B (grew {grown} B); unbudgeted answer {unbudgeted} B");
+    assert!(grown < 200 * 1024 * 1024, "grew {grown} bytes");
+    let answers = answer.as_array().unwrap();
+    assert_eq!(answers.len(), 13);
+    for (id, answer) in answers.iter().enumerate() {
+        assert_eq!((answer["id"].as_u64(), answer["error"]["code"].as_i64()), (Some(id as u64), Some(RESPONSE_TOO_LARGE)), "{}", answer["error"]);
+        assert!(answer["error"]["message"].as_str().unwrap().contains(&MAX_RESPONSE_BYTES.to_string()), "{}", answer["error"]);
+    }
+
+    // Within the budget: listed once per key asked for, in the encoding and slice asked for.
+    let answer = chain.json_rpc(&request(2, "getMultipleAccounts", json!([[largest, largest, Pubkey::new_unique().to_string()], {"encoding": "base64"}]))).await;
+    let value = answer["result"]["value"].as_array().unwrap_or_else(|| panic!("{answer}"));
+    assert_eq!(value.len(), 3);
+    assert_eq!(value[0], value[1]);
+    assert!(value[2].is_null());
+    use base64::Engine;
+    let data = base64::engine::general_purpose::STANDARD.decode(value[0]["data"][0].as_str().unwrap()).unwrap();
+    assert_eq!(data.len(), space);
+    let sliced = chain.json_rpc(&request(3, "getAccountInfo", json!([largest, {"encoding": "base64", "dataSlice": {"offset": 8, "length": 4}}]))).await;
+    let slice = base64::engine::general_purpose::STANDARD.decode(sliced["result"]["value"]["data"][0].as_str().unwrap()).unwrap();
+    assert_eq!(slice, data[8..12]);
+    // Base58 of more than 128 bytes is refused, as a node refuses it.
+    let answer = chain.json_rpc(&request(4, "getAccountInfo", json!([largest, {"encoding": "base58"}]))).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    // A batch is answered until the budget is spent: two whole copies of the account fit, and
+    // the request that would pass it is refused while the ones before it are answered.
+    let per_request = (MAX_RESPONSE_BYTES / 2) / (space * 4 / 3 + 1_000);
+    let batch: Vec<Value> = (0..3).map(|id| request(id, "getMultipleAccounts", json!([vec![largest.clone(); per_request], {"encoding": "base64"}]))).collect();
+    let answers = chain.json_rpc(&Value::Array(batch)).await;
+    let codes: Vec<Option<i64>> = answers.as_array().unwrap().iter().map(|a| a["error"]["code"].as_i64()).collect();
+    assert_eq!(codes, [None, None, Some(RESPONSE_TOO_LARGE)]);
+}
+
 /// `getSignaturesForAddress` is a range scan of an index, never a scan of the ledger.
 #[sqlx::test(migrations = "../migrations")]
 async fn signatures_for_an_address_are_read_through_an_index(db: PgPool) {

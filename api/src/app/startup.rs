@@ -217,7 +217,7 @@ impl Application {
         }
         if let Some((listener, router)) = pubsub {
             tracing::info!(addr = %listener.local_addr()?, "chain pubsub (WebSocket)");
-            tokio::spawn(async move { axum::serve(listener, router).await });
+            tokio::spawn(async move { axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).await });
         }
         let served = match server {
             Some((listener, router)) => {

@@ -15,7 +15,8 @@
 //! An API key costs a Postgres look-up to resolve, so a client sending random keys could make
 //! every request a query. Failed API-key look-ups are therefore counted per client IP, and once
 //! an IP has had as many in a minute as the public limit, its requests carrying an API key are
-//! refused (429) before the look-up. A client with a valid key never fails one.
+//! refused (429) before the look-up. A client with a valid key never fails one. The WebSocket's
+//! `auth` message counts and obeys the same bucket (`key_lookups_refused`, `count_key_failure`).
 //!
 //! The embedded chain's `/rpc` (not part of `/v1`, and without credentials) has a bucket of
 //! its own: `FM_RATE_RPC_PER_SEC` per client IP.
@@ -73,10 +74,7 @@ pub async fn authenticate_and_limit(State(state): State<AppState>, mut req: Requ
         return limited(&state, &bucket, now, req, next).await;
     }
     // Only requests with an API key cost a look-up, so only they are counted for failures.
-    let failures = req
-        .headers()
-        .contains_key(auth::API_KEY_HEADER)
-        .then(|| Bucket { kind: "keyfail", who: ip.clone(), limit: state.http.rate_public_per_min, window_secs: 60 });
+    let failures = req.headers().contains_key(auth::API_KEY_HEADER).then(|| key_failures(&state, &ip));
     if let Some(failures) = &failures
         && let Some(refusal) = refuse_when_over(&state, failures, now).await
     {
@@ -142,12 +140,42 @@ fn window_key(state: &AppState, bucket: &Bucket, now: u64) -> String {
     state.services.redis.key("rl", &format!("{}:{}:{}", bucket.kind, bucket.who, now / bucket.window_secs))
 }
 
+/// The bucket of `ip`'s failed API-key look-ups: HTTP requests' and WebSocket `auth` messages'
+/// alike.
+fn key_failures(state: &AppState, ip: &str) -> Bucket {
+    Bucket { kind: "keyfail", who: ip.to_owned(), limit: state.http.rate_public_per_min, window_secs: 60 }
+}
+
+/// Whether `ip`'s API keys are refused before their look-up now (its failed look-ups this
+/// minute reached the public limit), for the WebSocket's `auth` message. Fails open.
+pub(crate) async fn key_lookups_refused(state: &AppState, ip: &str) -> bool {
+    let now = chrono::Utc::now().timestamp() as u64;
+    let bucket = key_failures(state, ip);
+    let over = at_limit(state, &bucket, now).await;
+    if over {
+        metrics::counter!("fm_rate_limited_total", "bucket" => bucket.kind).increment(1);
+    }
+    over
+}
+
+/// Counts a failed API-key look-up of `ip` (the WebSocket's `auth` message).
+pub(crate) async fn count_key_failure(state: &AppState, ip: &str) {
+    let now = chrono::Utc::now().timestamp() as u64;
+    let _ = count(state, &key_failures(state, ip), now).await;
+}
+
+/// Whether `bucket` is already at its limit in this window (it is read, not counted). Fails open
+/// like the limiter.
+async fn at_limit(state: &AppState, bucket: &Bucket, now: u64) -> bool {
+    let key = window_key(state, bucket, now);
+    let used = state.limits.peek(&state.services.redis, &key, bucket.reset(now), 2 * bucket.window_secs, REDIS_BUDGET).await;
+    used.is_ok_and(|used| used >= bucket.limit as u64)
+}
+
 /// A 429 if `bucket` is already at its limit in this window (it is read, not counted). Fails
 /// open like the limiter.
 async fn refuse_when_over(state: &AppState, bucket: &Bucket, now: u64) -> Option<Response> {
-    let key = window_key(state, bucket, now);
-    let used = state.limits.peek(&state.services.redis, &key, bucket.reset(now), 2 * bucket.window_secs, REDIS_BUDGET).await.ok()?;
-    if used < bucket.limit as u64 {
+    if !at_limit(state, bucket, now).await {
         return None;
     }
     let reset = bucket.reset(now);
@@ -220,7 +248,7 @@ fn forwarded_for(headers: &HeaderMap) -> Vec<&str> {
 }
 
 /// What a client IP is counted as: an IPv4 address, or an IPv6 address's /64.
-fn ip_bucket(ip: IpAddr) -> String {
+pub(crate) fn ip_bucket(ip: IpAddr) -> String {
     match ip.to_canonical() {
         IpAddr::V4(v4) => v4.to_string(),
         IpAddr::V6(v6) => format!("{}/64", Ipv6Addr::from(v6.to_bits() & (u128::MAX << 64))),

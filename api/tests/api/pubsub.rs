@@ -180,3 +180,129 @@ async fn a_wallets_transaction_reaches_every_kind_of_subscriber(db: PgPool) {
 fn solana_system_interface_transfer(from: &anchor_lang::prelude::Pubkey, lamports: u64) -> anchor_lang::solana_program::instruction::Instruction {
     anchor_lang::solana_program::system_instruction::transfer(from, &anchor_lang::prelude::Pubkey::new_unique(), lamports)
 }
+
+/// The process's resident memory, bytes (`VmRSS`).
+fn resident_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+/// The largest account the chain holds (Token-2022's ProgramData, about 507 KB) and its size.
+async fn largest_account(chain: &indexer::chain::EmbeddedChain) -> (String, u64) {
+    let loader = anchor_lang::solana_program::bpf_loader_upgradeable::ID.to_string();
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "getProgramAccounts", "params": [loader, {"encoding": "base64", "dataSlice": {"offset": 0, "length": 0}}]});
+    let listing = chain.json_rpc(&request).await;
+    let largest = listing["result"].as_array().unwrap().iter().max_by_key(|a| a["account"]["space"].as_u64().unwrap()).unwrap().clone();
+    (largest["pubkey"].as_str().unwrap().to_owned(), largest["account"]["space"].as_u64().unwrap())
+}
+
+/// Sends `n` requests made by `request(i)` no faster than the connection's message rate allows.
+async fn send_paced(socket: &mut Socket, n: usize, request: impl Fn(usize) -> Value) {
+    let per_second = api::http::pubsub::MESSAGES_PER_SEC as usize - 10;
+    for (i, start) in (0..n).step_by(per_second).enumerate() {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(1_050)).await;
+        }
+        for id in start..(start + per_second).min(n) {
+            socket.send(Message::Text(request(id).to_string().into())).await.unwrap();
+        }
+    }
+}
+
+/// 20 connections from one address, each asking for 1,000 subscriptions of the largest account
+/// and one more: the connections past `MAX_CONNECTIONS_PER_IP` and the subscriptions past
+/// `MAX_SUBSCRIPTIONS` are refused with Agave's JSON-RPC error, and the process's memory stays
+/// far below what a copy of the account per subscription was (10 × 1,000 × 507 KB).
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn connections_and_subscriptions_are_bounded(db: PgPool) {
+    use api::http::pubsub::{LIMIT_REACHED, MAX_CONNECTIONS_PER_IP, MAX_SUBSCRIPTIONS};
+    let chain = indexer::chain::EmbeddedChain::open(db.clone(), &indexer::chain::embedded::GenesisParams::default()).await.unwrap();
+    let pubsub = PubSub::start(chain.clone()).await;
+    let node = serve(pubsub.clone().router()).await;
+    let (largest, space) = largest_account(&chain).await;
+    assert!(space > 400_000, "{space}");
+    let before = resident_bytes();
+
+    let url = node.base.replacen("http://", "ws://", 1);
+    let mut admitted = Vec::new();
+    let mut refused = 0;
+    for _ in 0..20 {
+        let (mut socket, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+        // A refused connection is told at once; an admitted one says nothing until asked.
+        match tokio::time::timeout(Duration::from_millis(300), socket.next()).await {
+            Ok(Some(Ok(Message::Text(text)))) => {
+                let answer: Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(answer["error"]["code"], LIMIT_REACHED, "{answer}");
+                assert!(answer["error"]["message"].as_str().unwrap().contains("per IP address"), "{answer}");
+                refused += 1;
+            }
+            Err(_) => admitted.push(socket),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((admitted.len(), refused), (MAX_CONNECTIONS_PER_IP, 20 - MAX_CONNECTIONS_PER_IP));
+    assert_eq!(pubsub.open_connections(), MAX_CONNECTIONS_PER_IP);
+
+    let subscribe = |id: usize| json!({"jsonrpc": "2.0", "id": id, "method": "accountSubscribe", "params": [largest, {"encoding": "base64"}]});
+    let answers = futures_util::future::join_all(admitted.iter_mut().map(|socket| async {
+        send_paced(socket, MAX_SUBSCRIPTIONS + 1, subscribe).await;
+        let mut answers = Vec::new();
+        while answers.len() < MAX_SUBSCRIPTIONS + 1 {
+            let message = tokio::time::timeout(Duration::from_secs(15), socket.next()).await.expect("an answer in time").unwrap().unwrap();
+            if let Message::Text(text) = message {
+                answers.push(serde_json::from_str::<Value>(&text).unwrap());
+            }
+        }
+        answers
+    }))
+    .await;
+    let peak = resident_bytes();
+    for answers in &answers {
+        assert!(answers[..MAX_SUBSCRIPTIONS].iter().all(|a| a["result"].is_u64()), "{:?}", answers.iter().find(|a| !a["result"].is_u64()));
+        let last = &answers[MAX_SUBSCRIPTIONS];
+        assert_eq!((last["id"].as_u64(), last["error"]["code"].as_i64()), (Some(MAX_SUBSCRIPTIONS as u64), Some(LIMIT_REACHED)), "{last}");
+    }
+    let grown = peak.saturating_sub(before);
+    let copies = MAX_CONNECTIONS_PER_IP as u64 * MAX_SUBSCRIPTIONS as u64 * space;
+    println!("pubsub RSS before {before} B, after {} subscriptions {peak} B (grew {grown} B); a copy per subscription: {copies} B", MAX_CONNECTIONS_PER_IP * MAX_SUBSCRIPTIONS);
+    assert!(grown < 200 * 1024 * 1024, "grew {grown} bytes");
+
+    // A connection closed gives its place back.
+    drop(admitted);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while pubsub.open_connections() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(pubsub.open_connections(), 0);
+    let (socket, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+    let mut client = Client { socket, early: Vec::new() };
+    assert!(client.call(1, "slotSubscribe", json!([])).await["result"].is_u64());
+}
+
+/// A client that stops reading while notifications flow to it is closed once a message has
+/// waited `SEND_TIMEOUT` for it, and its place is given back.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_client_that_stops_reading_is_dropped(db: PgPool) {
+    use api::http::pubsub::{MAX_SUBSCRIPTIONS, SEND_TIMEOUT};
+    let chain = indexer::chain::EmbeddedChain::open(db.clone(), &indexer::chain::embedded::GenesisParams::default()).await.unwrap();
+    let pubsub = PubSub::start(chain.clone()).await;
+    let node = serve(pubsub.clone().router()).await;
+    let (mut socket, _) = tokio_tungstenite::connect_async(node.base.replacen("http://", "ws://", 1)).await.unwrap();
+    // Every airdrop to this address is MAX_SUBSCRIPTIONS notifications; the client reads none.
+    let target = anchor_lang::prelude::Pubkey::new_unique();
+    send_paced(&mut socket, MAX_SUBSCRIPTIONS, |id| json!({"jsonrpc": "2.0", "id": id, "method": "accountSubscribe", "params": [target.to_string()]})).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(pubsub.open_connections(), 1);
+    let started = tokio::time::Instant::now();
+    let deadline = started + SEND_TIMEOUT + Duration::from_secs(30);
+    let mut airdrops = 0;
+    while pubsub.open_connections() > 0 && tokio::time::Instant::now() < deadline {
+        chain.airdrop(&target, 1_000_000).await.unwrap();
+        airdrops += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    println!("a client that stopped reading was dropped after {airdrops} airdrops, {:?}", started.elapsed());
+    assert_eq!(pubsub.open_connections(), 0, "still connected after {airdrops} airdrops");
+    drop(socket);
+}

@@ -420,3 +420,134 @@ async fn a_publish_batch_holds_at_most_max_updates_unless_one_event_holds_more(d
     assert_eq!(unpublished().await, 0);
     assert_eq!(stream::publish(&services).await.unwrap(), stream::Batch { rows: 0, more: false });
 }
+
+/// A client that floods the connection with requests and never reads an answer is closed once
+/// an answer has waited `SEND_TIMEOUT` for it, and its slot is given back: five more connections
+/// from its address are then accepted (it does not hold a slot until the slot's expiry).
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_client_that_stops_reading_is_closed_and_frees_its_slot(db: PgPool) {
+    use api::http::routes::ws::{MAX_PER_IP, SEND_TIMEOUT};
+    let app = spawn(state(db.clone(), &redis_url())).await;
+    let mut stuck = connect(&app).await;
+    // Every ping is answered (a pong, or RATE_LIMITED past 20 a second); none is read.
+    let flood = tokio::spawn(async move {
+        let ping = json!({"type": "ping"}).to_string();
+        for sent in 0u64.. {
+            if stuck.send(Message::Text(ping.clone().into())).await.is_err() {
+                break;
+            }
+            if sent % 1_000 == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+    });
+    let started = tokio::time::Instant::now();
+    let deadline = started + SEND_TIMEOUT + Duration::from_secs(15);
+    let url = format!("{}/v1/ws", app.base.replacen("http://", "ws://", 1));
+    let mut open = Vec::new();
+    while open.len() < MAX_PER_IP as usize {
+        match tokio_tungstenite::connect_async(&url).await {
+            Ok((mut socket, _)) => {
+                assert_eq!(next(&mut socket).await["type"], "welcome");
+                open.push(socket);
+            }
+            Err(tokio_tungstenite::tungstenite::Error::Http(response)) if response.status() == 429 => {
+                assert!(tokio::time::Instant::now() < deadline, "the stuck connection still holds its slot after {:?}", started.elapsed());
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    println!("five connections accepted {:?} after the stuck one stopped reading", started.elapsed());
+    flood.abort();
+}
+
+/// Failed API keys in the WebSocket's `auth` messages are counted with the HTTP API's failed
+/// keys (per client IP, up to the public limit a minute): past it, both refuse keys unread.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn failed_api_keys_on_the_websocket_are_counted_with_http_ones(db: PgPool) {
+    let mut config = config();
+    config.rate_public_per_min = 5;
+    let app = spawn(state_with(config, db.clone(), &redis_url())).await;
+    let mut socket = connect(&app).await;
+    let unknown = || format!("fmk_{}", Uuid::new_v4().simple().to_string().repeat(2)[..48].to_owned());
+    for _ in 0..5 {
+        send(&mut socket, json!({"type": "auth", "api_key": unknown()})).await;
+        let answer = next(&mut socket).await;
+        assert_eq!((answer["type"].as_str(), answer["code"].as_str()), (Some("error"), Some("UNAUTHORIZED")), "{answer}");
+    }
+    send(&mut socket, json!({"type": "auth", "api_key": unknown()})).await;
+    let answer = next(&mut socket).await;
+    assert_eq!(answer["code"], "RATE_LIMITED", "the sixth failed key in a minute: {answer}");
+    // The HTTP API refuses this address's keys too, before looking them up.
+    let response = app.http.get(format!("{}/v1/me", app.base)).header("x-api-key", unknown()).send().await.unwrap();
+    assert_eq!(code_of(response).await, (429, "RATE_LIMITED".into()));
+}
+
+/// An API key revoked while its WebSocket session is subscribed to `account` ends the session:
+/// an `UNAUTHORIZED` error, no more account updates, and `account` needs a new `auth`.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_revoked_api_key_ends_the_private_subscriptions(db: PgPool) {
+    use api::http::routes::ws::CREDENTIAL_RECHECK;
+    let t = crate::trading::trading(&db, Duration::from_secs(10)).await;
+    let alice = trader(&t, "5").await;
+    let created: Value = t.app.http.post(format!("{}/v1/api-keys", t.app.base)).header("authorization", format!("Bearer {}", alice.token)).send().await.unwrap().json().await.unwrap();
+    let (key, id) = (created["data"]["key"].as_str().unwrap().to_owned(), created["data"]["id"].as_str().unwrap().to_owned());
+
+    let mut socket = connect(&t.app).await;
+    send(&mut socket, json!({"type": "auth", "api_key": key})).await;
+    assert_eq!(next(&mut socket).await, json!({"type": "authenticated", "wallet": alice.wallet}));
+    send(&mut socket, json!({"type": "subscribe", "channel": "account"})).await;
+    assert_eq!(next(&mut socket).await["type"], "snapshot");
+
+    let revoked = t.app.http.delete(format!("{}/v1/api-keys/{id}", t.app.base)).header("authorization", format!("Bearer {}", alice.token)).send().await.unwrap();
+    assert_eq!(revoked.status(), 200);
+    let deadline = tokio::time::Instant::now() + CREDENTIAL_RECHECK + Duration::from_secs(10);
+    let ended = loop {
+        let message = tokio::time::timeout_at(deadline, socket.next()).await.expect("the session ends in time").unwrap().unwrap();
+        if let Message::Text(text) = message {
+            let message: Value = serde_json::from_str(&text).unwrap();
+            if message["type"] == "error" {
+                break message;
+            }
+        }
+    };
+    assert_eq!(ended["code"], "UNAUTHORIZED", "{ended}");
+    assert!(ended["message"].as_str().unwrap().contains("revoked"), "{ended}");
+    send(&mut socket, json!({"type": "unsubscribe", "channel": "account"})).await;
+    assert_eq!(next(&mut socket).await["code"], "NOT_FOUND", "account was unsubscribed");
+    send(&mut socket, json!({"type": "subscribe", "channel": "account"})).await;
+    assert_eq!(next(&mut socket).await["code"], "UNAUTHORIZED");
+}
+
+/// Snapshots (each a Postgres read) are limited per connection: a burst of `SNAPSHOT_BURST`,
+/// then `SNAPSHOTS_PER_SEC`; a client that subscribes and unsubscribes in a loop is refused
+/// with `RATE_LIMITED` once its burst is spent, and the connection stays.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn snapshot_reads_are_limited_per_connection(db: PgPool) {
+    use api::http::routes::ws::SNAPSHOT_BURST;
+    api::store::series::ensure(&db, &api::app::config::default_series()).await.unwrap();
+    let app = spawn(state(db.clone(), &redis_url())).await;
+    let mut socket = connect(&app).await;
+    let channel = "series:binance-btcusdt";
+    let mut served = 0;
+    let refused = loop {
+        // Ten pairs a second: within the connection's 20 messages a second.
+        if served > 0 && served % 10 == 0 {
+            tokio::time::sleep(Duration::from_millis(1_050)).await;
+        }
+        send(&mut socket, json!({"type": "subscribe", "channel": channel})).await;
+        let answer = next(&mut socket).await;
+        if answer["type"] != "snapshot" {
+            break answer;
+        }
+        served += 1;
+        assert!(served < 2 * SNAPSHOT_BURST, "never refused");
+        send(&mut socket, json!({"type": "unsubscribe", "channel": channel})).await;
+        assert_eq!(next(&mut socket).await["type"], "unsubscribed");
+    };
+    assert_eq!(refused["code"], "RATE_LIMITED", "{refused}");
+    assert!(served >= SNAPSHOT_BURST, "{served} served first");
+    send(&mut socket, json!({"type": "ping"})).await;
+    assert_eq!(next(&mut socket).await, json!({"type": "pong"}));
+}

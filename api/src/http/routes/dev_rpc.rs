@@ -2,8 +2,10 @@
 //! sign and send its own transactions against the local service exactly as against a cluster
 //! (`indexer::chain::embedded` speaks the formats). Not under `/v1`: it
 //! is the local chain's node, not part of the API. Rate limited per client IP
-//! (`FM_RATE_RPC_PER_SEC`); bodies over [`MAX_BODY_BYTES`] are refused unread (400 `INVALID_INPUT`, "request body too large", as everywhere), and each
-//! method has a mainnet node's limits (`indexer::chain::embedded::json_rpc`).
+//! (`FM_RATE_RPC_PER_SEC`); bodies over [`MAX_BODY_BYTES`] are refused unread (400 `INVALID_INPUT`, "request body too large", as everywhere), each
+//! method has a mainnet node's limits (`indexer::chain::embedded::json_rpc`), and the answer to
+//! one request, a whole batch's, holds at most `indexer::chain::embedded::MAX_RESPONSE_BYTES`
+//! (a request past it is answered with the `-32012` error instead).
 
 use axum::Json;
 use axum::body::Bytes;

@@ -15,13 +15,24 @@
 //! `getMultipleAccounts`, [`MAX_SIGNATURE_STATUSES`] signatures per `getSignatureStatuses`,
 //! 1,000 signatures per `getSignaturesForAddress` page, and transactions of at most
 //! [`PACKET_DATA_SIZE`] bytes (refused by their encoded length before anything is decoded).
+//!
+//! One HTTP request's answer, a whole batch's, holds at most [`MAX_RESPONSE_BYTES`]: account data
+//! is weighed by its encoded length before it is encoded, and a request whose answer would carry
+//! the total past the budget is answered with the `-32012` scan error instead (the code a node
+//! answers when a scan's results pass its byte limit). An account asked for several times in one
+//! `getMultipleAccounts` is read and encoded once; `dataSlice` and the encoding asked for are
+//! honoured; base58 is refused for more than [`MAX_BASE58_BYTES`] of data, as a node refuses it
+//! (its encoding takes time quadratic in the length).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use solana_account_decoder_client_types::{UiAccount, UiAccountData, UiAccountEncoding};
+use solana_account_decoder_client_types::{UiAccount, UiAccountEncoding};
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::program_pack::Pack;
 use solana_account::{AccountSharedData, ReadableAccount};
@@ -35,13 +46,14 @@ use solana_rpc_client_api::config::{
     RpcSimulateTransactionConfig, RpcTokenAccountsFilter, RpcTransactionConfig,
 };
 use solana_rpc_client_api::filter::{Memcmp, RpcFilterType};
-use solana_rpc_client_api::response::{Response, RpcBlockhash, RpcKeyedAccount, RpcPrioritizationFee, RpcResponseContext, RpcSimulateTransactionResult, RpcVersionInfo};
+use solana_rpc_client_api::response::{Response, RpcBlockhash, RpcPrioritizationFee, RpcResponseContext, RpcSimulateTransactionResult, RpcVersionInfo};
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status_client_types::{TransactionConfirmationStatus, TransactionStatus, UiTransactionEncoding};
 
 use super::EmbeddedChain;
+use super::node::passes as filter_passes;
 use super::node::MAX_AIRDROP_LAMPORTS;
-use crate::chain::{Account, ChainError};
+use crate::chain::ChainError;
 
 /// Requests per batch: what a client library sends at once stays far below it, and one HTTP
 /// request cannot queue unbounded work.
@@ -50,6 +62,23 @@ pub const MAX_BATCH: usize = 100;
 /// Accounts one `getProgramAccounts` / `getTokenAccountsByOwner` answers: this chain holds a
 /// test's or a local run's accounts, and an answer must stay one HTTP response.
 pub const MAX_SCANNED_ACCOUNTS: usize = 10_000;
+
+/// Bytes of JSON one HTTP request is answered with, across a whole batch. The largest account
+/// (`MAX_PERMITTED_DATA_LENGTH`, 10 MiB: about 14 MB in base64) still fits in one answer, and a
+/// 64 KiB request body cannot make the process build more than this: 13 batched
+/// `getMultipleAccounts` of 100 copies of Token-2022's ProgramData would otherwise be ~880 MB.
+pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+
+/// What an encoded account adds to an answer besides its data (its other fields, its key), an
+/// upper bound used to weigh an answer before it is built.
+const ENCODED_ACCOUNT_OVERHEAD: usize = 256;
+
+/// The JSON-RPC code for an answer over [`MAX_RESPONSE_BYTES`]: Agave's `JSON_RPC_SCAN_ERROR`,
+/// which a node answers when a scan's accumulated results pass its byte limit.
+pub const RESPONSE_TOO_LARGE: i64 = -32012;
+
+/// The most account data a node encodes in base58 (Agave's `MAX_BASE58_BYTES`).
+const MAX_BASE58_BYTES: usize = 128;
 
 /// Keys per `getMultipleAccounts` (Agave's `MAX_MULTIPLE_ACCOUNTS`).
 pub const MAX_MULTIPLE_ACCOUNTS: usize = 100;
@@ -70,6 +99,65 @@ pub const PACKET_DATA_SIZE: usize = 1232;
 /// `MAX_BASE64_SIZE`).
 const MAX_BASE58_SIZE: usize = 1683;
 const MAX_BASE64_SIZE: usize = 1644;
+
+fn too_large() -> RpcFailure {
+    let message = format!("scan aborted: the answer to this request (the whole batch) would exceed {MAX_RESPONSE_BYTES} bytes; ask for fewer accounts or a dataSlice");
+    RpcFailure { code: RESPONSE_TOO_LARGE, message, data: None }
+}
+
+/// What one HTTP request's answer has used of [`MAX_RESPONSE_BYTES`].
+#[derive(Default)]
+struct ResponseBudget {
+    spent: usize,
+}
+
+impl ResponseBudget {
+    /// Counts `bytes` more, or refuses them when they would pass the budget.
+    fn charge(&mut self, bytes: usize) -> Result<(), RpcFailure> {
+        match self.spent.checked_add(bytes) {
+            Some(total) if total <= MAX_RESPONSE_BYTES => {
+                self.spent = total;
+                Ok(())
+            }
+            _ => Err(too_large()),
+        }
+    }
+
+    fn remaining(&self) -> usize {
+        MAX_RESPONSE_BYTES.saturating_sub(self.spent)
+    }
+}
+
+/// The length of a value's JSON, counted without keeping it.
+fn json_len(value: &Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
+/// The bytes of `account`'s data an answer carries under `config`'s `dataSlice`.
+fn sliced_len(account: &AccountSharedData, config: &RpcAccountInfoConfig) -> usize {
+    let len = account.data().len();
+    config.data_slice.map_or(len, |slice| slice.length.min(len.saturating_sub(slice.offset)))
+}
+
+/// An upper bound of `account`'s encoded length in an answer, known before encoding it: its
+/// data in base64 (no longer than base58 of at most [`MAX_BASE58_BYTES`], than a parsed SPL
+/// account, or, within the overhead, than zstd-compressed data) and the other fields.
+fn encoded_len_bound(account: &AccountSharedData, config: &RpcAccountInfoConfig) -> usize {
+    let len = sliced_len(account, config);
+    4 * len.div_ceil(3) + len / 64 + ENCODED_ACCOUNT_OVERHEAD
+}
 
 fn too_many(max: usize) -> RpcFailure {
     invalid_params(format!("Invalid params: Too many inputs provided; max {max}"))
@@ -158,15 +246,13 @@ pub fn encoded_account(chain: &EmbeddedChain, address: &Pubkey, account: &Accoun
     encode_ui_account(address, account, encoding, additional, config.data_slice)
 }
 
-fn ui_account(a: Account) -> UiAccount {
-    UiAccount {
-        lamports: a.lamports,
-        space: Some(a.data.len() as u64),
-        data: UiAccountData::Binary(BASE64.encode(&a.data), UiAccountEncoding::Base64),
-        owner: a.owner,
-        executable: a.executable,
-        rent_epoch: u64::MAX,
+/// [`encoded_account`] as an answer's JSON, refused when base58 is asked for more than
+/// [`MAX_BASE58_BYTES`] of data (a node's message).
+fn encoded_json(chain: &EmbeddedChain, address: &Pubkey, account: &AccountSharedData, config: &RpcAccountInfoConfig) -> Answer {
+    if matches!(config.encoding, Some(UiAccountEncoding::Binary | UiAccountEncoding::Base58)) && sliced_len(account, config) > MAX_BASE58_BYTES {
+        return Err(invalid_params(format!("Encoded binary (base 58) data should be less than {MAX_BASE58_BYTES} bytes, please use Base64 encoding.")));
     }
+    to_json(encoded_account(chain, address, account, config))
 }
 
 impl EmbeddedChain {
@@ -179,41 +265,94 @@ impl EmbeddedChain {
                 json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": format!("Invalid request: at most {MAX_BATCH} requests per batch")}, "id": null})
             }
             Value::Array(requests) => {
+                let mut budget = ResponseBudget::default();
                 let mut answers = Vec::with_capacity(requests.len());
                 for request in requests {
-                    answers.push(self.one(request).await);
+                    answers.push(self.one(request, &mut budget).await);
                 }
                 Value::Array(answers)
             }
-            request => self.one(request).await,
+            request => self.one(request, &mut ResponseBudget::default()).await,
         }
     }
 
-    async fn one(&self, request: &Value) -> Value {
+    /// Answers one request, counting its answer in `budget` (the answer is the refusal when it
+    /// would pass it).
+    async fn one(&self, request: &Value, budget: &mut ResponseBudget) -> Value {
         let id = request.get("id").cloned().unwrap_or(Value::Null);
         let method = request["method"].as_str().unwrap_or("");
         let params = request.get("params").cloned().unwrap_or(json!([]));
-        match self.answer(method, &params).await {
-            Ok(result) => json!({"jsonrpc": "2.0", "result": result, "id": id}),
+        let before = budget.spent;
+        let answer = self.answer(method, &params, budget).await;
+        // What `answer` weighed in advance is replaced by what it built.
+        budget.spent = before;
+        let answer = answer.and_then(|result| {
+            let result = json!({"jsonrpc": "2.0", "result": result, "id": id});
+            budget.charge(json_len(&result)).map(|()| result)
+        });
+        match answer {
+            Ok(answer) => answer,
             Err(RpcFailure { code, message, data }) => {
                 let mut error = json!({"code": code, "message": message});
                 if let Some(data) = data {
                     error["data"] = serde_json::to_value(data).unwrap_or(Value::Null);
                 }
-                json!({"jsonrpc": "2.0", "error": error, "id": id})
+                let answer = json!({"jsonrpc": "2.0", "error": error, "id": id});
+                // An error is small, and always answered.
+                budget.spent = budget.spent.saturating_add(json_len(&answer));
+                answer
             }
         }
     }
 
     /// `program`'s accounts passing `filters`, or a node's refusal when there are more than one
-    /// answer may carry (never a silently cut list).
-    fn scanned(&self, program: &Pubkey, filters: &[RpcFilterType]) -> Result<Vec<(Pubkey, AccountSharedData)>, RpcFailure> {
-        let accounts = self.program_accounts(program, filters)?;
-        if accounts.len() > MAX_SCANNED_ACCOUNTS {
+    /// answer may carry (never a silently cut list) or their data would pass what is left of
+    /// `budget`. The scan stops keeping accounts once either is passed, so a refused scan holds
+    /// no more than the budget's worth of data.
+    fn scanned(&self, program: &Pubkey, filters: &[RpcFilterType], budget: &ResponseBudget) -> Result<Vec<(Pubkey, AccountSharedData)>, RpcFailure> {
+        let kept = AtomicUsize::new(0);
+        let bytes = AtomicUsize::new(0);
+        let over = AtomicBool::new(false);
+        let data_budget = budget.remaining();
+        let accounts = self.program_accounts(program, |account| {
+            if over.load(Ordering::Relaxed) || !filters.iter().all(|f| filter_passes(f, account)) {
+                return false;
+            }
+            let count = kept.fetch_add(1, Ordering::Relaxed) + 1;
+            let weight = 4 * account.data().len().div_ceil(3);
+            let total = bytes.fetch_add(weight, Ordering::Relaxed).saturating_add(weight);
+            if count > MAX_SCANNED_ACCOUNTS || total > data_budget {
+                over.store(true, Ordering::Relaxed);
+                return false;
+            }
+            true
+        })?;
+        if kept.load(Ordering::Relaxed) > MAX_SCANNED_ACCOUNTS {
             let message = format!("{program} excluded from account secondary indexes; this RPC method unavailable for key (over {MAX_SCANNED_ACCOUNTS} accounts)");
             return Err(RpcFailure { code: -32010, message, data: None });
         }
+        if over.load(Ordering::Relaxed) {
+            return Err(too_large());
+        }
         Ok(accounts)
+    }
+
+    /// `accounts` as a `getProgramAccounts`-shaped list, weighed against `budget` before any
+    /// is encoded.
+    fn keyed_accounts(&self, accounts: &[(Pubkey, AccountSharedData)], config: &RpcAccountInfoConfig, budget: &mut ResponseBudget) -> Answer {
+        budget.charge(accounts.iter().map(|(_, account)| encoded_len_bound(account, config)).sum())?;
+        let mut keyed = Vec::with_capacity(accounts.len());
+        for (address, account) in accounts {
+            keyed.push(json!({"pubkey": address.to_string(), "account": encoded_json(self, address, account, config)?}));
+        }
+        Ok(Value::Array(keyed))
+    }
+
+    /// `value` with the slot it was read at, as a node answers (built as JSON directly, so a
+    /// large value is not copied again).
+    async fn with_context_json(&self, value: Value) -> Answer {
+        let slot = self.clock().await.map(|c| c.slot).unwrap_or(0);
+        Ok(json!({"context": {"slot": slot}, "value": value}))
     }
 
     async fn with_context<T: Serialize>(&self, value: T) -> Answer {
@@ -221,7 +360,7 @@ impl EmbeddedChain {
         to_json(Response { context: RpcResponseContext { slot, api_version: None }, value })
     }
 
-    async fn answer(&self, method: &str, params: &Value) -> Answer {
+    async fn answer(&self, method: &str, params: &Value, budget: &mut ResponseBudget) -> Answer {
         match method {
             "getHealth" => Ok(json!("ok")),
             "getBlockHeight" => Ok(json!(self.block_height())),
@@ -282,12 +421,10 @@ impl EmbeddedChain {
                 for filter in &filters {
                     filter.verify().map_err(|e| invalid_params(format!("Invalid params: {e}")))?;
                 }
-                let accounts = self.scanned(&program, &filters)?;
-                let keyed: Vec<RpcKeyedAccount> = accounts
-                    .iter()
-                    .map(|(address, account)| RpcKeyedAccount { pubkey: address.to_string(), account: encoded_account(self, address, account, &config.account_config) })
-                    .collect();
-                if config.with_context.unwrap_or(false) { self.with_context(keyed).await } else { to_json(keyed) }
+                let accounts = self.scanned(&program, &filters, budget)?;
+                let keyed = self.keyed_accounts(&accounts, &config.account_config, budget)?;
+                drop(accounts);
+                if config.with_context.unwrap_or(false) { self.with_context_json(keyed).await } else { Ok(keyed) }
             }
             "getTokenAccountBalance" => {
                 let token_account = address(&param::<String>(params, 0)?)?;
@@ -312,12 +449,9 @@ impl EmbeddedChain {
                 if let Some(mint) = mint {
                     filters.push(RpcFilterType::Memcmp(Memcmp::new_raw_bytes(0, mint.to_bytes().to_vec())));
                 }
-                let accounts = self.scanned(&spl_token_interface::ID, &filters)?;
-                let keyed: Vec<RpcKeyedAccount> = accounts
-                    .iter()
-                    .map(|(address, account)| RpcKeyedAccount { pubkey: address.to_string(), account: encoded_account(self, address, account, &config) })
-                    .collect();
-                self.with_context(keyed).await
+                let accounts = self.scanned(&spl_token_interface::ID, &filters, budget)?;
+                let keyed = self.keyed_accounts(&accounts, &config, budget)?;
+                self.with_context_json(keyed).await
             }
             "requestAirdrop" => {
                 let to = address(&param::<String>(params, 0)?)?;
@@ -371,21 +505,47 @@ impl EmbeddedChain {
                 self.with_context(valid).await
             }
             "getBalance" => {
-                let lamports = self.account(&param::<String>(params, 0)?).await?.map_or(0, |a| a.lamports);
+                let lamports = self.bank_account(&address(&param::<String>(params, 0)?)?).map_or(0, |a| a.lamports());
                 self.with_context(lamports).await
             }
             "getAccountInfo" => {
-                let account = self.account(&param::<String>(params, 0)?).await?;
-                self.with_context(account.map(ui_account)).await
+                let key = address(&param::<String>(params, 0)?)?;
+                let config: Option<RpcAccountInfoConfig> = param(params, 1)?;
+                let config = config.unwrap_or_default();
+                let value = match self.bank_account(&key) {
+                    Some(account) => {
+                        budget.charge(encoded_len_bound(&account, &config))?;
+                        encoded_json(self, &key, &account, &config)?
+                    }
+                    None => Value::Null,
+                };
+                self.with_context_json(value).await
             }
             "getMultipleAccounts" => {
                 let addresses: Vec<String> = param(params, 0)?;
                 if addresses.len() > MAX_MULTIPLE_ACCOUNTS {
                     return Err(too_many(MAX_MULTIPLE_ACCOUNTS));
                 }
-                let addresses: Vec<&str> = addresses.iter().map(String::as_str).collect();
-                let accounts = self.accounts(&addresses).await?;
-                self.with_context(accounts.into_iter().map(|a| a.map(ui_account)).collect::<Vec<_>>()).await
+                let config: Option<RpcAccountInfoConfig> = param(params, 1)?;
+                let config = config.unwrap_or_default();
+                let keys = addresses.iter().map(|a| address(a)).collect::<Result<Vec<_>, _>>()?;
+                // Each distinct account read once, weighed for every time it is listed, and
+                // encoded once; the answer still lists one entry per key asked for.
+                let mut distinct: HashMap<Pubkey, Option<AccountSharedData>> = HashMap::with_capacity(keys.len());
+                for key in &keys {
+                    distinct.entry(*key).or_insert_with(|| self.bank_account(key));
+                }
+                budget.charge(keys.iter().map(|key| distinct[key].as_ref().map_or(0, |account| encoded_len_bound(account, &config))).sum())?;
+                let mut encoded: HashMap<Pubkey, Value> = HashMap::with_capacity(distinct.len());
+                for (key, account) in &distinct {
+                    let value = match account {
+                        Some(account) => encoded_json(self, key, account, &config)?,
+                        None => Value::Null,
+                    };
+                    encoded.insert(*key, value);
+                }
+                drop(distinct);
+                self.with_context_json(Value::Array(keys.iter().map(|key| encoded[key].clone()).collect())).await
             }
             "getTransaction" => {
                 let signature: String = param(params, 0)?;

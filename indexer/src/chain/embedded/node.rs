@@ -90,11 +90,13 @@ impl EmbeddedChain {
         Ok(bank.get_fee_for_message(&message))
     }
 
-    /// Every account `program` owns that passes every filter, in address order.
-    pub fn program_accounts(&self, program: &Pubkey, filters: &[RpcFilterType]) -> Result<Vec<(Pubkey, AccountSharedData)>, ChainError> {
+    /// Every account `program` owns that `keep` accepts, in address order. `keep` sees each of
+    /// `program`'s accounts as the scan reads it, before it is copied into the result, so what
+    /// it refuses (a filter's misses, accounts past a limit) costs no copy.
+    pub fn program_accounts(&self, program: &Pubkey, keep: impl Fn(&AccountSharedData) -> bool) -> Result<Vec<(Pubkey, AccountSharedData)>, ChainError> {
         let bank = self.0.runtime.bank();
         let mut accounts = bank
-            .get_filtered_program_accounts(program, |account| filters.iter().all(|f| passes(f, account)), &ScanConfig::default())
+            .get_filtered_program_accounts(program, keep, &ScanConfig::default())
             .map_err(|e| ChainError::Transport(format!("account scan: {e}")))?;
         accounts.sort_unstable_by_key(|(address, _)| *address);
         Ok(accounts)

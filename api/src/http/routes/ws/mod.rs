@@ -2,7 +2,19 @@
 //! across replicas, counted in Redis before the upgrade (the sixth gets 429 and the envelope).
 //! Each connection is one task: it reads the client's JSON messages, answers subscriptions with
 //! a snapshot, forwards the updates the hub queues for it (dropping those its snapshot already
-//! covers), pings every 20 s and closes a peer silent for 60 s or too slow to keep up.
+//! covers), pings every 20 s and closes a peer silent for 60 s or too slow to keep up: one whose
+//! queue is full, or that has not taken a message within [`SEND_TIMEOUT`] (a client that stops
+//! reading is closed rather than holding its task, its memory and its slot). The slot in Redis is
+//! refreshed by a task of its own, however the connection's writes go, and released when the
+//! connection ends.
+//!
+//! Failed API keys in `auth` messages are counted per client IP with the HTTP API's (one
+//! `keyfail` bucket), and refused before their look-up once over it. An authenticated session's
+//! credential is checked again every [`CREDENTIAL_RECHECK`] (an API key looked up, a token's
+//! expiry read) and a token's expiry before each private update: a revoked key or an expired
+//! token ends the session's private subscriptions with an `UNAUTHORIZED` error. Snapshots (a
+//! subscription's first message, read from Postgres) are limited per connection to a burst of
+//! [`SNAPSHOT_BURST`] and [`SNAPSHOTS_PER_SEC`] after it.
 
 pub mod hub;
 pub mod render;
@@ -28,7 +40,7 @@ use crate::domain::caller::{AuthMethod, Caller};
 use crate::http::AppState;
 use crate::http::error::ApiError;
 use crate::http::message_rate::MessageRate;
-use crate::http::ratelimit::ClientIp;
+use crate::http::ratelimit::{self, ClientIp};
 use crate::services::{ServiceError, api_keys, stream};
 
 /// Connections per client IP (the contract's limit), across replicas.
@@ -47,6 +59,17 @@ const SILENCE: Duration = Duration::from_secs(60);
 /// its slots within a minute.
 const SLOT_TTL_MS: u64 = 60_000;
 const MAX_MESSAGE_BYTES: usize = 16 * 1024;
+/// A message the client has not taken after this long closes the connection: a client that
+/// stops reading cannot block its task or keep its slot.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often an authenticated session's credential is checked again (an API key costs a
+/// look-up; a token's expiry costs nothing and is also read before each private update).
+pub const CREDENTIAL_RECHECK: Duration = Duration::from_secs(15);
+/// Snapshots a connection may read at once: every channel it may hold, so a client subscribing
+/// to all of them on connecting is never refused.
+pub const SNAPSHOT_BURST: u32 = MAX_CHANNELS as u32;
+/// Snapshots a connection may read per second once its burst is spent: each is a Postgres read.
+pub const SNAPSHOTS_PER_SEC: u32 = 2;
 
 /// Takes a slot of `KEYS[1]` (a sorted set of connection ids scored by expiry) if fewer than
 /// `ARGV[3]` are live: 1 if taken, 0 if full.
@@ -122,11 +145,83 @@ pub async fn upgrade(State(state): State<AppState>, ip: Option<Extension<ClientI
     };
     state.ws.listen(&state.services).await;
     Ok(ws.max_message_size(MAX_MESSAGE_BYTES).on_upgrade(move |socket| async move {
-        Connection::new(state.clone()).run(socket, slot.as_ref()).await;
+        let slot = slot.map(Arc::new);
+        // Refreshed beside the connection, so a write that waits does not let the slot expire.
+        let refreshing = slot.clone().map(|slot| {
+            let state = state.clone();
+            Refreshing(tokio::spawn(async move {
+                let mut every = tokio::time::interval_at(Instant::now() + HEARTBEAT, HEARTBEAT);
+                loop {
+                    every.tick().await;
+                    slot.refresh(&state).await;
+                }
+            }))
+        });
+        Connection::new(state.clone(), ip).run(socket).await;
+        drop(refreshing);
         if let Some(slot) = slot {
             slot.release(&state).await;
         }
     }))
+}
+
+/// The task refreshing a connection's slot, stopped when the connection ends (however it ends:
+/// a slot no longer refreshed expires after `SLOT_TTL_MS`).
+struct Refreshing(tokio::task::JoinHandle<()>);
+
+impl Drop for Refreshing {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The client did not take a message within [`SEND_TIMEOUT`], or the connection is gone.
+struct Closed;
+
+/// Sends `message`, waiting at most [`SEND_TIMEOUT`] for the client to take it.
+async fn send(socket: &mut WebSocket, message: Message) -> Result<(), Closed> {
+    match tokio::time::timeout(SEND_TIMEOUT, socket.send(message)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) => Err(Closed),
+        Err(_) => {
+            tracing::warn!("websocket client took no message for {} s; closed", SEND_TIMEOUT.as_secs());
+            Err(Closed)
+        }
+    }
+}
+
+/// What an authenticated session is checked against again.
+enum Credential {
+    /// A sign-in token, valid until its expiry (Unix seconds).
+    Token { expires_at: i64 },
+    /// An API key, valid until it is revoked.
+    ApiKey { key: String },
+}
+
+/// A connection's snapshot reads: a bucket of [`SNAPSHOT_BURST`], refilled at
+/// [`SNAPSHOTS_PER_SEC`] (counted in thousandths of a snapshot).
+struct SnapshotRate {
+    available_milli: u64,
+    at: Instant,
+}
+
+impl SnapshotRate {
+    fn new() -> SnapshotRate {
+        SnapshotRate { available_milli: u64::from(SNAPSHOT_BURST) * 1_000, at: Instant::now() }
+    }
+
+    /// Takes one snapshot's share; whether there was one.
+    fn admit(&mut self) -> bool {
+        let now = Instant::now();
+        let refill = now.duration_since(self.at).as_millis() as u64 * u64::from(SNAPSHOTS_PER_SEC);
+        self.available_milli = (self.available_milli + refill).min(u64::from(SNAPSHOT_BURST) * 1_000);
+        self.at = now;
+        if self.available_milli < 1_000 {
+            return false;
+        }
+        self.available_milli -= 1_000;
+        true
+    }
 }
 
 /// A client's message.
@@ -142,7 +237,12 @@ enum Request {
 struct Connection {
     state: AppState,
     id: u64,
+    /// The client's address as the limits count it.
+    ip: String,
     caller: Option<Caller>,
+    /// What `caller` was established with, checked again while the session lasts.
+    credential: Option<Credential>,
+    snapshots: SnapshotRate,
     /// Subscribed channels (client name → stream name) and the seq their snapshot covers.
     channels: HashMap<String, (String, i64)>,
     queue: mpsc::Sender<Arc<Outgoing>>,
@@ -151,16 +251,36 @@ struct Connection {
 }
 
 impl Connection {
-    fn new(state: AppState) -> Connection {
+    fn new(state: AppState, ip: String) -> Connection {
         let (queue, inbox) = mpsc::channel(QUEUE);
         let id = state.ws.connection_id();
-        Connection { state, id, caller: None, channels: HashMap::new(), queue, inbox, overflow: CancellationToken::new() }
+        Connection {
+            state,
+            id,
+            ip,
+            caller: None,
+            credential: None,
+            snapshots: SnapshotRate::new(),
+            channels: HashMap::new(),
+            queue,
+            inbox,
+            overflow: CancellationToken::new(),
+        }
     }
 
-    async fn run(mut self, mut socket: WebSocket, slot: Option<&Slot>) {
+    async fn run(mut self, mut socket: WebSocket) {
         let welcome = json!({"type": "welcome", "heartbeat_secs": HEARTBEAT.as_secs(), "max_channels": MAX_CHANNELS});
-        let _ = socket.send(Message::Text(welcome.to_string().into())).await;
+        if send(&mut socket, Message::Text(welcome.to_string().into())).await.is_ok() {
+            self.serve(&mut socket).await;
+        }
+        for (stream_name, _) in self.channels.values() {
+            self.state.ws.unsubscribe(stream_name, self.id);
+        }
+    }
+
+    async fn serve(&mut self, socket: &mut WebSocket) {
         let mut heartbeat = tokio::time::interval_at(Instant::now() + HEARTBEAT, HEARTBEAT);
+        let mut recheck = tokio::time::interval_at(Instant::now() + CREDENTIAL_RECHECK, CREDENTIAL_RECHECK);
         let mut heard = Instant::now();
         let mut rate = MessageRate::per_second(MESSAGES_PER_SEC);
         loop {
@@ -180,7 +300,7 @@ impl Connection {
                         Message::Text(text) => self.handle(text.as_str()).await,
                         _ => error("INVALID_INPUT", "messages are JSON text frames"),
                     };
-                    if socket.send(Message::Text(answer.to_string().into())).await.is_err() {
+                    if send(socket, Message::Text(answer.to_string().into())).await.is_err() {
                         break;
                     }
                 }
@@ -190,33 +310,64 @@ impl Connection {
                         Some((_, covered)) if update.seq > *covered => {}
                         _ => continue,
                     }
-                    if socket.send(Message::Text(update.text.clone())).await.is_err() {
+                    // A private update goes only to a session whose token has not expired.
+                    if update.channel == ClientChannel::Account.name() && matches!(self.credential, Some(Credential::Token { expires_at }) if chrono::Utc::now().timestamp() >= expires_at) {
+                        let ended = self.end_session("the access token expired");
+                        if send(socket, Message::Text(ended.to_string().into())).await.is_err() {
+                            break;
+                        }
+                        continue;
+                    }
+                    if send(socket, Message::Text(update.text.clone())).await.is_err() {
                         break;
                     }
                 }
                 _ = heartbeat.tick() => {
                     if heard.elapsed() > SILENCE {
-                        let _ = socket.send(Message::Close(Some(CloseFrame { code: 1001, reason: "no message or pong for 60 s".into() }))).await;
+                        let _ = send(socket, Message::Close(Some(CloseFrame { code: 1001, reason: "no message or pong for 60 s".into() }))).await;
                         break;
                     }
-                    if socket.send(Message::Ping(Vec::new().into())).await.is_err() {
+                    if send(socket, Message::Ping(Vec::new().into())).await.is_err() {
                         break;
                     }
-                    if let Some(slot) = slot {
-                        slot.refresh(&self.state).await;
+                }
+                _ = recheck.tick() => {
+                    let Some(why) = self.credential_lapsed().await else { continue };
+                    let ended = self.end_session(why);
+                    if send(socket, Message::Text(ended.to_string().into())).await.is_err() {
+                        break;
                     }
                 }
                 _ = self.overflow.cancelled() => {
                     tracing::warn!(connection = self.id, "websocket consumer too slow; closed");
                     let reason = format!("too slow: more than {QUEUE} messages waiting");
-                    let _ = socket.send(Message::Close(Some(CloseFrame { code: 1008, reason: reason.into() }))).await;
+                    let _ = send(socket, Message::Close(Some(CloseFrame { code: 1008, reason: reason.into() }))).await;
                     break;
                 }
             }
         }
-        for (stream_name, _) in self.channels.values() {
-            self.state.ws.unsubscribe(stream_name, self.id);
+    }
+
+    /// Why the session's credential no longer holds (`None`: it holds, or there is none). A
+    /// look-up that fails (the database unavailable) keeps the session until the next check.
+    async fn credential_lapsed(&self) -> Option<&'static str> {
+        match self.credential.as_ref()? {
+            Credential::Token { expires_at } => (chrono::Utc::now().timestamp() >= *expires_at).then_some("the access token expired"),
+            Credential::ApiKey { key } => match api_keys::caller_for_key(&self.state.services, key).await {
+                Ok(None) => Some("the API key was revoked"),
+                Ok(Some(_)) | Err(_) => None,
+            },
         }
+    }
+
+    /// Ends the authenticated session: its private subscriptions end, and the error says why.
+    fn end_session(&mut self, why: &str) -> Value {
+        self.caller = None;
+        self.credential = None;
+        if let Some((stream_name, _)) = self.channels.remove(&ClientChannel::Account.name()) {
+            self.state.ws.unsubscribe(&stream_name, self.id);
+        }
+        error("UNAUTHORIZED", &format!("{why}: signed out, and unsubscribed from account; send auth again"))
     }
 
     /// Answers one client message; a bad one gets an error and the connection stays.
@@ -245,16 +396,29 @@ impl Connection {
     }
 
     async fn authenticate(&mut self, token: Option<String>, key: Option<String>) -> Value {
-        let caller = match (token, key) {
+        let (caller, credential) = match (token, key) {
             (Some(token), None) => match self.state.services.tokens.verify(&token) {
-                Ok(claims) => Some(Caller { user_id: claims.sub, wallet: claims.wallet, method: AuthMethod::Token }),
+                Ok(claims) => (Some(Caller { user_id: claims.sub, wallet: claims.wallet, method: AuthMethod::Token }), Credential::Token { expires_at: claims.exp }),
                 Err(e) => return error("UNAUTHORIZED", &format!("invalid access token: {e}")),
             },
-            (None, Some(key)) if api_key::is_well_formed(&key) => match api_keys::caller_for_key(&self.state.services, &key).await {
-                Ok(caller) => caller,
-                Err(e) => return service_error(e),
-            },
-            (None, Some(_)) => None,
+            (None, Some(key)) => {
+                // Failed look-ups are counted per client IP with the HTTP API's, and refused
+                // before the look-up once over the limit.
+                if ratelimit::key_lookups_refused(&self.state, &self.ip).await {
+                    return error("RATE_LIMITED", "too many failed API keys from this address; try again within a minute");
+                }
+                let found = match api_key::is_well_formed(&key) {
+                    true => match api_keys::caller_for_key(&self.state.services, &key).await {
+                        Ok(caller) => caller,
+                        Err(e) => return service_error(e),
+                    },
+                    false => None,
+                };
+                if found.is_none() {
+                    ratelimit::count_key_failure(&self.state, &self.ip).await;
+                }
+                (found, Credential::ApiKey { key })
+            }
             _ => return error("INVALID_INPUT", "auth takes either token (a sign-in JWT) or api_key"),
         };
         let Some(caller) = caller else { return error("UNAUTHORIZED", "unknown or revoked API key") };
@@ -263,6 +427,7 @@ impl Connection {
         }
         let wallet = caller.wallet.clone();
         self.caller = Some(caller);
+        self.credential = Some(credential);
         json!({"type": "authenticated", "wallet": wallet})
     }
 
@@ -280,6 +445,9 @@ impl Connection {
         }
         if channel == ClientChannel::Account && self.caller.is_none() {
             return error("UNAUTHORIZED", "send {\"type\": \"auth\", \"token\": ...} (or api_key) before subscribing to account");
+        }
+        if !self.snapshots.admit() {
+            return error("RATE_LIMITED", &format!("at most {SNAPSHOTS_PER_SEC} snapshots a second after the first {SNAPSHOT_BURST}; not subscribed to {name:?}"));
         }
         let services = &self.state.services;
         // Registered first, so no update after the snapshot's point is missed; the ones the

@@ -15,6 +15,8 @@ cargo test --workspace --locked "$@"
 # The live service against its OpenAPI document: the docs page in Chromium, then the contract
 # fuzzing (skipped when a filter was given, to run a few Rust tests quickly).
 if [ "$#" -eq 0 ]; then
+  # The program crates with the Rust anchor build uses (platform-tools' 1.89.0).
+  bash scripts/check-program-toolchain.sh
   bash scripts/contract.sh
   # The Anchor TypeScript suite (tests/ts) against the embedded chain.
   bash scripts/anchor-ts.sh

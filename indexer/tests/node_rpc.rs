@@ -60,7 +60,9 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     let rpc = client(&url);
 
     // Node facts.
-    assert_eq!(rpc.get_version().await.unwrap().solana_core, "4.0.0");
+    let version = rpc.get_version().await.unwrap();
+    assert_eq!(version.solana_core, "4.0.0");
+    assert_eq!(version.feature_set, Some(indexer::chain::embedded::feature_set_id()), "a number, as web3.js requires");
     let genesis = rpc.get_genesis_hash().await.unwrap();
     assert_eq!(genesis.to_string(), chain.genesis_hash(), "stable for this chain");
     assert!(rpc.get_slot().await.unwrap() > 0);
@@ -221,6 +223,7 @@ async fn batches_are_answered_in_order(db: PgPool) {
     assert_eq!(answers.len(), 4);
     assert!(answers[0]["result"].as_u64().is_some());
     assert_eq!((answers[1]["id"].as_str(), answers[1]["result"]["solana-core"].as_str()), (Some("two"), Some("4.0.0")));
+    assert!(answers[1]["result"]["feature-set"].is_u64(), "{}", answers[1]);
     assert_eq!(answers[2]["error"]["code"], -32601);
     assert_eq!(answers[3]["result"], 890_880);
     let too_many: Vec<Value> = (0..101).map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "getSlot"})).collect();

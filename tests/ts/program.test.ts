@@ -120,6 +120,12 @@ describe("funding_market over RPC with the Anchor client", () => {
     for (const k of [authority, operator, oracle, trader]) await airdrop(k.publicKey);
   });
 
+  it("getVersion: web3.js reads the node's version and its numeric feature set", async () => {
+    const version = await connection.getVersion();
+    expect(version["solana-core"]).to.equal("4.0.0");
+    expect(version["feature-set"]).to.be.a("number");
+  });
+
   it("initialize: the config exists once, and a second initialize is refused", async () => {
     const config = await program.account.config.fetch(configPda);
     expect(config.usdcMint.toBase58()).to.equal(mint.toBase58());

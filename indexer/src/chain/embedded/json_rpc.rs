@@ -234,6 +234,11 @@ fn address(value: &str) -> Result<Pubkey, RpcFailure> {
     value.parse().map_err(|_| invalid_params("Invalid param: Invalid"))
 }
 
+/// The runtime's feature set id, as `getVersion`'s `feature-set` carries it.
+pub fn feature_set_id() -> u32 {
+    u32::from_le_bytes(agave_feature_set::ID.as_ref()[..4].try_into().expect("a hash has 32 bytes"))
+}
+
 /// An account in the encoding asked for (`jsonParsed` decodes SPL token accounts and mints,
 /// with the mint's decimals; anything else falls back to base64, as a node does).
 pub fn encoded_account(chain: &EmbeddedChain, address: &Pubkey, account: &AccountSharedData, config: &RpcAccountInfoConfig) -> UiAccount {
@@ -376,7 +381,9 @@ impl EmbeddedChain {
                 })
             }
             // The Agave runtime this chain embeds.
-            "getVersion" => to_json(RpcVersionInfo { solana_core: "4.0.0".into(), feature_set: None }),
+            // A node's feature set id: the first four bytes of the hash of its runtime's feature
+            // ids, as solana-version computes it (wallets read it as a number).
+            "getVersion" => to_json(RpcVersionInfo { solana_core: "4.0.0".into(), feature_set: Some(feature_set_id()) }),
             "getGenesisHash" => Ok(json!(self.genesis_hash())),
             "getMinimumBalanceForRentExemption" => {
                 let len: usize = param(params, 0)?;

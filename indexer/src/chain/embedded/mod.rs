@@ -31,7 +31,7 @@ mod bank;
 mod json_rpc;
 mod node;
 mod recent;
-pub use json_rpc::{MAX_MULTIPLE_ACCOUNTS, MAX_RESPONSE_BYTES, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE, RESPONSE_TOO_LARGE, encoded_account};
+pub use json_rpc::{MAX_MULTIPLE_ACCOUNTS, MAX_RESPONSE_BYTES, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE, RESPONSE_TOO_LARGE, encoded_account, feature_set_id};
 pub use node::{LedgerEntry, passes as filter_passes};
 
 use std::collections::HashMap;

@@ -10,8 +10,8 @@
 
 import * as anchor from "@anchor-lang/core";
 import { BN } from "@anchor-lang/core";
-import { createAssociatedTokenAccount, createMint, getAccount, mintTo } from "@solana/spl-token";
-import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram } from "@solana/web3.js";
+import { TOKEN_PROGRAM_ID, createAssociatedTokenAccount, createMint, getAccount, mintTo } from "@solana/spl-token";
+import { Connection, Keypair, LAMPORTS_PER_SOL, ParsedAccountData, PublicKey, SystemProgram } from "@solana/web3.js";
 import { expect } from "chai";
 import * as fs from "fs";
 import * as path from "path";
@@ -262,5 +262,23 @@ describe("funding_market over RPC with the Anchor client", () => {
     const overdraw = traderProgram.methods.withdraw(new BN(1_000_000 * USDC)).accountsPartial({ user: userPda(trader.publicKey), vault: vaultPda(trader.publicKey), destination, signer: trader.publicKey }).rpc();
     expect((await refusal(overdraw)).name).to.equal("InsufficientBalance");
     void SystemProgram;
+  });
+
+  it("jsonParsed: a wallet's USDC and the mint, as wallets list them", async () => {
+    const parsed = (data: unknown) => (data as ParsedAccountData).parsed;
+    const owned = await connection.getParsedTokenAccountsByOwner(trader.publicKey, { mint });
+    expect(owned.value.length).to.equal(1);
+    expect(owned.value[0].account.data.program).to.equal("spl-token");
+    const info = owned.value[0].account.data.parsed.info;
+    expect([info.mint, info.owner, info.state]).to.deep.equal([mint.toBase58(), trader.publicKey.toBase58(), "initialized"]);
+    expect([info.tokenAmount.amount, info.tokenAmount.decimals, info.tokenAmount.uiAmountString]).to.deep.equal([String(25 * USDC), 6, "25"]);
+    const theMint = (await connection.getParsedAccountInfo(mint)).value!;
+    expect([parsed(theMint.data).type, parsed(theMint.data).info.decimals]).to.deep.equal(["mint", 6]);
+    const both = await connection.getMultipleParsedAccounts([mint, owned.value[0].pubkey]);
+    expect(both.value.map((a) => parsed(a!.data).type)).to.deep.equal(["mint", "account"]);
+    const scanned = await connection.getParsedProgramAccounts(TOKEN_PROGRAM_ID, {
+      filters: [{ dataSize: 165 }, { memcmp: { offset: 32, bytes: trader.publicKey.toBase58() } }],
+    });
+    expect(scanned.map((a) => parsed(a.account.data).info.tokenAmount.amount)).to.deep.equal([String(25 * USDC)]);
   });
 });

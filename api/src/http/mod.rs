@@ -17,6 +17,7 @@ pub mod pubsub;
 pub mod ratelimit;
 pub mod rendered;
 pub mod routes;
+pub mod socket_send;
 
 use std::sync::Arc;
 use std::time::Duration;

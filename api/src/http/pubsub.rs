@@ -48,6 +48,8 @@ use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
 use super::message_rate::MessageRate;
+pub use super::socket_send::SEND_TIMEOUT;
+use super::socket_send::{self, Closed};
 use super::ratelimit::ip_bucket;
 
 /// Subscriptions one connection may hold.
@@ -62,9 +64,6 @@ pub const MAX_CONNECTIONS: usize = 1_000;
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// How often the server pings a connection, so a client that only listens still answers.
 const PING_EVERY: Duration = Duration::from_secs(30);
-/// A message the client has not taken after this long closes its connection: a client that
-/// stops reading cannot hold the server's memory or its connection task.
-pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// The code of a refusal over a limit: Agave's, for a subscription over its node's limit
 /// (`Internal Error: Subscription refused. Node subscription limit reached`).
 pub const LIMIT_REACHED: i64 = -32603;
@@ -205,19 +204,9 @@ async fn upgrade(State(pubsub): State<PubSub>, peer: Option<Extension<ConnectInf
     }
 }
 
-/// The client did not take a message within [`SEND_TIMEOUT`], or the connection is gone.
-struct Closed;
-
-/// Sends `message`, waiting at most [`SEND_TIMEOUT`] for the client to take it.
+/// Sends `message` within [`SEND_TIMEOUT`] (`socket_send::send`).
 async fn send(socket: &mut WebSocket, message: Message) -> Result<(), Closed> {
-    match tokio::time::timeout(SEND_TIMEOUT, socket.send(message)).await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(_)) => Err(Closed),
-        Err(_) => {
-            tracing::warn!("pubsub: a client took no message for {} s; closing it", SEND_TIMEOUT.as_secs());
-            Err(Closed)
-        }
-    }
+    socket_send::send(socket, message, "pubsub").await
 }
 
 /// What an account subscription remembers of the account it last saw: enough to tell whether it

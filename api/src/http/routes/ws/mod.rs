@@ -41,6 +41,8 @@ use crate::http::AppState;
 use crate::http::error::ApiError;
 use crate::http::message_rate::MessageRate;
 use crate::http::ratelimit::{self, ClientIp};
+pub use crate::http::socket_send::SEND_TIMEOUT;
+use crate::http::socket_send::{self, Closed};
 use crate::services::{ServiceError, api_keys, stream};
 
 /// Connections per client IP (the contract's limit), across replicas.
@@ -59,9 +61,6 @@ const SILENCE: Duration = Duration::from_secs(60);
 /// its slots within a minute.
 const SLOT_TTL_MS: u64 = 60_000;
 const MAX_MESSAGE_BYTES: usize = 16 * 1024;
-/// A message the client has not taken after this long closes the connection: a client that
-/// stops reading cannot block its task or keep its slot.
-pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often an authenticated session's credential is checked again (an API key costs a
 /// look-up; a token's expiry costs nothing and is also read before each private update).
 pub const CREDENTIAL_RECHECK: Duration = Duration::from_secs(15);
@@ -175,19 +174,9 @@ impl Drop for Refreshing {
     }
 }
 
-/// The client did not take a message within [`SEND_TIMEOUT`], or the connection is gone.
-struct Closed;
-
-/// Sends `message`, waiting at most [`SEND_TIMEOUT`] for the client to take it.
+/// Sends `message` within [`SEND_TIMEOUT`] (`socket_send::send`).
 async fn send(socket: &mut WebSocket, message: Message) -> Result<(), Closed> {
-    match tokio::time::timeout(SEND_TIMEOUT, socket.send(message)).await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(_)) => Err(Closed),
-        Err(_) => {
-            tracing::warn!("websocket client took no message for {} s; closed", SEND_TIMEOUT.as_secs());
-            Err(Closed)
-        }
-    }
+    socket_send::send(socket, message, "/v1/ws").await
 }
 
 /// What an authenticated session is checked against again.

@@ -8,6 +8,8 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use super::operator_budget;
+
 use super::positions::AVAILABLE;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -88,35 +90,12 @@ pub async fn queue(db: &PgPool, new: NewWithdrawal<'_>) -> Result<Queued, sqlx::
     if (available as u64) < new.amount {
         return Ok(Queued::Insufficient { available: available as u64 });
     }
-    if new.create_account {
-        // The user's count is exact under the wallet's lock; the service's counter row is
-        // taken in this transaction, so a refusal or a rollback gives it back.
-        // An account counts once a day however many withdrawals go to it.
-        let (accounts, counted): (i64, Option<bool>) = sqlx::query_as(
-            "SELECT count(DISTINCT token_account), bool_or(token_account = $2) FROM withdrawals
-             WHERE user_id = $1 AND create_account AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
-        )
-        .bind(new.user_id)
-        .bind(new.token_account)
-        .fetch_one(&mut *tx)
-        .await?;
-        if counted != Some(true) && accounts >= i64::from(new.account_budget.per_user_per_day) {
+    if new.create_account && !counted_today(&mut tx, &new).await? {
+        if new_accounts_today(&mut tx, new.user_id).await? >= i64::from(new.account_budget.per_user_per_day) {
             return Ok(Queued::AccountBudgetSpent(BudgetSpent::User));
         }
-        let taken: Option<i32> = if counted == Some(true) {
-            Some(0)
-        } else {
-            sqlx::query_scalar(
-            "INSERT INTO operator_paid_token_accounts (day, accounts) SELECT (now() AT TIME ZONE 'UTC')::date, 1 WHERE $1 > 0
-             ON CONFLICT (day) DO UPDATE SET accounts = operator_paid_token_accounts.accounts + 1
-             WHERE operator_paid_token_accounts.accounts < $1
-             RETURNING accounts",
-        )
-            .bind(new.account_budget.per_day as i32)
-            .fetch_optional(&mut *tx)
-            .await?
-        };
-        if taken.is_none() {
+        // Taken in this transaction: a refusal below, or a rollback, gives it back.
+        if !operator_budget::reserve_token_account(&mut tx, new.account_budget.per_day).await? {
             return Ok(Queued::AccountBudgetSpent(BudgetSpent::Service));
         }
     }
@@ -136,6 +115,25 @@ pub async fn queue(db: &PgPool, new: NewWithdrawal<'_>) -> Result<Queued, sqlx::
     .await?;
     tx.commit().await?;
     Ok(Queued::Created(row))
+}
+
+/// What counts a user's new token accounts today: the UTC day's withdrawals that create one.
+const CREATING_TODAY: &str =
+    "user_id = $1 AND create_account AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'";
+
+/// Whether today's budget already counts `new`'s token account for its user (a destination
+/// counts once a day however many withdrawals go to it). Exact under the wallet's lock.
+async fn counted_today(tx: &mut sqlx::PgConnection, new: &NewWithdrawal<'_>) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(&format!("SELECT EXISTS (SELECT 1 FROM withdrawals WHERE {CREATING_TODAY} AND token_account = $2)"))
+        .bind(new.user_id)
+        .bind(new.token_account)
+        .fetch_one(tx)
+        .await
+}
+
+/// The distinct token accounts the user's withdrawals create today.
+async fn new_accounts_today(tx: &mut sqlx::PgConnection, user_id: Uuid) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(&format!("SELECT count(DISTINCT token_account) FROM withdrawals WHERE {CREATING_TODAY}")).bind(user_id).fetch_one(tx).await
 }
 
 /// One of the user's withdrawals.

@@ -8,6 +8,7 @@
 //! `X-RateLimit-*` / `X-Request-Id` headers on every response, and the credential headers as
 //! parameters (`credential_headers`).
 
+use serde_json::Value;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
@@ -176,20 +177,16 @@ fn operation_id(method: &str, path: &str) -> String {
 /// where a key is accepted, `X-Request-Nonce` and `X-Request-Timestamp` (any 64-bit integer
 /// parses; the server refuses those outside its window) where anti-replay is.
 fn credential_headers(operation: &mut Operation) {
-    let schemes: Vec<String> = serde_json::to_value(&operation.security)
-        .ok()
-        .and_then(|v| v.as_array().cloned())
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|requirement| requirement.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
-        .flatten()
-        .collect();
+    // utoipa keeps a requirement's scheme names private; its JSON form shows them.
+    let security = serde_json::to_value(&operation.security).unwrap_or_default();
+    let requirements = security.as_array().map(Vec::as_slice).unwrap_or_default();
+    let schemes: Vec<&String> = requirements.iter().filter_map(Value::as_object).flat_map(|names| names.keys()).collect();
     let mut headers = Vec::new();
-    if schemes.iter().any(|s| s == API_KEY) {
+    if schemes.iter().any(|s| *s == API_KEY) {
         let key = ObjectBuilder::new().schema_type(Type::String).max_length(Some(256));
         headers.push(("X-API-Key", "An API key (`fmk_` and 48 hexadecimal characters), instead of the bearer token.", Schema::from(key)));
     }
-    if schemes.iter().any(|s| s == NONCE) {
+    if schemes.iter().any(|s| *s == NONCE) {
         let nonce = ObjectBuilder::new().schema_type(Type::String).pattern(Some("^[0-9a-f]{32}$"));
         headers.push(("X-Request-Nonce", "Anti-replay: a fresh random nonce per request (32–64 hexadecimal characters or a UUID).", Schema::from(nonce)));
         let timestamp = ObjectBuilder::new().schema_type(Type::Integer).format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Int64))).minimum(Some(i64::MIN)).maximum(Some(i64::MAX));

@@ -2,6 +2,7 @@
 //! outbox event says to the user (the notification payload, documented in the README).
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::LazyLock;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -91,8 +92,11 @@ pub fn is_public(ip: IpAddr) -> bool {
             return is_public(IpAddr::V4(v4));
         }
     }
-    !NOT_PUBLIC.iter().any(|range| range.parse::<IpNet>().expect("the ranges are CIDR").contains(&ip))
+    NOT_PUBLIC_NETWORKS.iter().all(|range| !range.contains(&ip))
 }
+
+/// [`NOT_PUBLIC`], parsed once.
+static NOT_PUBLIC_NETWORKS: LazyLock<Vec<IpNet>> = LazyLock::new(|| NOT_PUBLIC.iter().map(|range| range.parse().expect("the ranges are CIDR")).collect());
 
 /// Checks a subscription: an endpoint `checked_endpoint` accepts, a P-256 point for `p256dh`
 /// and 16 bytes for `auth`. Keys are taken padded or not and kept unpadded. The error says

@@ -671,3 +671,51 @@ async fn transactions_landing_during_a_write_are_committed_together(db: PgPool) 
     let reopened = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     assert_eq!(token_balance(&reopened, &client::vault_pda(&alice.pubkey())).await, 20 * USDC - 3_600_000);
 }
+
+/// A blockhash read while slots end on another thread is valid up to its `lastValidBlockHeight`
+/// and not one block more: every reading sees a slot whole, never a bank half-way through
+/// ticking to its end (whose newest hash would be counted from the height before).
+#[sqlx::test(migrations = "../migrations")]
+async fn a_blockhash_expires_the_block_after_its_last_valid_height(db: PgPool) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    let chain = EmbeddedChain::open(db, &GenesisParams::default()).await.unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let ended = Arc::new(AtomicU64::new(0));
+    let clock = {
+        let (chain, stop, ended) = (chain.clone(), stop.clone(), ended.clone());
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async {
+                while !stop.load(Ordering::Relaxed) {
+                    chain.root_now().await;
+                    ended.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        })
+    };
+    let mut readings = Vec::new();
+    while ended.load(Ordering::Relaxed) < 300 {
+        let reading = chain.latest_blockhash().await.unwrap();
+        if readings.last() != Some(&reading) {
+            readings.push(reading);
+        }
+        tokio::task::yield_now().await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    clock.join().unwrap();
+    assert!(readings.len() >= 30, "{} readings", readings.len());
+
+    let last = readings.iter().map(|(_, last_valid)| *last_valid).max().unwrap();
+    loop {
+        let height = chain.block_height();
+        for (hash, last_valid) in &readings {
+            assert_eq!(chain.is_blockhash_valid(hash).await.unwrap(), height <= *last_valid, "{hash} (last valid {last_valid}) at height {height}");
+        }
+        if height > last {
+            break;
+        }
+        chain.root_now().await;
+    }
+}

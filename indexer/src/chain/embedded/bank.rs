@@ -138,16 +138,25 @@ impl Runtime {
         self.forks.read().expect("bank forks lock").working_bank()
     }
 
+    /// Reads the working bank with the forks' read lock held. `advance` ticks the working bank
+    /// to its end and replaces it under the write lock, so a read made here sees a slot whole:
+    /// a blockhash, its `lastValidBlockHeight` and the block height it is compared with come
+    /// from one bank, never from a bank half-way through its last tick.
+    pub fn read<T>(&self, f: impl FnOnce(&Bank) -> T) -> T {
+        let forks = self.forks.read().expect("bank forks lock");
+        f(&forks.working_bank())
+    }
+
     /// Ends the working bank's slot and continues in a child bank, rooting the parent: what a
     /// cluster does every slot. Rooting is what lets the runtime forget old state (the status
     /// cache of processed signatures, superseded account versions), so a long-running chain does
     /// not grow with every transaction. The caller holds the write lock: no transaction runs
     /// meanwhile. Blockhashes carry over to the child.
     pub fn advance(&self) {
-        let parent = self.bank();
+        let mut forks = self.forks.write().expect("bank forks lock");
+        let parent = forks.working_bank();
         parent.fill_bank_with_ticks_for_tests();
         let child = Bank::new_from_parent(parent.clone(), parent.leader_id(), parent.slot() + 1);
-        let mut forks = self.forks.write().expect("bank forks lock");
         forks.insert(child);
         forks.set_root(parent.slot(), None, Some(parent.slot()));
         drop(forks);

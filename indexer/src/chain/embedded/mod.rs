@@ -855,15 +855,17 @@ impl EmbeddedChain {
 
     /// The latest blockhash and the last block height at which it is valid.
     pub async fn latest_blockhash(&self) -> Result<(String, u64), ChainError> {
-        let bank = self.0.runtime.bank();
-        let hash = bank.last_blockhash();
-        let last_valid = bank.get_blockhash_last_valid_block_height(&hash).ok_or_else(|| ChainError::Format("no blockhash".into()))?;
+        let (hash, last_valid) = self.0.runtime.read(|bank| {
+            let hash = bank.last_blockhash();
+            (hash, bank.get_blockhash_last_valid_block_height(&hash))
+        });
+        let last_valid = last_valid.ok_or_else(|| ChainError::Format("no blockhash".into()))?;
         Ok((hash.to_string(), last_valid))
     }
 
     /// Whether a blockhash can still be used by a new transaction.
     pub async fn is_blockhash_valid(&self, blockhash: &str) -> Result<bool, ChainError> {
-        Ok(blockhash.parse().is_ok_and(|hash| self.0.runtime.bank().is_blockhash_valid(&hash)))
+        Ok(blockhash.parse().is_ok_and(|hash| self.0.runtime.read(|bank| bank.is_blockhash_valid(&hash))))
     }
 
     /// The clock a transaction sent now would see.

@@ -51,7 +51,7 @@ impl EmbeddedChain {
     /// The working bank's block height, the height `getLatestBlockhash`'s
     /// `lastValidBlockHeight` is counted in.
     pub fn block_height(&self) -> u64 {
-        self.0.runtime.bank().block_height()
+        self.0.runtime.read(|bank| bank.block_height())
     }
 
     pub async fn epoch_position(&self) -> Result<EpochPosition, ChainError> {
@@ -144,9 +144,11 @@ impl EmbeddedChain {
         }
         let bank = self.0.runtime.bank();
         let replacement = if replace_blockhash {
-            let hash = bank.last_blockhash();
+            let (hash, last_valid_block_height) = self.0.runtime.read(|bank| {
+                let hash = bank.last_blockhash();
+                (hash, bank.get_blockhash_last_valid_block_height(&hash).unwrap_or_default())
+            });
             tx.message.set_recent_blockhash(hash);
-            let last_valid_block_height = bank.get_blockhash_last_valid_block_height(&hash).unwrap_or_default();
             Some(RpcBlockhash { blockhash: hash.to_string(), last_valid_block_height })
         } else {
             None

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Anchor TypeScript suite (tests/ts) against the embedded chain, as `anchor test` runs it
 # against solana-test-validator: installs the suite's Node packages (pinned by
-# tests/ts/package-lock.json), starts the service on its embedded defaults with a database of
-# its own (its /rpc and, on the next port, its PubSub WebSocket), hands the suite the chain's
-# role keys, runs mocha, and stops the service.
+# tests/ts/package-lock.json), builds the program's SBF binary (scripts/build-sbf.sh), starts
+# the service on its embedded defaults running that binary, with a database of its own (its /rpc
+# and, on the next port, its PubSub WebSocket), hands the suite the chain's role keys, runs
+# mocha, and stops the service.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -13,7 +14,10 @@ cargo test --workspace --locked -q --no-run
 keys="$(mktemp -d)"
 . scripts/lib/local-service.sh
 # PubSub on the next port, as web3.js and kit derive it from the RPC URL.
-start_local_service anchor_ts FM_RATE_RPC_PER_SEC=100000 FM_SCHEDULER=false FM_COLLECTORS=false
+# The chain runs the program's SBF binary, as a validator would (the suite checks a buy's logs
+# line by line).
+program_so="$(bash scripts/build-sbf.sh)"
+start_local_service anchor_ts FM_RATE_RPC_PER_SEC=100000 FM_SCHEDULER=false FM_COLLECTORS=false FM_PROGRAM_SO="$program_so"
 trap 'stop_local_service; rm -rf "$keys"' EXIT
 
 # The chain's role keys (kept in its database), as solana-keygen files.

@@ -17,6 +17,11 @@ cargo test --workspace --locked "$@"
 if [ "$#" -eq 0 ]; then
   # The program crates with the Rust anchor build uses (platform-tools' 1.89.0).
   bash scripts/check-program-toolchain.sh
+  # The program as it deploys: its SBF binary (scripts/build-sbf.sh), the program's tests run
+  # again against it, and the embedded chain's logs of a buy held against solana-program-test's.
+  sbf_out_dir="$(dirname "$(bash scripts/build-sbf.sh)")"
+  SBF_OUT_DIR="$sbf_out_dir" cargo test --locked -p funding-market --test program
+  SBF_OUT_DIR="$sbf_out_dir" cargo test --locked -p indexer --test embedded a_buy_logs_what_solana_program_test_logs_for_it
   bash scripts/contract.sh
   # The Anchor TypeScript suite (tests/ts) against the embedded chain.
   bash scripts/anchor-ts.sh

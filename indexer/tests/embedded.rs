@@ -12,7 +12,7 @@ use anchor_lang::solana_program::system_instruction;
 use funding_market::client;
 use funding_market::instructions::CreateMarketParams;
 use funding_market::state::{Market, MarketStatus, Outcome, Position, Side};
-use indexer::chain::embedded::GenesisParams;
+use indexer::chain::embedded::{GenesisParams, ProgramCode};
 use indexer::chain::{ChainError, ConfirmedTransaction, EmbeddedChain, SignatureInfo};
 use indexer::follow::Indexer;
 use indexer::projection::Projector;
@@ -718,4 +718,84 @@ async fn a_blockhash_expires_the_block_after_its_last_valid_height(db: PgPool) {
         }
         chain.root_now().await;
     }
+}
+
+/// The program's code for a chain opened here: its SBF binary when SBF_OUT_DIR names the
+/// directory holding `funding_market.so` (as `scripts/test.sh` sets it after
+/// `scripts/build-sbf.sh`), else native. solana-program-test reads the same variable.
+fn program_code() -> ProgramCode {
+    match std::env::var_os("SBF_OUT_DIR") {
+        Some(dir) => ProgramCode::Sbf(std::fs::read(std::path::Path::new(&dir).join("funding_market.so")).expect("SBF_OUT_DIR holds funding_market.so").into()),
+        None => ProgramCode::Native,
+    }
+}
+
+/// A custodial buy simulated on the embedded chain logs exactly what solana-program-test's own
+/// bank logs for the same transaction over the same accounts, with the same compute units:
+/// the chain runs the program as a validator's runtime does. With the SBF binary the logs are a
+/// validator's line for line (the program's `msg!` lines, the token transfer at depth 2, the
+/// event's self-invocation, the units); natively the runtime writes only its own lines.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_buy_logs_what_solana_program_test_logs_for_it(db: PgPool) {
+    use solana_program_test::{ProgramTest, processor};
+
+    let code = program_code();
+    let sbf = matches!(code, ProgramCode::Sbf(_));
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams { program: code, ..GenesisParams::default() }).await.unwrap();
+    let keys = chain.keys();
+    let (authority, operator) = (keys.authority.insecure_clone(), keys.operator.insecure_clone());
+    let bob = trader(&chain, 50 * USDC).await;
+    let now = chain.clock().await.unwrap().unix_timestamp;
+    let id = *Uuid::new_v4().as_bytes();
+    let params = CreateMarketParams { market_id: id, series: [7; 32], open_ts: now - 60, close_ts: now + 3240, settlement_ts: now + 3540, b: 100 * USDC, prior_ppm: 550_000 };
+    send(&chain, &[client::create_market(authority.pubkey(), operator.pubkey(), chain.mint(), params)], &operator, &[&authority]).await.unwrap();
+
+    let buy = client::buy_shares(operator.pubkey(), bob.pubkey(), &id, Side::No, 20 * USDC, 0);
+    let tx = Transaction::new_signed_with_payer(&[buy.clone()], Some(&operator.pubkey()), &[&operator], chain.latest_blockhash().await.unwrap().0.parse().unwrap());
+    let on_chain = chain.simulate(tx.into(), true, false, true).unwrap();
+    assert!(on_chain.err.is_none(), "{on_chain:?}");
+
+    // The same accounts in solana-program-test's bank, the same program, the same clock.
+    fn process(program_id: &Pubkey, accounts: &[anchor_lang::prelude::AccountInfo], data: &[u8]) -> anchor_lang::solana_program::entrypoint::ProgramResult {
+        let accounts = Box::leak(accounts.to_vec().into_boxed_slice());
+        funding_market::entry(Box::leak(Box::new(*program_id)), accounts, Box::leak(data.to_vec().into_boxed_slice()))
+    }
+    let mut test = ProgramTest::new("funding_market", funding_market::ID, processor!(process));
+    for meta in &buy.accounts {
+        let Some(account) = chain.account(&meta.pubkey.to_string()).await.unwrap() else { continue };
+        if account.executable {
+            continue;
+        }
+        let owner = account.owner.parse().unwrap();
+        test.add_account(meta.pubkey, solana_account::Account { lamports: account.lamports, data: account.data, owner, executable: false, rent_epoch: u64::MAX });
+    }
+    let context = test.start_with_context().await;
+    let mut clock: anchor_lang::prelude::Clock = context.banks_client.get_sysvar().await.unwrap();
+    clock.unix_timestamp = now;
+    context.set_sysvar(&clock);
+    let tx = Transaction::new_signed_with_payer(&[buy], Some(&operator.pubkey()), &[&operator], context.last_blockhash);
+    let reference = context.banks_client.simulate_transaction(tx).await.unwrap();
+    assert_eq!(reference.result, Some(Ok(())));
+    let reference = reference.simulation_details.unwrap();
+
+    assert_eq!(on_chain.logs.as_deref().unwrap(), reference.logs, "the logs, line by line");
+    assert_eq!(on_chain.units_consumed, Some(reference.units_consumed));
+    let logs = reference.logs;
+    let program = funding_market::ID.to_string();
+    let token = spl_token_interface::ID.to_string();
+    assert_eq!(logs.first(), Some(&format!("Program {program} invoke [1]")));
+    assert_eq!(logs.last(), Some(&format!("Program {program} success")));
+    assert!(logs.contains(&format!("Program {token} invoke [2]")), "the transfer is a CPI: {logs:#?}");
+    assert!(logs.contains(&format!("Program {program} invoke [2]")), "the event's self-invocation: {logs:#?}");
+    if sbf {
+        assert_eq!(logs[1], "Program log: Instruction: BuyShares", "{logs:#?}");
+        assert!(logs.iter().any(|l| l.starts_with(&format!("Program {program} consumed ")) && l.ends_with(" compute units")), "{logs:#?}");
+        assert!(reference.units_consumed > 10_000, "{}", reference.units_consumed);
+        assert!(logs.iter().any(|l| l.starts_with("Program data: ")), "the trade's event, logged: {logs:#?}");
+    }
+    let depth = logs.iter().try_fold(0i32, |depth, line| {
+        let depth = if line.contains(" invoke [") { depth + 1 } else if line.ends_with(" success") || line.contains(" failed: ") { depth - 1 } else { depth };
+        (depth >= 0).then_some(depth)
+    });
+    assert_eq!(depth, Some(0), "every invoke is closed by its success: {logs:#?}");
 }

@@ -1,7 +1,8 @@
 // The program driven through JSON-RPC with the Anchor TypeScript client's defaults: `.rpc()`
 // (which confirms over the PubSub WebSocket), `.simulate()`, `account.*.all()` — every
-// instruction, the program's refusals with their Anchor error codes, and the events decoded
-// from the inner instructions `emit_cpi!` leaves.
+// instruction, the program's refusals with their Anchor error codes, the events decoded
+// from the inner instructions `emit_cpi!` leaves, and a buy's logs line by line as the runtime
+// writes them for the program's SBF binary.
 //
 // Runs under `anchor test` (a fresh solana-test-validator: the suite makes a mint and
 // initializes the config with the deployer's wallet) and under scripts/anchor-ts.sh against the
@@ -186,8 +187,32 @@ describe("funding_market over RPC with the Anchor client", () => {
     const created = await createMarket(openId, now - 60, now + 3600, now + 7200);
     expect((await events(created)).map((e) => e.name)).to.include("marketCreated");
     const yes = { yes: {} };
+    // .simulate() decodes the events it finds logged as `Program data:` (the trade's `emit!`),
+    // from the runtime's logs of the program's SBF binary, checked here line by line.
     const simulated = await traderProgram.methods.buyShares(yes, new BN(10 * USDC), new BN(0)).accountsPartial(trade(openId, trader)).simulate();
-    expect(simulated.raw.length).to.be.greaterThan(0);
+    const simulatedTrade = simulated.events.find((e) => e.name === "tradeExecuted")!;
+    expect(simulatedTrade.data.isBuy).to.equal(true);
+    expect(simulatedTrade.data.amount.toNumber()).to.equal(10 * USDC);
+    expect(simulatedTrade.data.wallet.toBase58()).to.equal(trader.publicKey.toBase58());
+    const [self, token, system] = [id.toBase58(), TOKEN_PROGRAM_ID.toBase58(), SystemProgram.programId.toBase58()];
+    const units = simulated.raw.map((line) => line.match(/^Program \w+ consumed (\d+) of (\d+) compute units$/)).filter((m) => m !== null);
+    expect(simulated.raw.map((line) => line.replace(/consumed \d+ of \d+/, "consumed N of M").replace(/^Program data: [A-Za-z0-9+/=]+$/, "Program data: …"))).to.deep.equal([
+      `Program ${self} invoke [1]`,
+      "Program log: Instruction: BuyShares",
+      `Program ${system} invoke [2]`,
+      `Program ${system} success`,
+      `Program ${token} invoke [2]`,
+      `Program ${token} consumed N of M compute units`,
+      `Program ${token} success`,
+      "Program data: …",
+      `Program ${self} invoke [2]`,
+      `Program ${self} consumed N of M compute units`,
+      `Program ${self} success`,
+      `Program ${self} consumed N of M compute units`,
+      `Program ${self} success`,
+    ]);
+    const whole = Number(units[units.length - 1]![1]);
+    expect(whole).to.be.greaterThan(10_000).and.lessThan(200_000);
     const bought = await traderProgram.methods.buyShares(yes, new BN(10 * USDC), new BN(0)).accountsPartial(trade(openId, trader)).rpc();
     const executed = (await events(bought)).find((e) => e.name === "tradeExecuted")!;
     expect(executed.data.isBuy).to.equal(true);

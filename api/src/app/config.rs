@@ -206,10 +206,26 @@ pub fn default_series() -> Vec<SeriesSpec> {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChainConfig {
-    Embedded,
+    /// `FM_PROGRAM_SO`: the program's code the embedded chain runs.
+    Embedded { program: ProgramSource },
     /// `FM_RPC_URL`: the cluster's JSON-RPC endpoint. `keys`: the service's signing keys there
     /// (without them the service reads and indexes the chain but does not trade or co-sign).
     Rpc { url: String, keys: Option<KeyFiles> },
+}
+
+/// `FM_PROGRAM_SO`: a path to the program's SBF binary, or `native`. Unset, the chain runs
+/// `target/deploy/funding_market.so` where `scripts/build-sbf.sh` left one, else the program
+/// compiled into the service.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProgramSource {
+    Auto,
+    Native,
+    Sbf(std::path::PathBuf),
+}
+
+impl ProgramSource {
+    /// Where `scripts/build-sbf.sh` leaves the binary, from the repository's root.
+    pub const BUILT: &str = "target/deploy/funding_market.so";
 }
 
 /// `FM_OPERATOR_KEYPAIR`, `FM_AUTHORITY_KEYPAIR`: solana-keygen JSON keypair files of the
@@ -315,7 +331,13 @@ impl Config {
             },
             oracle_deadline: duration("FM_ORACLE_DEADLINE", get("FM_ORACLE_DEADLINE", "1h"))?,
             chain: match get("FM_CHAIN", "embedded").as_str() {
-                "embedded" => ChainConfig::Embedded,
+                "embedded" => ChainConfig::Embedded {
+                    program: match lookup("FM_PROGRAM_SO").as_deref().map(str::trim) {
+                        None | Some("") => ProgramSource::Auto,
+                        Some("native") => ProgramSource::Native,
+                        Some(path) => ProgramSource::Sbf(path.into()),
+                    },
+                },
                 "rpc" => match lookup("FM_RPC_URL") {
                     Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
                         let keys = match (lookup("FM_OPERATOR_KEYPAIR"), lookup("FM_AUTHORITY_KEYPAIR"), lookup("FM_USDC_MINT")) {
@@ -590,7 +612,9 @@ mod tests {
 
     #[test]
     fn the_chain_is_embedded_unless_an_rpc_url_is_given() {
-        assert_eq!(with(&[]).unwrap().chain, ChainConfig::Embedded);
+        assert_eq!(with(&[]).unwrap().chain, ChainConfig::Embedded { program: ProgramSource::Auto });
+        assert_eq!(with(&[("FM_PROGRAM_SO", "native")]).unwrap().chain, ChainConfig::Embedded { program: ProgramSource::Native });
+        assert_eq!(with(&[("FM_PROGRAM_SO", "/p/fm.so")]).unwrap().chain, ChainConfig::Embedded { program: ProgramSource::Sbf("/p/fm.so".into()) });
         assert_eq!(with(&[("FM_CHAIN", "devnet")]).unwrap_err().name, "FM_CHAIN");
         assert_eq!(with(&[("FM_CHAIN", "rpc")]).unwrap_err().name, "FM_RPC_URL");
         assert_eq!(with(&[("FM_CHAIN", "rpc"), ("FM_RPC_URL", "localhost:8899")]).unwrap_err().name, "FM_RPC_URL");

@@ -5,14 +5,14 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::Router;
-use indexer::chain::embedded::{EmbeddedError, GenesisParams};
+use indexer::chain::embedded::{EmbeddedError, GenesisParams, ProgramCode};
 use indexer::chain::{AnyChain, EmbeddedChain, RpcChain};
 use indexer::projection::Projector;
 use solana_signer::Signer;
 use sqlx::PgPool;
 use tokio::net::TcpListener;
 
-use super::config::{ChainConfig, Config};
+use super::config::{ChainConfig, Config, ProgramSource};
 use super::state::AppState;
 use crate::chain::{OnChain, OnChainError, ServiceKeys};
 use crate::domain::series::SeriesSpec;
@@ -56,6 +56,8 @@ pub enum StartupError {
     OnChain(#[from] OnChainError),
     #[error("keys: {0}")]
     Keys(String),
+    #[error("FM_PROGRAM_SO: {0}")]
+    ProgramBinary(String),
 }
 
 /// A process ready to run its roles: the bound listener (role `serve`) and the supervised
@@ -254,9 +256,19 @@ async fn serving_state(config: &Config, db: PgPool, redis: Redis, chain: Option<
 /// The configured chain; the embedded one is opened from (or created in) Postgres.
 async fn open_chain(config: &Config, db: &PgPool) -> Result<AnyChain, StartupError> {
     Ok(match &config.chain {
-        ChainConfig::Embedded => {
-            let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await?;
-            tracing::info!(mint = %chain.mint(), operator = %chain.keys().operator.pubkey(), "embedded chain ready");
+        ChainConfig::Embedded { program } => {
+            let path = match program {
+                ProgramSource::Auto => Some(std::path::PathBuf::from(ProgramSource::BUILT)).filter(|path| path.is_file()),
+                ProgramSource::Native => None,
+                ProgramSource::Sbf(path) => Some(path.clone()),
+            };
+            let program = match &path {
+                None => ProgramCode::Native,
+                Some(path) => ProgramCode::Sbf(std::fs::read(path).map_err(|e| StartupError::ProgramBinary(format!("{}: {e}", path.display())))?.into()),
+            };
+            let chain = EmbeddedChain::open(db.clone(), &GenesisParams { program, ..GenesisParams::default() }).await?;
+            let program = path.map_or_else(|| "native".to_owned(), |path| path.display().to_string());
+            tracing::info!(mint = %chain.mint(), operator = %chain.keys().operator.pubkey(), %program, "embedded chain ready");
             AnyChain::Embedded(chain)
         }
         ChainConfig::Rpc { url, .. } => AnyChain::Rpc(RpcChain::new(url, Duration::from_secs(30))),

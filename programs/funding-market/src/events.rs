@@ -1,5 +1,5 @@
 //! Events, one per state change, emitted with `emit_cpi!` (inner instructions survive where
-//! logs get truncated). Each carries everything the indexer needs without reading accounts.
+//! logs get truncated); trades are logged with `emit!` as well, for clients that read logs. Each carries everything the indexer needs without reading accounts.
 //! Amounts: micro-USDC; shares: micro-shares; prices: millionths (YES + NO = 1,000,000);
 //! timestamps: Unix seconds; rates: 1e-12.
 
@@ -55,7 +55,10 @@ pub struct MarketCreated {
     pub ts: i64,
 }
 
+/// Also logged as a `Program data:` line (`emit!`), which is what Anchor's `.simulate()` and
+/// `addEventListener` decode; the indexer reads the inner instruction.
 #[event]
+#[derive(Clone)]
 pub struct TradeExecuted {
     pub market: Pubkey,
     pub wallet: Pubkey,

@@ -44,6 +44,31 @@ fn process_instruction(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8
     funding_market::entry(program_id, one_lifetime(accounts), data)
 }
 
+/// What a deployment through the upgradeable loader leaves: the ProgramData account naming the
+/// upgrade authority (which `initialize` requires as a signer) and, for an SBF binary, holding
+/// it after that header, and the executable program account pointing at it. A native program
+/// is registered as a builtin under the program's id instead.
+fn deploy(bank: &Bank, rent: &solana_rent::Rent, upgrade_authority: &Pubkey, code: &ProgramCode) {
+    use anchor_lang::solana_program::bpf_loader_upgradeable::{ID as LOADER, UpgradeableLoaderState};
+    let program_data_address = funding_market::client::program_data_address();
+    let mut program_data = funding_market::client::program_data_header(*upgrade_authority);
+    match code {
+        ProgramCode::Native => {
+            let name = "funding_market";
+            let builtin: Option<BuiltinFunctionWithContext> = processor!(process_instruction);
+            bank.add_builtin(funding_market::ID, name, ProgramCacheEntry::new_builtin(0, name.len(), builtin.expect("processor! gives a function")));
+        }
+        ProgramCode::Sbf(elf) => {
+            program_data.extend_from_slice(elf);
+            let program = bincode::serialize(&UpgradeableLoaderState::Program { programdata_address: program_data_address }).expect("a loader state serializes");
+            let account = solana_account::Account { lamports: rent.minimum_balance(program.len()), data: program, owner: LOADER, executable: true, rent_epoch: 0 };
+            bank.store_account(&funding_market::ID, &AccountSharedData::from(account));
+        }
+    }
+    let account = solana_account::Account { lamports: rent.minimum_balance(program_data.len()), data: program_data, owner: LOADER, executable: false, rent_epoch: 0 };
+    bank.store_account(&program_data_address, &AccountSharedData::from(account));
+}
+
 /// A native program calls sysvars and CPIs through process-wide syscall stubs, which
 /// solana-program-test installs the first time it builds a bank. Building (and dropping) one
 /// of its contexts once is the public way to get them installed. It also installs a `log`
@@ -59,6 +84,29 @@ async fn install_syscall_stubs() {
         .await;
 }
 
+/// The program's code as the chain runs it.
+#[derive(Clone, Default)]
+pub enum ProgramCode {
+    /// Compiled into this process and registered as a builtin: no SBF toolchain needed, but the
+    /// runtime charges a builtin a flat fee and the program's `msg!` lines go to stdout, not to
+    /// the transaction's logs.
+    #[default]
+    Native,
+    /// The SBF binary a cluster would run (`scripts/build-sbf.sh`), deployed through the
+    /// upgradeable loader and executed by the runtime's VM: real compute units and the logs a
+    /// validator writes.
+    Sbf(Arc<[u8]>),
+}
+
+impl std::fmt::Debug for ProgramCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProgramCode::Native => f.write_str("Native"),
+            ProgramCode::Sbf(elf) => write!(f, "Sbf({} bytes)", elf.len()),
+        }
+    }
+}
+
 /// The runtime: the working bank (kept inside its `BankForks`, which the program cache needs)
 /// and the genesis account that holds the test SOL.
 pub struct Runtime {
@@ -69,7 +117,7 @@ pub struct Runtime {
 impl Runtime {
     /// A bank with `accounts` stored on top of genesis (the chain's persisted state), the
     /// program deployed with `upgrade_authority` as its upgrade authority.
-    pub async fn new(accounts: Vec<(Pubkey, AccountSharedData)>, upgrade_authority: &Pubkey) -> Runtime {
+    pub async fn new(accounts: Vec<(Pubkey, AccountSharedData)>, upgrade_authority: &Pubkey, code: &ProgramCode) -> Runtime {
         install_syscall_stubs().await;
         let genesis_payer = Keypair::new();
         let rent = solana_rent::Rent::default();
@@ -108,22 +156,10 @@ impl Runtime {
         for (program_id, account) in solana_program_binaries::core_bpf_programs(&rent, |feature| genesis.accounts.contains_key(feature)).iter() {
             bank.store_account(program_id, account);
         }
-        let name = "funding_market";
-        let builtin: Option<BuiltinFunctionWithContext> = processor!(process_instruction);
-        bank.add_builtin(funding_market::ID, name, ProgramCacheEntry::new_builtin(0, name.len(), builtin.expect("processor! gives a function")));
-        // What a deployment through the upgradeable loader leaves: the ProgramData account
-        // naming the upgrade authority, which `initialize` requires as a signer.
-        let program_data = solana_account::Account {
-            lamports: rent.minimum_balance(45),
-            data: funding_market::client::program_data_header(*upgrade_authority),
-            owner: anchor_lang::solana_program::bpf_loader_upgradeable::ID,
-            executable: false,
-            rent_epoch: 0,
-        };
-        bank.store_account(&funding_market::client::program_data_address(), &AccountSharedData::from(program_data));
         for (address, account) in &accounts {
             bank.store_account(address, account);
         }
+        deploy(&bank, &rent, upgrade_authority, code);
         bank.set_capitalization_for_tests(bank.calculate_capitalization_for_tests());
         // Past slot 0, as solana-program-test does.
         let bank = Arc::new(bank);

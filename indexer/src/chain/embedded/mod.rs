@@ -33,6 +33,7 @@ mod node;
 mod recent;
 pub use json_rpc::{MAX_MULTIPLE_ACCOUNTS, MAX_RESPONSE_BYTES, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE, RESPONSE_TOO_LARGE, encoded_account, feature_set_id};
 pub use node::{LedgerEntry, passes as filter_passes};
+pub use bank::ProgramCode;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -92,11 +93,13 @@ pub struct GenesisParams {
     /// Without it the chain is as a fresh deployment is: the program and the mint, no config,
     /// for an operator to initialize (`funding-admin init`, tested so).
     pub initialize_config: bool,
+    /// Whether the program runs natively or as its SBF binary.
+    pub program: ProgramCode,
 }
 
 impl Default for GenesisParams {
     fn default() -> Self {
-        GenesisParams { fee_bps: 100, min_deposit: 1_000_000, min_trade: 1_000_000, treasury_funds: 10_000_000 * 1_000_000, initialize_config: true }
+        GenesisParams { fee_bps: 100, min_deposit: 1_000_000, min_trade: 1_000_000, treasury_funds: 10_000_000 * 1_000_000, initialize_config: true, program: ProgramCode::Native }
     }
 }
 
@@ -198,7 +201,10 @@ fn parse_address(address: &str) -> Result<Pubkey, ChainError> {
 }
 
 /// Owners of accounts that belong to the runtime (sysvars, native programs), not to its state.
-const RUNTIME_OWNERS: [&str; 2] = ["Sysvar1111111111111111111111111111111111111", "NativeLoader1111111111111111111111111111111"];
+/// The deployed program's accounts (its ProgramData, owned by the upgradeable loader) are
+/// deployed anew at every start, from the code the chain was opened with.
+const RUNTIME_OWNERS: [&str; 3] =
+    ["Sysvar1111111111111111111111111111111111111", "NativeLoader1111111111111111111111111111111", "BPFLoaderUpgradeab1e11111111111111111111111"];
 
 /// Accounts that are part of the runtime, not of its state: never persisted.
 fn is_runtime_account(account: &AccountSharedData) -> bool {
@@ -225,7 +231,7 @@ impl EmbeddedChain {
             accounts.push((address, AccountSharedData::from(account)));
         }
         let keys = load_or_create_keys(&db).await?;
-        let runtime = bank::Runtime::new(accounts, &keys.authority.pubkey()).await;
+        let runtime = bank::Runtime::new(accounts, &keys.authority.pubkey(), &genesis.program).await;
         let last_slot: Option<i64> = sqlx::query_scalar("SELECT max(slot) FROM embedded_ledger").fetch_one(&db).await?;
         let last_seq: Option<i64> = sqlx::query_scalar("SELECT max(seq) FROM embedded_ledger").fetch_one(&db).await?;
         let (confirmed, _) = watch::channel(last_seq.unwrap_or(0));

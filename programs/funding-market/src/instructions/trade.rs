@@ -151,7 +151,9 @@ pub fn buy(ctx: Context<BuyShares>, side: Side, usdc_amount: u64, min_shares: u6
     require_solvent(market, &mut ctx.accounts.market_vault)?;
     ctx.accounts.user_vault.reload()?;
     let balances = (ctx.accounts.market_vault.amount, ctx.accounts.user_vault.amount);
-    emit_cpi!(trade_event(market, position, side, true, shares, usdc_amount, fee, balances, now));
+    let event = trade_event(market, position, side, true, shares, usdc_amount, fee, balances, now);
+    emit!(event.clone());
+    emit_cpi!(event);
     Ok(())
 }
 
@@ -191,7 +193,9 @@ pub fn sell(ctx: Context<SellShares>, side: Side, shares: u64, min_usdc_out: u64
     require_solvent(market, &mut ctx.accounts.market_vault)?;
     ctx.accounts.user_vault.reload()?;
     let balances = (ctx.accounts.market_vault.amount, ctx.accounts.user_vault.amount);
-    emit_cpi!(trade_event(market, position, side, false, shares, proceeds, fee, balances, now));
+    let event = trade_event(market, position, side, false, shares, proceeds, fee, balances, now);
+    emit!(event.clone());
+    emit_cpi!(event);
     Ok(())
 }
 

@@ -1,5 +1,6 @@
-//! The program running natively inside solana-program-test's real runtime, with the real SPL
-//! Token program, a test USDC mint and an initialized config.
+//! The program inside solana-program-test's real runtime (natively, or as its SBF binary when
+//! SBF_OUT_DIR is set), with the real SPL Token program, a test USDC mint and an initialized
+//! config.
 #![allow(dead_code)]
 
 use anchor_lang::prelude::{AccountInfo, Clock, Pubkey};
@@ -70,8 +71,10 @@ impl Harness {
     /// The program deployed (its ProgramData account naming `deployer` as upgrade authority),
     /// a test USDC mint, and nothing initialized.
     pub async fn deployed() -> Harness {
-        let mut pt = ProgramTest::new("funding_market", funding_market::ID, processor!(process));
-        pt.prefer_bpf(false);
+        // Natively by default; the SBF binary when SBF_OUT_DIR names the directory holding
+        // funding_market.so (scripts/build-sbf.sh, then scripts/test.sh runs these tests again
+        // against it). ProgramTest reads SBF_OUT_DIR itself.
+        let pt = ProgramTest::new("funding_market", funding_market::ID, processor!(process));
         let ctx = pt.start_with_context().await;
         let mut h = Harness {
             ctx,

@@ -40,6 +40,8 @@ pub struct Harness {
     pub authority: Keypair,
     pub operator: Keypair,
     pub oracle: Keypair,
+    /// The compute units the last transaction `send` landed consumed.
+    pub units: u64,
 }
 
 /// A failed transaction's error: an Anchor/program code, or something else.
@@ -84,6 +86,7 @@ impl Harness {
             authority: Keypair::new(),
             operator: Keypair::new(),
             oracle: Keypair::new(),
+            units: 0,
         };
         h.set_time(T0);
         h.create_mint().await;
@@ -137,7 +140,9 @@ impl Harness {
         let mut all: Vec<&Keypair> = vec![&self.ctx.payer];
         all.extend_from_slice(signers);
         let tx = Transaction::new_signed_with_payer(ixs, Some(&self.ctx.payer.pubkey()), &all, blockhash);
-        self.ctx.banks_client.process_transaction(tx).await.map_err(failure)
+        let processed = self.ctx.banks_client.process_transaction_with_metadata(tx).await.map_err(failure)?;
+        self.units = processed.metadata.map_or(0, |m| m.compute_units_consumed);
+        processed.result.map_err(|e| failure(BanksClientError::TransactionError(e)))
     }
 
     async fn create_mint(&mut self) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compute units on real SBF (a benchmark, not CI): the LMSR math alone (bench/sbf-lmsr, built
 # for bpfel-unknown-none with a nightly toolchain and sbpf-linker), then every instruction of the
-# program's SBF binary (scripts/build-sbf.sh), both in solana-program-test's SBF VM. Installs both tools on first use (rustup reaches its server).
+# program's SBF binary (scripts/build-sbf.sh), both in solana-program-test's SBF VM. Installs
+# both tools on first use (rustup reaches its server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NIGHTLY=nightly-2026-10-01

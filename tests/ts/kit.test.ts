@@ -62,10 +62,23 @@ describe("the node through @solana/kit", () => {
     abort.abort();
   });
 
-  it("blocks advance on the slot clock with nothing sent, and a blockhash expires 150 blocks on", async () => {
+  it("slots and blocks advance on the slot clock with nothing sent (slot >= block height), and a blockhash expires 150 blocks on", async () => {
+    const abort = new AbortController();
+    const slots = await rpcSubscriptions.slotNotifications().subscribe({ abortSignal: abort.signal });
+    const seen: bigint[] = [];
+    for await (const slot of slots) {
+      seen.push(slot.slot);
+      if (seen.length === 3) break;
+    }
+    abort.abort();
+    expect(seen[0] < seen[1] && seen[1] < seen[2]).to.equal(true);
     const { value: latest } = await rpc.getLatestBlockhash().send();
     expect((await rpc.isBlockhashValid(latest.blockhash).send()).value).to.equal(true);
-    while ((await rpc.getBlockHeight().send()) <= latest.lastValidBlockHeight) {
+    for (;;) {
+      const height = await rpc.getBlockHeight().send();
+      const slot = await rpc.getSlot().send();
+      expect(slot >= height, `slot ${slot} at block height ${height}`).to.equal(true);
+      if (height > latest.lastValidBlockHeight) break;
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
     expect((await rpc.isBlockhashValid(latest.blockhash).send()).value).to.equal(false);

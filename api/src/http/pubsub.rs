@@ -283,6 +283,8 @@ impl Connection {
 
     async fn run(mut self, mut socket: WebSocket) {
         let mut landed = self.pubsub.landed.subscribe();
+        let mut slots = self.pubsub.chain.subscribe_slots();
+        slots.borrow_and_update();
         let mut rate = MessageRate::per_second(MESSAGES_PER_SEC);
         let mut ping = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
         let mut heard = Instant::now();
@@ -315,6 +317,16 @@ impl Connection {
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
+                changed = slots.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    let slot = *slots.borrow_and_update();
+                    match self.notify_slot(&mut socket, slot).await {
+                        Ok(()) => continue,
+                        Err(Closed) => return,
+                    }
+                }
                 _ = ping.tick() => {
                     if heard.elapsed() >= IDLE_TIMEOUT {
                         let reason = format!("no message or pong for {} s", IDLE_TIMEOUT.as_secs());
@@ -436,6 +448,22 @@ impl Connection {
         }
     }
 
+    /// Tells the slot and root subscriptions that `slot` is the chain's newest. No forks here:
+    /// a slot is rooted as soon as it ends.
+    async fn notify_slot(&mut self, socket: &mut WebSocket, slot: u64) -> Result<(), Closed> {
+        for (&number, subscription) in &self.subscriptions {
+            match subscription {
+                Subscription::Slot => {
+                    let info = SlotInfo { slot, parent: slot.saturating_sub(1), root: slot };
+                    send(socket, text(notification("slot", number, serde_json::to_value(info).unwrap_or(Value::Null)))).await?;
+                }
+                Subscription::Root => send(socket, text(notification("root", number, json!(slot)))).await?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// Sends what `entry` means for this connection's subscriptions, one notification at a time.
     /// An account is read, digested and encoded once for all the subscriptions it concerns.
     async fn notify(&mut self, socket: &mut WebSocket, entry: &LedgerEntry) -> Result<(), Closed> {
@@ -498,11 +526,8 @@ impl Connection {
                     let logs = RpcLogsResponse { signature: entry.signature.clone(), err: entry.err.clone().map(Into::into), logs: entry.logs.clone() };
                     send(socket, text(notification("logs", number, with_context(slot, logs)))).await?;
                 }
-                Subscription::Slot => {
-                    let info = SlotInfo { slot, parent: slot.saturating_sub(1), root: slot };
-                    send(socket, text(notification("slot", number, serde_json::to_value(info).unwrap_or(Value::Null)))).await?;
-                }
-                Subscription::Root => send(socket, text(notification("root", number, json!(slot)))).await?,
+                // Notified from the slot clock (`notify_slot`), which counts transactions' slots too.
+                Subscription::Slot | Subscription::Root => {}
             }
         }
         for number in finished {

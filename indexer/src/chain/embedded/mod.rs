@@ -155,8 +155,12 @@ struct Inner {
     in_flight: Semaphore,
     keys: Keys,
     clock_offset: AtomicI64,
-    /// The slot of the last landed transaction; the next one gets the slot above.
+    /// The last slot: every landed transaction takes the slot above it, and so does every tick
+    /// of the slot clock (an empty slot), so slots advance when nothing is sent and stay at
+    /// least the block height.
     last_slot: AtomicU64,
+    /// `last_slot`, published to followers (slot notifications).
+    slots: watch::Sender<u64>,
     /// The ledger sequence of the last confirmed transaction (wakes followers).
     confirmed: watch::Sender<i64>,
     /// Set while a landed transaction is being retried into Postgres (see `persist`).
@@ -171,6 +175,12 @@ struct Inner {
 
 impl Inner {
     /// The bank's turn (`turn`), waited for.
+    /// Ends the current slot empty (the caller holds the bank's turn).
+    fn next_slot(&self) {
+        let slot = self.last_slot.fetch_add(1, Ordering::Relaxed) + 1;
+        self.slots.send_replace(slot);
+    }
+
     async fn bank_turn(&self, held_for: &'static str) -> BankTurn<'_> {
         let turn = self.turn.lock().await;
         BankTurn { _turn: turn, held_for, began: Instant::now() }
@@ -245,6 +255,7 @@ impl EmbeddedChain {
             clock_offset: AtomicI64::new(0),
             confirmed,
             last_slot: AtomicU64::new(last_slot.unwrap_or(0) as u64),
+            slots: watch::channel(last_slot.unwrap_or(0) as u64).0,
             persist_failing: AtomicBool::new(false),
             recent: std::sync::Mutex::new(recent::RecentLedger::after(last_seq.unwrap_or(0))),
             projector: std::sync::OnceLock::new(),
@@ -257,6 +268,8 @@ impl EmbeddedChain {
                 tokio::time::sleep(bank::SLOT).await;
                 let Some(inner) = alive.upgrade() else { break };
                 let _turn = inner.bank_turn("slot").await;
+                // The slot first: a reader between the two sees the slot at least the height.
+                inner.next_slot();
                 inner.runtime.advance();
             }
         });
@@ -289,7 +302,13 @@ impl EmbeddedChain {
     /// (tests: check that state and blockhashes carry over).
     pub async fn root_now(&self) {
         let _turn = self.0.bank_turn("slot").await;
+        self.0.next_slot();
         self.0.runtime.advance();
+    }
+
+    /// Follows the slot: the value is the last slot (a transaction's, or an empty one's).
+    pub fn subscribe_slots(&self) -> watch::Receiver<u64> {
+        self.0.slots.subscribe()
     }
 
     /// Moves the chain's clock `seconds` away from wall time (tests: reach a market's close).
@@ -478,6 +497,7 @@ impl EmbeddedChain {
             };
             let err = committed.status.err();
             self.0.last_slot.store(clock.slot, Ordering::Relaxed);
+            self.0.slots.send_replace(clock.slot);
             // The accounts as this transaction left them (a later one may change them before
             // the write).
             let accounts = written_accounts(&bank, &tx);

@@ -1,6 +1,6 @@
 //! The embedded chain: an in-process SVM (an Agave bank, see `bank`, with the real SPL Token
-//! program) running the program natively, for local runs and tests where no validator can run
-//! an SBF build (../shared/notes/solana-toolchain.md).
+//! program) running the program — its SBF binary, or natively (`ProgramCode`) — for local runs
+//! and tests without a validator (docs/local-chain.md).
 //!
 //! It behaves like a cluster behind the RPC chain, so callers cannot tell them apart:
 //! - sending runs a preflight simulation first, like `sendTransaction`: a transaction that would
@@ -28,12 +28,14 @@
 //! minute, as on mainnet.
 
 mod bank;
+mod hook;
 mod json_rpc;
 mod node;
 mod recent;
 pub use json_rpc::{MAX_MULTIPLE_ACCOUNTS, MAX_RESPONSE_BYTES, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE, RESPONSE_TOO_LARGE, encoded_account, feature_set_id};
 pub use node::{LedgerEntry, passes as filter_passes};
 pub use bank::ProgramCode;
+pub use hook::LedgerHook;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -76,7 +78,6 @@ use super::decode::Compiled;
 use super::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
 use crate::address_text;
 use crate::group_commit::{self, GroupQueue};
-use crate::projection::Projector;
 
 /// What the program's config is initialised with on a fresh chain.
 #[derive(Clone, Debug)]
@@ -168,9 +169,9 @@ struct Inner {
     /// The newest ledger rows, as written: listings that start among them (and the cursors
     /// they start from) read no Postgres.
     recent: std::sync::Mutex<recent::RecentLedger>,
-    /// The projector of the process's own transactions, if it asked (`apply_in_ledger`): the
+    /// The projection of the process's own transactions, if one asked (`apply_in_ledger`): the
     /// ones it is sending are projected in the write of their ledger rows.
-    projector: std::sync::OnceLock<Projector>,
+    hook: std::sync::OnceLock<Arc<dyn LedgerHook>>,
 }
 
 impl Inner {
@@ -258,7 +259,7 @@ impl EmbeddedChain {
             slots: watch::channel(last_slot.unwrap_or(0) as u64).0,
             persist_failing: AtomicBool::new(false),
             recent: std::sync::Mutex::new(recent::RecentLedger::after(last_seq.unwrap_or(0))),
-            projector: std::sync::OnceLock::new(),
+            hook: std::sync::OnceLock::new(),
         }));
         // The slot clock of a cluster, while the chain is alive: every slot the bank is rooted
         // and continued in the next, with a new blockhash.
@@ -281,12 +282,12 @@ impl EmbeddedChain {
         &self.0.keys
     }
 
-    /// From now on, the transactions `projector` is sending (`Projector::sending`) are
-    /// projected in the database transaction that writes their ledger rows, when they can be
-    /// (`Projector::apply_in_ledger`): one commit, and one turn, for both writes a trade
-    /// waits on. The first projector to ask is the one; others apply ahead as before.
-    pub fn apply_in_ledger(&self, projector: &Projector) {
-        let _ = self.0.projector.set(projector.clone());
+    /// From now on, the transactions `hook` wants (`LedgerHook::wants`) are applied by it in the
+    /// database transaction that writes their ledger rows, when it can (`LedgerHook::apply`):
+    /// one commit, and one turn, for both writes a trade waits on. The first hook given is the
+    /// one; later ones are ignored.
+    pub fn apply_in_ledger(&self, hook: Arc<dyn LedgerHook>) {
+        let _ = self.0.hook.set(hook);
     }
 
     pub fn mint(&self) -> Pubkey {
@@ -504,8 +505,8 @@ impl EmbeddedChain {
             let inner = committed.inner_instructions.unwrap_or_default();
             // Resolved here, once, for the ledger write that applies it (`persist`) and for its
             // sender's answer: not in the writer's turn, which every trade waits on.
-            let ahead = match self.0.projector.get() {
-                Some(projector) if err.is_none() && projector.is_sending(&signature) => {
+            let ahead = match self.0.hook.get() {
+                Some(hook) if err.is_none() && hook.wants(&signature) => {
                     resolve_ran(&signature, &tx.message, &inner, clock.slot, clock.unix_timestamp).ok()
                 }
                 _ => None,
@@ -571,10 +572,10 @@ impl EmbeddedChain {
         // Transactions of the group to apply in its write (`Landing::ahead`).
         let mut ahead: Vec<&ConfirmedTransaction> = group.iter().filter_map(|landing| landing.ahead.as_ref()).collect();
         loop {
-            let written = match self.0.projector.get().filter(|_| !ahead.is_empty()) {
-                Some(projector) => match record_and_apply(writer, group, projector, &ahead).await {
+            let written = match self.0.hook.get().filter(|_| !ahead.is_empty()) {
+                Some(hook) => match record_and_apply(writer, group, hook.as_ref(), &ahead).await {
                     Ok((seqs, true)) => {
-                        projector.applied_in_ledger(&ahead);
+                        hook.applied(&ahead);
                         Ok(seqs)
                     }
                     Ok((seqs, false)) => Ok(seqs),
@@ -651,14 +652,13 @@ impl EmbeddedChain {
 
 }
 
-/// `record`, and the group's transactions `projector` is sending applied in the same database
-/// transaction (`Projector::apply_in_ledger`). The ledger's sequences, and whether they were
-/// applied.
-async fn record_and_apply(writer: &mut sqlx::PgConnection, group: &[Landing], projector: &Projector, ahead: &[&ConfirmedTransaction]) -> Result<(Vec<i64>, bool), ChainError> {
+/// `record`, and the group's transactions the hook wants applied in the same database
+/// transaction (`LedgerHook::apply`). The ledger's sequences, and whether they were applied.
+async fn record_and_apply(writer: &mut sqlx::PgConnection, group: &[Landing], hook: &dyn LedgerHook, ahead: &[&ConfirmedTransaction]) -> Result<(Vec<i64>, bool), ChainError> {
     use sqlx::Connection;
     let mut db = writer.begin().await.map_err(db_error)?;
     let seqs = record(&mut db, group).await?;
-    let applied = projector.apply_in_ledger(&mut db, ahead).await.map_err(db_error)?;
+    let applied = hook.apply(&mut db, ahead).await.map_err(db_error)?;
     db.commit().await.map_err(db_error)?;
     Ok((seqs, applied))
 }
@@ -1202,8 +1202,8 @@ struct Landing {
     logs: Vec<String>,
     /// The accounts it wrote, as it left them.
     accounts: StoredAccounts,
-    /// The transaction as the indexer would read it, if it did not fail and the projector of
-    /// `apply_in_ledger` is sending it: applied in its ledger write (`persist`).
+    /// The transaction as the indexer would read it, if it did not fail and the hook of
+    /// `apply_in_ledger` wants it: applied in its ledger write (`persist`).
     ahead: Option<ConfirmedTransaction>,
 }
 

@@ -69,4 +69,60 @@ mod tests {
         let second = backend().await.expect("the dead connection was replaced");
         assert_ne!(second, first);
     }
+
+    /// `migrations/schema.sql` is the schema the migrations make, as `pg_dump --schema-only`
+    /// prints it (less its comments and session settings): what the database is now, readable
+    /// in one file. It fails when a migration changes the schema and the file was not
+    /// regenerated: `UPDATE_SCHEMA=1 cargo test -p indexer --lib schema`.
+    #[sqlx::test(migrator = "crate::MIGRATOR")]
+    async fn the_schema_file_is_what_the_migrations_make(_: PgPoolOptions, connect: PgConnectOptions) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations/schema.sql");
+        let dump = std::process::Command::new("pg_dump")
+            .args(["--schema-only", "--no-owner", "--no-privileges", "--exclude-table=_sqlx_migrations"])
+            .args(["--host", connect.get_host(), "--port", &connect.get_port().to_string(), "--username", connect.get_username()])
+            .args(["--dbname", connect.get_database().expect("sqlx::test names the database")])
+            .env("PGPASSWORD", password_of(&std::env::var("DATABASE_URL").unwrap_or_default()))
+            .output()
+            .expect("pg_dump runs (it comes with Postgres: scripts/setup.sh)");
+        assert!(dump.status.success(), "pg_dump: {}", String::from_utf8_lossy(&dump.stderr));
+        let schema = readable(&String::from_utf8(dump.stdout).unwrap());
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::write(&path, &schema).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(committed == schema, "migrations/schema.sql is not the migrated schema: regenerate it with UPDATE_SCHEMA=1 cargo test -p indexer --lib schema");
+    }
+
+    /// The password in a `postgres://user:password@host/db` URL, if it has one.
+    fn password_of(url: &str) -> String {
+        url.split_once("://").and_then(|(_, rest)| rest.split_once('@')).and_then(|(auth, _)| auth.split_once(':')).map(|(_, password)| password.to_owned()).unwrap_or_default()
+    }
+
+    /// A schema dump without what varies between runs and servers (comments with versions,
+    /// session settings, psql's `\restrict` keys), blank lines collapsed, under a header.
+    fn readable(dump: &str) -> String {
+        let mut out = String::from(
+            "-- The schema the migrations in this folder make, dumped from a migrated database (pg_dump\n\
+             -- --schema-only). Generated: UPDATE_SCHEMA=1 cargo test -p indexer --lib schema; a test\n\
+             -- fails when it no longer matches. The migrations are what runs; this file is for reading.\n",
+        );
+        let mut blank = true;
+        for line in dump.lines() {
+            let skip = line.starts_with("--") || line.starts_with("SET ") || line.starts_with("SELECT pg_catalog.set_config") || line.starts_with('\\');
+            if skip {
+                continue;
+            }
+            if line.trim().is_empty() {
+                if !blank {
+                    out.push('\n');
+                }
+                blank = true;
+                continue;
+            }
+            out.push_str(line);
+            out.push('\n');
+            blank = false;
+        }
+        out
+    }
 }

@@ -120,7 +120,7 @@ impl EmbeddedChain {
         .map_err(super::db_error)?;
         rows.into_iter()
             .map(|(seq, signature, slot, err, logs, account_keys)| {
-                let err = super::stored_error(&signature, err)?;
+                let err = super::reads::stored_error(&signature, err)?;
                 let account_keys = account_keys
                     .iter()
                     .map(|k| k.parse().map_err(|_| ChainError::Format(format!("ledger row of {signature}: account key {k}"))))

@@ -1,0 +1,367 @@
+//! Reads: accounts, blockhashes, the clock, and the ledger's transactions and signature
+//! listings, answered as a node answers them.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use anchor_lang::prelude::Pubkey;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::Value;
+use solana_account::ReadableAccount;
+use solana_transaction::versioned::VersionedTransaction;
+use solana_message::MessageHeader;
+use solana_message::compiled_instruction::CompiledInstruction;
+use solana_rpc_client_api::response::RpcConfirmedTransactionStatusWithSignature;
+use solana_transaction::versioned::{Legacy, TransactionVersion};
+use solana_transaction_error::TransactionError;
+use solana_transaction_status_client_types::{
+    EncodedConfirmedTransactionWithStatusMeta, EncodedTransaction, EncodedTransactionWithStatusMeta, InnerInstruction, InnerInstructions,
+    TransactionBinaryEncoding, TransactionConfirmationStatus, TransactionStatusMeta, UiCompiledInstruction, UiMessage, UiRawMessage, UiTransaction,
+    UiTransactionEncoding,
+};
+
+use crate::chain::decode::Compiled;
+use crate::chain::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
+
+use super::{EmbeddedChain, parse_address, db_error};
+impl EmbeddedChain {
+    pub async fn account(&self, address: &str) -> Result<Option<Account>, ChainError> {
+        let address = parse_address(address)?;
+        let account = self.0.runtime.bank().get_account(&address);
+        Ok(account.map(|a| Account { lamports: a.lamports(), owner: a.owner().to_string(), data: a.data().to_vec(), executable: a.executable() }))
+    }
+
+    /// Several accounts, in the order asked (`None` where one does not exist).
+    pub async fn accounts(&self, addresses: &[&str]) -> Result<Vec<Option<Account>>, ChainError> {
+        let mut out = Vec::with_capacity(addresses.len());
+        for address in addresses {
+            out.push(self.account(address).await?);
+        }
+        Ok(out)
+    }
+
+    /// The latest blockhash and the last block height at which it is valid.
+    pub async fn latest_blockhash(&self) -> Result<(String, u64), ChainError> {
+        let (hash, last_valid) = self.0.runtime.read(|bank| {
+            let hash = bank.last_blockhash();
+            (hash, bank.get_blockhash_last_valid_block_height(&hash))
+        });
+        let last_valid = last_valid.ok_or_else(|| ChainError::Format("no blockhash".into()))?;
+        Ok((hash.to_string(), last_valid))
+    }
+
+    /// Whether a blockhash can still be used by a new transaction.
+    pub async fn is_blockhash_valid(&self, blockhash: &str) -> Result<bool, ChainError> {
+        Ok(blockhash.parse().is_ok_and(|hash| self.0.runtime.read(|bank| bank.is_blockhash_valid(&hash))))
+    }
+
+    /// The clock a transaction sent now would see.
+    pub async fn clock(&self) -> Result<Clock, ChainError> {
+        Ok(Clock { slot: self.0.last_slot.load(Ordering::Relaxed) + 1, unix_timestamp: self.now() })
+    }
+
+    /// Every landed transaction that mentions `address`, after `cursor` (exclusive), oldest
+    /// first.
+    pub async fn signatures_after(&self, address: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, ChainError> {
+        let remembered = cursor.and_then(|signature| self.recent().seq_of(signature));
+        let cursor_seq: i64 = match (cursor, remembered) {
+            (None, _) => 0,
+            (Some(_), Some(seq)) => seq,
+            (Some(signature), None) => sqlx::query_scalar("SELECT seq FROM embedded_ledger WHERE signature = $1")
+                .bind(signature)
+                .fetch_optional(&self.0.db)
+                .await
+                .map_err(db_error)?
+                .ok_or_else(|| ChainError::invalid_params(format!("Invalid param: unknown signature {signature}")))?,
+        };
+        // What followed a moment ago is in memory (a key that is no address names nothing).
+        if let Ok(key) = address.parse::<Pubkey>() {
+            if let Some(listed) = self.recent().naming_after(&key, cursor_seq) {
+                return Ok(listed);
+            }
+        }
+        // In pages along the primary key: the walk from the cursor is an index range scan
+        // whatever the planner believes of the table's size (a query without the limit was a
+        // sequential scan of the whole ledger on every pass).
+        const PAGE: i64 = 5_000;
+        let mut out = Vec::new();
+        let mut after = cursor_seq;
+        loop {
+            let rows: Vec<(i64, String, i64, bool, i64)> = sqlx::query_as(
+                "SELECT l.seq, l.signature, l.slot, l.err IS NOT NULL, l.block_time
+                 FROM embedded_ledger_accounts a JOIN embedded_ledger l USING (seq)
+                 WHERE a.address = $1 AND a.seq > $2 ORDER BY a.seq LIMIT $3",
+            )
+            .bind(address)
+            .bind(after)
+            .bind(PAGE)
+            .fetch_all(&self.0.db)
+            .await
+            .map_err(db_error)?;
+            let full = rows.len() as i64 == PAGE;
+            after = rows.last().map_or(after, |r| r.0);
+            out.extend(rows.into_iter().map(|(_, signature, slot, failed, block_time)| SignatureInfo { signature, slot: slot as u64, failed, block_time: Some(block_time) }));
+            if !full {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// `getSignaturesForAddress`: newest first, at most `limit`, older than `before` and newer
+    /// than `until` (both exclusive).
+    pub async fn signatures_for_address(
+        &self,
+        address: &str,
+        before: Option<&str>,
+        until: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<RpcConfirmedTransactionStatusWithSignature>, ChainError> {
+        let rows: Vec<(String, i64, Option<Value>, i64)> = sqlx::query_as(
+            SIGNATURES_FOR_ADDRESS,
+        )
+        .bind(address)
+        .bind(before)
+        .bind(until)
+        .bind(limit as i64)
+        .fetch_all(&self.0.db)
+        .await
+        .map_err(db_error)?;
+        rows.into_iter()
+            .map(|(signature, slot, err, block_time)| {
+                let err = stored_error(&signature, err)?;
+                Ok(RpcConfirmedTransactionStatusWithSignature {
+                    signature,
+                    slot: slot as u64,
+                    err: err.map(Into::into),
+                    memo: None,
+                    block_time: Some(block_time),
+                    confirmation_status: Some(TransactionConfirmationStatus::Finalized),
+                    transaction_index: Some(0),
+                })
+            })
+            .collect()
+    }
+
+    async fn ledger_row(&self, signature: &str) -> Result<Option<LedgerRow>, ChainError> {
+        sqlx::query_as(
+            "SELECT signature, slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash, wire, log_messages
+             FROM embedded_ledger WHERE signature = $1",
+        )
+        .bind(signature)
+        .fetch_optional(&self.0.db)
+        .await
+        .map_err(db_error)
+    }
+
+    /// The ledger rows of `signatures` (in no order; those the ledger lacks left out): one
+    /// round trip for many.
+    async fn ledger_rows(&self, signatures: &[&str]) -> Result<Vec<LedgerRow>, ChainError> {
+        sqlx::query_as(
+            "SELECT signature, slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash, wire, log_messages
+             FROM embedded_ledger WHERE signature = ANY($1)",
+        )
+        .bind(signatures)
+        .fetch_all(&self.0.db)
+        .await
+        .map_err(db_error)
+    }
+
+    /// A landed transaction, typed: its ledger row's header, instructions and error.
+    async fn landed(&self, signature: &str) -> Result<Option<Landed>, ChainError> {
+        self.ledger_row(signature).await?.map(Landed::of).transpose()
+    }
+}
+
+impl Landed {
+    fn of(row: LedgerRow) -> Result<Landed, ChainError> {
+        let signature = row.signature.as_str();
+        let corrupt = || ChainError::Format(format!("ledger row of {signature}"));
+        let compiled = |value: &Value| -> Result<CompiledInstruction, ChainError> {
+            let program_id_index = value["program_index"].as_u64().and_then(|i| u8::try_from(i).ok()).ok_or_else(corrupt)?;
+            let accounts = serde_json::from_value(value["accounts"].clone()).map_err(|_| corrupt())?;
+            let data = BASE64.decode(value["data"].as_str().ok_or_else(corrupt)?).map_err(|_| corrupt())?;
+            Ok(CompiledInstruction { program_id_index, accounts, data })
+        };
+        let stored = |v: &Value| v.as_array().cloned().unwrap_or_default();
+        let mut inner: Vec<InnerInstructions> = Vec::new();
+        for ix in stored(&row.inner_instructions) {
+            let index = ix["outer_index"].as_u64().and_then(|i| u8::try_from(i).ok()).ok_or_else(corrupt)?;
+            let instruction = InnerInstruction { instruction: compiled(&ix)?, stack_height: ix["stack_height"].as_u64().map(|h| h as u32) };
+            match inner.last_mut() {
+                Some(group) if group.index == index => group.instructions.push(instruction),
+                _ => inner.push(InnerInstructions { index, instructions: vec![instruction] }),
+            }
+        }
+        let [required, readonly_signed, readonly_unsigned] = <[i16; 3]>::try_from(row.header).map_err(|_| corrupt())?;
+        Ok(Landed {
+            slot: row.slot as u64,
+            block_time: row.block_time,
+            err: stored_error(signature, row.err)?,
+            header: MessageHeader {
+                num_required_signatures: required as u8,
+                num_readonly_signed_accounts: readonly_signed as u8,
+                num_readonly_unsigned_accounts: readonly_unsigned as u8,
+            },
+            account_keys: row.account_keys,
+            recent_blockhash: row.recent_blockhash,
+            instructions: stored(&row.instructions).iter().map(compiled).collect::<Result<_, _>>()?,
+            inner,
+            wire: row.wire,
+            logs: row.log_messages,
+        })
+    }
+}
+
+impl Landed {
+    /// The transaction resolved as a cluster's `getTransaction` answer is (one resolution,
+    /// `decode::Compiled`), without encoding it for the wire first.
+    fn resolve(self, signature: &str) -> Result<ConfirmedTransaction, ChainError> {
+        Compiled {
+            signature,
+            slot: self.slot,
+            // One transaction per slot here.
+            transaction_index: Some(0),
+            block_time: Some(self.block_time),
+            err: self.err,
+            keys: self.account_keys,
+            signers: self.header.num_required_signatures as usize,
+            instructions: self.instructions,
+            inner: self.inner,
+        }
+        .resolve()
+    }
+}
+
+impl EmbeddedChain {
+    /// `getTransaction` as a node answers it, or `None`: `json` (and `jsonParsed`, answered as
+    /// `json`), or the signed transaction in `base64`/`base58`. Built through the status
+    /// types' own `TransactionStatusMeta` conversion.
+    pub async fn encoded_transaction(&self, signature: &str, encoding: UiTransactionEncoding) -> Result<Option<EncodedConfirmedTransactionWithStatusMeta>, ChainError> {
+        let Some(landed) = self.landed(signature).await? else {
+            return Ok(None);
+        };
+        let binary = match (encoding, &landed.wire) {
+            (UiTransactionEncoding::Base64, Some(wire)) => Some(EncodedTransaction::Binary(BASE64.encode(wire), TransactionBinaryEncoding::Base64)),
+            (UiTransactionEncoding::Base58 | UiTransactionEncoding::Binary, Some(wire)) => {
+                Some(EncodedTransaction::Binary(bs58::encode(wire).into_string(), TransactionBinaryEncoding::Base58))
+            }
+            (UiTransactionEncoding::Base64 | UiTransactionEncoding::Base58 | UiTransactionEncoding::Binary, None) => {
+                return Err(ChainError::invalid_params(format!("{signature} landed before this chain kept wire bytes: ask for encoding json")));
+            }
+            _ => None,
+        };
+        let meta = TransactionStatusMeta {
+            status: landed.err.map_or(Ok(()), Err),
+            fee: 5000 * u64::from(landed.header.num_required_signatures),
+            inner_instructions: Some(landed.inner),
+            log_messages: Some(landed.logs.unwrap_or_default()),
+            pre_token_balances: Some(vec![]),
+            post_token_balances: Some(vec![]),
+            rewards: Some(vec![]),
+            ..TransactionStatusMeta::default()
+        };
+        // Every signature, from the kept wire bytes (rows from before they were kept: the first).
+        let signatures = landed
+            .wire
+            .as_deref()
+            .and_then(|wire| bincode::deserialize::<VersionedTransaction>(wire).ok())
+            .map_or_else(|| vec![signature.to_owned()], |tx| tx.signatures.iter().map(ToString::to_string).collect());
+        let message = UiRawMessage {
+            header: landed.header,
+            account_keys: landed.account_keys,
+            recent_blockhash: landed.recent_blockhash,
+            instructions: landed.instructions.iter().map(|ix| UiCompiledInstruction::from(ix, None)).collect(),
+            address_table_lookups: None,
+        };
+        Ok(Some(EncodedConfirmedTransactionWithStatusMeta {
+            slot: landed.slot,
+            block_time: Some(landed.block_time),
+            transaction: EncodedTransactionWithStatusMeta {
+                transaction: binary.unwrap_or_else(|| EncodedTransaction::Json(UiTransaction { signatures, message: UiMessage::Raw(message) })),
+                meta: Some(meta.into()),
+                version: Some(TransactionVersion::Legacy(Legacy::Legacy)),
+            },
+            transaction_index: Some(0),
+        }))
+    }
+
+    /// The ledger's transaction, resolved as a cluster's `getTransaction` answer is (one
+    /// resolution, `decode::Compiled`), without encoding it for the wire first.
+    pub async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
+        self.landed(signature).await?.map(|landed| landed.resolve(signature)).transpose()
+    }
+
+    /// `transaction` for many signatures in one ledger read, in their order (`None` where the
+    /// ledger lacks one): how the indexer fetches what it follows.
+    pub async fn transactions(&self, signatures: &[&str]) -> Result<Vec<Option<ConfirmedTransaction>>, ChainError> {
+        let mut found: HashMap<String, LedgerRow> = self.ledger_rows(signatures).await?.into_iter().map(|row| (row.signature.clone(), row)).collect();
+        signatures
+            .iter()
+            .map(|signature| found.remove(*signature).map(|row| Landed::of(row)?.resolve(signature)).transpose())
+            .collect()
+    }
+
+    /// A landed transaction's slot and error (what `getSignatureStatuses` reports), or `None`.
+    pub async fn status(&self, signature: &str) -> Result<Option<(u64, Option<TransactionError>)>, ChainError> {
+        let row: Option<(i64, Option<Value>)> = sqlx::query_as("SELECT slot, err FROM embedded_ledger WHERE signature = $1")
+            .bind(signature)
+            .fetch_optional(&self.0.db)
+            .await
+            .map_err(db_error)?;
+        row.map(|(slot, err)| Ok((slot as u64, stored_error(signature, err)?))).transpose()
+    }
+
+    /// A landed transaction is final: the embedded chain has no forks and confirms only what
+    /// is durable.
+    pub async fn is_finalized(&self, signature: &str) -> Result<bool, ChainError> {
+        Ok(self.status(signature).await?.is_some())
+    }
+
+}
+
+/// `getSignaturesForAddress`'s page: a backward range scan of `embedded_ledger_accounts`
+/// between the two cursors (each found by the signature's unique index).
+pub const SIGNATURES_FOR_ADDRESS: &str = "SELECT l.signature, l.slot, l.err, l.block_time
+     FROM embedded_ledger_accounts a JOIN embedded_ledger l USING (seq)
+     WHERE a.address = $1
+       AND a.seq < COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $2), CASE WHEN $2::TEXT IS NULL THEN 9223372036854775807 ELSE 0 END)
+       AND a.seq > COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $3), 0)
+     ORDER BY a.seq DESC LIMIT $4";
+
+/// A stored transaction error (its JSON-RPC form), typed.
+pub(super) fn stored_error(signature: &str, err: Option<Value>) -> Result<Option<TransactionError>, ChainError> {
+    err.map(|e| serde_json::from_value(e).map_err(|_| ChainError::Format(format!("ledger row of {signature}: transaction error")))).transpose()
+}
+
+/// A landed transaction, typed from its ledger row.
+pub(super) struct Landed {
+    pub(super) slot: u64,
+    pub(super) block_time: i64,
+    pub(super) err: Option<TransactionError>,
+    pub(super) header: MessageHeader,
+    pub(super) account_keys: Vec<String>,
+    pub(super) recent_blockhash: String,
+    pub(super) instructions: Vec<CompiledInstruction>,
+    pub(super) inner: Vec<InnerInstructions>,
+    /// The signed transaction's bytes and its logs (none for rows landed before they were kept).
+    pub(super) wire: Option<Vec<u8>>,
+    pub(super) logs: Option<Vec<String>>,
+}
+
+/// A landed transaction as stored (see the migration for the JSON shapes).
+#[derive(sqlx::FromRow)]
+pub(super) struct LedgerRow {
+    pub(super) signature: String,
+    pub(super) slot: i64,
+    pub(super) block_time: i64,
+    pub(super) err: Option<Value>,
+    pub(super) account_keys: Vec<String>,
+    pub(super) header: Vec<i16>,
+    pub(super) instructions: Value,
+    pub(super) inner_instructions: Value,
+    pub(super) recent_blockhash: String,
+    pub(super) wire: Option<Vec<u8>>,
+    pub(super) log_messages: Option<Vec<String>>,
+}

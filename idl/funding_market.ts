@@ -1602,7 +1602,7 @@ export type FundingMarket = {
         "fields": [
           {
             "docs": [
-              "Co-signs every `create_market` (the service's key; DESIGN §3)."
+              "Co-signs every `create_market` (the service's key)."
             ],
             "name": "authority",
             "type": "pubkey"

@@ -1,4 +1,4 @@
-//! Chain access and the indexer (DESIGN §2, §8).
+//! Chain access and the indexer.
 //!
 //! `chain::rpc` reads and writes any Solana cluster through its JSON-RPC API at `confirmed`
 //! commitment: signatures of the program since a cursor, transactions with their inner

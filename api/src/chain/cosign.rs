@@ -1,5 +1,5 @@
 //! What the service co-signs for a wallet: exactly the expected `create_market` for one market,
-//! paid by that wallet (DESIGN §7). The authority's signature lets the program move a market's
+//! paid by that wallet. The authority's signature lets the program move a market's
 //! subsidy out of the treasury, so anything else — another instruction, another market,
 //! other parameters, another fee payer, a durable nonce, an address-table lookup — is refused.
 //! Pure checks over a decoded transaction; the route decodes, looks up the expected instruction

@@ -324,7 +324,7 @@ impl OnChain {
         }
     }
 
-    /// The `create_market` a wallet pays for and the authority co-signs (DESIGN §7).
+    /// The `create_market` a wallet pays for and the authority co-signs.
     pub fn create_market_instruction(&self, plan: &MarketPlan, payer: &Pubkey) -> Instruction {
         client::create_market(self.0.keys.authority.pubkey(), *payer, self.0.keys.usdc_mint, create_params(plan))
     }

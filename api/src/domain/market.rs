@@ -48,7 +48,7 @@ impl From<lmsr::Side> for Side {
     }
 }
 
-/// Where a round is in its life (DESIGN §6): pending → open → closed → resolving → settled |
+/// Where a round is in its life: pending → open → closed → resolving → settled |
 /// voided. The first four follow the clock; the last two are final.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -1,4 +1,4 @@
-//! The oracle's consensus rule (DESIGN §6): at least two independent sources that agree on a
+//! The oracle's consensus rule: at least two independent sources that agree on a
 //! round's settled rate to within 1e-8, and on its outcome, settle the round. Pure: the worker
 //! (`services::oracle`) gathers the readings, this decides.
 //!

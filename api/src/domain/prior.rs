@@ -1,6 +1,6 @@
 //! The opening prior of a round: fit an Ornstein–Uhlenbeck process dr = θ(μ − r)dt + σ dW to
 //! the series' funding history and give P(rate at settlement > 0) from the latest predicted
-//! rate (DESIGN §6).
+//! rate.
 //!
 //! The fit uses the exact discretisation of OU on equally spaced observations, an AR(1)
 //! r[n+1] = a + φ·r[n] + ε with φ = e^{−θΔ}, μ = a/(1−φ), Var ε = σ²(1−φ²)/(2θ), estimated by

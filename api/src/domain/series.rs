@@ -3,7 +3,7 @@
 
 use super::exchange::{Exchange, split_symbol};
 
-/// b by tier, micro-USDC (DESIGN §4): tier 1 (BTC, ETH, SOL) 200 USDC, tier 2 (top 50) 100,
+/// b by tier, micro-USDC: tier 1 (BTC, ETH, SOL) 200 USDC, tier 2 (top 50) 100,
 /// tier 3 (the rest) 50.
 pub fn liquidity_for_tier(tier: u8) -> u64 {
     match tier {

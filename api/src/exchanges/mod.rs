@@ -1,8 +1,7 @@
 //! Exchange adapters: funding-rate history, the current and predicted rate, and the funding
 //! interval of a perpetual; a venue's whole listing of perps with their intervals, and its crowd
 //! positioning (long/short account ratios, open interest), from the exchanges' real public REST
-//! formats (DESIGN §6,
-//! `shared/notes/external-formats.md`). Base URLs are configuration; tests and local runs point
+//! formats (each adapter's module names the endpoints it reads). Base URLs are configuration; tests and local runs point
 //! them at the simulated exchange (`sim-exchange`), which answers in the same formats.
 
 mod binance;

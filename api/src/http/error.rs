@@ -25,10 +25,10 @@ pub enum ApiError {
     /// 422: not enough USDC.
     #[error("{0}")]
     InsufficientBalance(String),
-    /// 422: an anti-replay nonce was reused or its timestamp is outside the window (DESIGN §7).
+    /// 422: an anti-replay nonce was reused or its timestamp is outside the window.
     #[error("{0}")]
     ReplayDetected(String),
-    /// 422: the market has no program-derived address on chain yet (DESIGN §7).
+    /// 422: the market has no program-derived address on chain yet.
     #[error("{0}")]
     PdaNotFound(String),
     /// 409 `IDEMPOTENCY_KEY_REUSED`: an `Idempotency-Key` already used with another request.
@@ -45,8 +45,7 @@ pub enum ApiError {
     /// contract).
     #[error("{0}")]
     InsufficientShares(String),
-    /// 422 with a code of its own, beyond the contract (co-sign and confirm refusals, DESIGN
-    /// §7): the request was understood and refused.
+    /// 422 with a code of its own, beyond the contract (co-sign and confirm refusals): the request was understood and refused.
     #[error("{message}")]
     Refused { code: &'static str, message: String },
     /// 429: over a rate limit; retry after this many seconds.

@@ -1,4 +1,4 @@
-//! Money in (DESIGN §5): USDC sent to a user's deposit address is detected — from a webhook
+//! Money in: USDC sent to a user's deposit address is detected — from a webhook
 //! (`record_reported`) or by reconciliation reading the chain (`reconcile`) — recorded once per
 //! (transaction, address), and swept into the vault (`sweep_deposit`, permissionless) once the
 //! address holds the minimum deposit; less waits there and adds up. The sweep is the credit:

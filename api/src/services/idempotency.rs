@@ -1,4 +1,4 @@
-//! The `Idempotency-Key` flow for requests that move money (DESIGN §7; the key's rows are
+//! The `Idempotency-Key` flow for requests that move money (the key's rows are
 //! `store::idempotency`): the same key with the same request answers the stored response again
 //! and never acts twice; with another request it is `IdempotencyKeyReused`; while the first is
 //! running, `IdempotencyKeyInUse`.

@@ -1,4 +1,4 @@
-//! The oracle (DESIGN §6): decides each round past its settlement time from several sources.
+//! The oracle: decides each round past its settlement time from several sources.
 //!
 //! A pass takes the rounds due (closed or resolving, past settlement, not waiting out a
 //! backoff). For each, the sources without a reading yet are asked, every answer (a rate or

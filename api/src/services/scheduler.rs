@@ -1,4 +1,4 @@
-//! The round scheduler (DESIGN §6): keeps the next rounds of every active series created ahead
+//! The round scheduler: keeps the next rounds of every active series created ahead
 //! from the series' current interval (as its exchange reports it), with an OU prior each; moves
 //! statuses with the clock (pending → open → closed at settlement − 5 min → resolving at
 //! settlement); marks rounds whose settlement time no longer exists after an interval change to

@@ -1,4 +1,4 @@
-//! Ending a round and paying it out (DESIGN §6).
+//! Ending a round and paying it out.
 //!
 //! [`finalize`] takes the oracle's verdict. A round with a program account is resolved or
 //! voided on chain, signed by the oracle key; the projection of the program's

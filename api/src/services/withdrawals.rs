@@ -1,4 +1,4 @@
-//! Money out (DESIGN §5): a withdrawal request reserves its amount at once and waits in a
+//! Money out: a withdrawal request reserves its amount at once and waits in a
 //! queue; the queue worker (`process`) sends it with the operator's signature (`withdraw`, the
 //! program checks the vault) and records how it ended.
 //!

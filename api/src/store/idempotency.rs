@@ -1,4 +1,4 @@
-//! `idempotency_keys`: the state of each `Idempotency-Key` (DESIGN §7; the flow is
+//! `idempotency_keys`: the state of each `Idempotency-Key` (the flow is
 //! `services::idempotency`). The same key with the same request returns the first response and
 //! never acts twice; with another request it is refused.
 //!

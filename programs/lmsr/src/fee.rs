@@ -2,7 +2,7 @@
 
 use crate::LmsrError;
 
-/// The protocol fee in basis points: 1 % (contract "Trading", DESIGN §3).
+/// The protocol fee in basis points: 1 % (the interface contract's trading terms).
 pub const FEE_BPS: u16 = 100;
 
 /// Fee in micro-USDC on a trade of `amount` micro-USDC at `fee_bps` basis points, rounded up

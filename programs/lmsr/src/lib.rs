@@ -45,7 +45,7 @@ pub const QUANTITY_MAX: u64 = 1_000_000_000 * MICRO;
 pub const MAX_SKEW: u64 = 40;
 /// Largest net amount of one buy: 10^8 USDC.
 pub const AMOUNT_MAX: u64 = 100_000_000 * MICRO;
-/// The opening prior is clamped to [0.02, 0.98] (DESIGN §4).
+/// The opening prior is clamped to [0.02, 0.98].
 pub const PRIOR_MIN_PPM: u32 = 20_000;
 /// See [`PRIOR_MIN_PPM`].
 pub const PRIOR_MAX_PPM: u32 = 980_000;

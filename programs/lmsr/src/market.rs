@@ -1,7 +1,7 @@
 //! The binary LMSR market maker on integer amounts.
 //!
 //! Cost function C(q) = b·ln(e^{q_yes/b} + e^{q_no/b}); p_yes = 1 / (1 + e^{(q_no - q_yes)/b}).
-//! Every formula below is the closed form of DESIGN §4 rewritten in log space (softplus and
+//! Every formula below is the LMSR's closed form rewritten in log space (softplus and
 //! log-sum-exp with the maximum taken out), which is algebraically identical but never
 //! overflows and never subtracts nearly equal numbers. With u = (q_other - q_side)/b,
 //! p_side = 1/(1+e^u), so ln p_side = -softplus(u) and ln p_other = -softplus(-u):

@@ -4,7 +4,7 @@ use anchor_lang::prelude::*;
 #[account]
 #[derive(InitSpace)]
 pub struct Config {
-    /// Co-signs every `create_market` (the service's key; DESIGN §3).
+    /// Co-signs every `create_market` (the service's key).
     pub authority: Pubkey,
     /// Acts for users in custodial trades and withdrawals.
     pub operator: Pubkey,

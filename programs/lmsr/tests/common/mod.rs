@@ -1,5 +1,5 @@
 //! A 60-significant-digit reference for the LMSR, written from the textbook formulas
-//! (DESIGN §4) with no log-space tricks, so it checks the crate's rewriting as well as its
+//! with no log-space tricks, so it checks the crate's rewriting as well as its
 //! arithmetic.
 #![allow(dead_code)]
 

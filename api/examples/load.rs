@@ -90,12 +90,12 @@ async fn main() {
     println!("seeding 100,000 settled markets and 100,000 traders: {:.1} s", seeding.elapsed().as_secs_f64());
 
     let mut config = Config::from_env().unwrap();
-    config.rate_public_per_min = u32::MAX;
+    config.http.rate_public_per_min = u32::MAX;
     // Counts of their own: the millions of requests from 127.0.0.1 must not use up a local
     // service's limit for that address in the same Redis (it answered 429 for the rest of the
     // minute after a run).
-    config.redis_namespace = format!("fmbench-{}", uuid::Uuid::new_v4().simple());
-    let redis = Redis::new(&config.redis_url, config.health_timeout, &config.redis_namespace).unwrap();
+    config.redis.namespace = format!("fmbench-{}", uuid::Uuid::new_v4().simple());
+    let redis = Redis::new(&config.redis.url, config.http.health_timeout, &config.redis.namespace).unwrap();
     let state = AppState::new(&config, conn.clone(), redis);
     let services = state.services.clone();
     let app = serve(api::http::app(state)).await;

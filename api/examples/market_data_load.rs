@@ -70,12 +70,12 @@ async fn main() {
     );
 
     let mut config = Config::from_env().unwrap();
-    config.rate_public_per_min = u32::MAX;
+    config.http.rate_public_per_min = u32::MAX;
     // Counts of their own: the millions of requests from 127.0.0.1 must not use up a local
     // service's limit for that address in the same Redis (it answered 429 for the rest of the
     // minute after a run).
-    config.redis_namespace = format!("fmbench-{}", uuid::Uuid::new_v4().simple());
-    let redis = Redis::new(&config.redis_url, config.health_timeout, &config.redis_namespace).unwrap();
+    config.redis.namespace = format!("fmbench-{}", uuid::Uuid::new_v4().simple());
+    let redis = Redis::new(&config.redis.url, config.http.health_timeout, &config.redis.namespace).unwrap();
     let app = serve(api::http::app(AppState::new(&config, pool.clone(), redis))).await;
     let bare = serve(Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))).await;
 

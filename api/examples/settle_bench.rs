@@ -50,8 +50,8 @@ async fn main() {
     let specs: Vec<SeriesSpec> = (0..rounds).map(spec).collect();
     let service = support::serve_fresh("fm_bench_settle", |config| {
         config.series = specs.clone();
-        config.rate_auth_per_min = u32::MAX;
-        config.request_timeout = Duration::from_secs(60);
+        config.http.rate_auth_per_min = u32::MAX;
+        config.http.request_timeout = Duration::from_secs(60);
     })
     .await;
     let (base, db, chain) = (service.base.clone(), service.db.clone(), service.chain.clone());

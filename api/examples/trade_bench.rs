@@ -177,9 +177,9 @@ async fn main() {
     // here for the turns.
     api::app::metrics::recorder();
     let support::Service { base, db, .. } = support::serve_fresh("fm_bench_trade", |config| {
-        config.rate_auth_per_min = u32::MAX;
-        config.rate_trade_per_sec = u32::MAX;
-        config.request_timeout = Duration::from_secs(60);
+        config.http.rate_auth_per_min = u32::MAX;
+        config.http.rate_trade_per_sec = u32::MAX;
+        config.http.request_timeout = Duration::from_secs(60);
     })
     .await;
     let http = reqwest::Client::builder().pool_max_idle_per_host(TRADERS).build().unwrap();

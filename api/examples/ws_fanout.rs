@@ -38,11 +38,11 @@ async fn main() {
     let updates = env("WS_UPDATES", UPDATES);
     let spacing = Duration::from_millis(env("WS_SPACING_MS", SPACING_MS) as u64);
     let service = support::serve_fresh("fm_bench_ws", |config| {
-        config.collectors_enabled = false;
-        config.push_enabled = false;
-        config.rate_public_per_min = u32::MAX;
+        config.venues.collectors = false;
+        config.push.enabled = false;
+        config.http.rate_public_per_min = u32::MAX;
         // A namespace of its own: the previous run's connection slots live on for a minute.
-        config.redis_namespace = format!("fmbench-ws-{}", uuid::Uuid::new_v4().simple());
+        config.redis.namespace = format!("fmbench-ws-{}", uuid::Uuid::new_v4().simple());
     })
     .await;
     let series = support::series(&service.db, 100_000_000).await;

@@ -16,7 +16,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    telemetry::init(config.log_format);
+    telemetry::init(config.server.log_format);
     let app = match Application::build(config).await {
         Ok(app) => app,
         Err(e) => {

@@ -29,12 +29,12 @@ pub async fn serve_fresh(name: &str, tune: impl FnOnce(&mut Config)) -> Service 
     conn.close().await;
 
     let mut config = Config::from_env().unwrap();
-    config.database_url = url.clone();
-    config.bind_addr = "127.0.0.1:0".parse().unwrap();
-    config.scheduler_enabled = false;
-    config.rate_public_per_min = u32::MAX;
-    config.metrics_addr = None;
-    config.pubsub_addr = None;
+    config.database.url = url.clone();
+    config.server.bind_addr = "127.0.0.1:0".parse().unwrap();
+    config.workers.scheduler = false;
+    config.http.rate_public_per_min = u32::MAX;
+    config.server.metrics_addr = None;
+    config.server.pubsub_addr = None;
     tune(&mut config);
     let app = Application::build(config).await.unwrap();
     let base = format!("http://{}", app.local_addr().expect("the serve role listens"));

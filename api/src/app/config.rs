@@ -1,4 +1,6 @@
-//! Configuration from environment variables, each with a default that runs the service locally
+//! Configuration from environment variables, in sections by concern (server, database, Redis,
+//! HTTP, auth, operator budgets, workers, venues, push, series, chain), each with a default that
+//! runs the service locally
 //! (see `.env.example` at the workspace root for the documented list).
 
 use std::net::{IpAddr, SocketAddr};
@@ -10,77 +12,134 @@ use crate::domain::exchange::Exchange;
 use crate::domain::series::{self, SeriesSpec};
 use crate::exchanges::RateSource;
 use crate::http::HttpSettings;
+use crate::domain::push::EndpointPolicy;
 use crate::services::SignInSettings;
 
-/// Everything the service reads from its environment.
+/// Everything the service reads from its environment, by concern.
 #[derive(Clone, Debug)]
 pub struct Config {
+    pub server: ServerSettings,
+    pub database: DatabaseSettings,
+    pub redis: RedisSettings,
+    /// `FM_REQUEST_TIMEOUT_MS` (a request still running after this answers 500; default 10000),
+    /// `FM_HEALTH_TIMEOUT_MS` (how long `/health` waits for each component; 2000),
+    /// `FM_RATE_PUBLIC_PER_MIN` (per IP without credentials; 60), `FM_RATE_AUTH_PER_MIN` (per
+    /// API key, per user for tokens; 300), `FM_RATE_TRADE_PER_SEC` (trading requests per user;
+    /// 10), `FM_RATE_RPC_PER_SEC` (per client IP to the embedded chain's `/rpc`; 50),
+    /// `FM_RATE_SYNC_MS` (how often each replica reconciles its rate-limit counts with Redis;
+    /// 100), `FM_TRUSTED_PROXIES` (proxy addresses or CIDR ranges whose `X-Forwarded-For` is
+    /// believed; none), `FM_DEPOSIT_WEBHOOK_AUTH` (the `Authorization` value deposit webhooks
+    /// carry; unset: every delivery refused), `FM_CORS_ORIGINS` (origins browser front ends may
+    /// call from, or `*`; `*`).
+    pub http: HttpSettings,
+    pub auth: AuthSettings,
+    pub operator: OperatorBudgets,
+    pub workers: WorkerSettings,
+    pub venues: VenueSettings,
+    pub push: PushSettings,
+    /// `FM_SERIES`: the series to run, `exchange:SYMBOL[:interval]` comma-separated (`8`, `8h`,
+    /// or minutes such as `5m` for short rounds on the simulated exchange). Default: the
+    /// built-in twenty across the four venues.
+    pub series: Vec<SeriesSpec>,
+    /// `FM_CHAIN`: `embedded` (default: an in-process chain persisted in Postgres, with a test
+    /// USDC mint) or `rpc` (a cluster at `FM_RPC_URL`).
+    pub chain: ChainConfig,
+}
+
+/// Where the process listens and what it runs.
+#[derive(Clone, Debug)]
+pub struct ServerSettings {
     /// `FM_BIND_ADDR`: where the HTTP server listens. Default `127.0.0.1:8080`.
     pub bind_addr: SocketAddr,
-    /// `DATABASE_URL`. Default `postgres://postgres:postgres@127.0.0.1:5432/funding_market`.
-    pub database_url: String,
-    /// `FM_DB_MAX_CONNECTIONS`: Postgres pool size. Default 16.
-    pub db_max_connections: u32,
-    /// `FM_RUN_MIGRATIONS`: apply `migrations/` at start. Default `true`.
-    pub run_migrations: bool,
-    /// `REDIS_URL`. Default `redis://127.0.0.1:6379`.
-    pub redis_url: String,
-    /// `FM_REDIS_NAMESPACE`: prefix of every Redis key, so deployments can share a Redis.
-    /// Default `fm`.
-    pub redis_namespace: String,
-    /// `FM_REQUEST_TIMEOUT_MS`: a request still running after this answers 500. Default 10000.
-    pub request_timeout: Duration,
-    /// `FM_HEALTH_TIMEOUT_MS`: how long `/health` waits for each component. Default 2000.
-    pub health_timeout: Duration,
+    /// `FM_METRICS_ADDR`: the admin address serving Prometheus metrics at `/metrics`, apart from
+    /// the API; `off` for none. Default `127.0.0.1:9464`.
+    pub metrics_addr: Option<SocketAddr>,
+    /// `FM_PUBSUB_ADDR`: where the embedded chain's PubSub WebSocket listens; `off` for none.
+    /// Default: the HTTP address with the port + 1, where web3.js looks for it (an ephemeral
+    /// port when the HTTP port is 0). Only with the embedded chain.
+    pub pubsub_addr: Option<SocketAddr>,
     /// `FM_LOG_FORMAT`: `json` (structured, default) or `pretty`. Filter with `RUST_LOG`.
     pub log_format: LogFormat,
+    /// `FM_ROLES`: what this process runs, comma-separated from `serve` (the HTTP API),
+    /// `workers` (the background jobs: scheduler, …) and `indexer` (following the chain into
+    /// Postgres). Default all three, for local use; in production each role can run in its own
+    /// processes (singleton workers hold an advisory lock, so any number of `workers` is safe).
+    pub roles: Roles,
+}
+
+/// Postgres.
+#[derive(Clone, Debug)]
+pub struct DatabaseSettings {
+    /// `DATABASE_URL`. Default `postgres://postgres:postgres@127.0.0.1:5432/funding_market`.
+    pub url: String,
+    /// `FM_DB_MAX_CONNECTIONS`: Postgres pool size. Default 16.
+    pub max_connections: u32,
+    /// `FM_RUN_MIGRATIONS`: apply `migrations/` at start. Default `true`.
+    pub run_migrations: bool,
+}
+
+/// Redis.
+#[derive(Clone, Debug)]
+pub struct RedisSettings {
+    /// `REDIS_URL`. Default `redis://127.0.0.1:6379`.
+    pub url: String,
+    /// `FM_REDIS_NAMESPACE`: prefix of every Redis key, so deployments can share a Redis.
+    /// Default `fm`.
+    pub namespace: String,
+}
+
+/// Access tokens and Sign-In With Solana.
+#[derive(Clone, Debug)]
+pub struct AuthSettings {
     /// `FM_JWT_SECRET`: HS256 key for access tokens, at least 32 bytes. Unset: a random key per
     /// process (tokens then do not survive a restart; fine locally, set it in production).
     pub jwt_secret: Vec<u8>,
     /// `FM_TOKEN_TTL_SECS`: access-token lifetime. Default 86400 (24 h).
     pub token_ttl: Duration,
-    /// `FM_SIWS_DOMAIN`: the domain in the Sign-In With Solana message. Default `localhost:8080`.
-    pub siws_domain: String,
-    /// `FM_SIWS_URI`: the URI in the message. Default `http://localhost:8080`.
-    pub siws_uri: String,
-    /// `FM_SIWS_CHAIN_ID`: the chain id in the message. Default `localnet`.
-    pub siws_chain_id: String,
-    /// `FM_CHALLENGE_TTL_SECS`: how long a sign-in nonce can be redeemed. Default 300.
-    pub challenge_ttl: Duration,
-    /// `FM_RATE_PUBLIC_PER_MIN`: requests per minute per IP without credentials. Default 60.
-    pub rate_public_per_min: u32,
-    /// `FM_RATE_AUTH_PER_MIN`: per minute per API key (per user for tokens). Default 300.
-    pub rate_auth_per_min: u32,
-    /// `FM_RATE_TRADE_PER_SEC`: trading requests per second per user. Default 10.
-    pub rate_trade_per_sec: u32,
-    /// `FM_RATE_RPC_PER_SEC`: requests per second per client IP to the embedded chain's `/rpc`.
-    /// Default 50.
-    pub rate_rpc_per_sec: u32,
-    /// `FM_RATE_SYNC_MS`: how often each replica reconciles its rate-limit counts with Redis (a
-    /// decision misses at most the other replicas' last two of these). Default 100.
-    pub rate_sync_every: Duration,
+    /// `FM_SIWS_DOMAIN`, `FM_SIWS_URI`, `FM_SIWS_CHAIN_ID` (the message's domain, URI and chain id;
+    /// defaults `localhost:8080`, `http://localhost:8080`, `localnet`) and
+    /// `FM_CHALLENGE_TTL_SECS` (how long a sign-in nonce can be redeemed; default 300).
+    pub sign_in: SignInSettings,
+}
+
+/// What the operator pays for on users' behalf, per UTC day.
+#[derive(Clone, Debug)]
+pub struct OperatorBudgets {
     /// `FM_OPERATOR_NEW_USERS_PER_DAY`: users whose on-chain accounts (0.0057 SOL of rent each)
     /// the operator pays for per UTC day; past it, users create their own from their wallet.
     /// Default 1000.
-    pub operator_new_users_per_day: u32,
+    pub new_users_per_day: u32,
     /// `FM_OPERATOR_TOKEN_ACCOUNTS_PER_DAY`: withdrawal destinations whose USDC token account
     /// the operator creates (and pays the rent of) per UTC day, all users together; each user
     /// has 3 a day of these. Default 1000.
-    pub operator_token_accounts_per_day: u32,
-    /// `FM_TRUSTED_PROXIES`: comma-separated proxy addresses or CIDR ranges (`10.0.0.0/8`,
-    /// `fd00::/8`) whose `X-Forwarded-For` is believed. Default none: the client IP is the
-    /// socket's peer.
-    pub trusted_proxies: Vec<IpNet>,
-    /// `FM_SERIES`: the series to run, `exchange:SYMBOL[:interval]` comma-separated (`8`, `8h`,
-    /// or minutes such as `5m` for short rounds on the simulated exchange). Default: the
-    /// built-in twenty across the four venues.
-    pub series: Vec<SeriesSpec>,
+    pub token_accounts_per_day: u32,
+}
+
+/// The background jobs' switches and periods.
+#[derive(Clone, Debug)]
+pub struct WorkerSettings {
     /// `FM_SCHEDULER`: run the round scheduler in this process. Default `true`.
-    pub scheduler_enabled: bool,
+    pub scheduler: bool,
     /// `FM_SCHEDULER_PERIOD_SECS`: time between scheduler passes. Default 30.
     pub scheduler_period: Duration,
     /// `FM_ROUND_HORIZON_HOURS`: how far ahead rounds are created. Default 24.
     pub round_horizon: Duration,
+    /// `FM_ORACLE_DEADLINE`: how long after settlement the oracle keeps asking for a consensus
+    /// before it voids the round; seconds, or with a unit (`90s`, `30m`, `1h`). Default `1h`.
+    pub oracle_deadline: Duration,
+    /// `FM_INDEXER_PERIOD_MS`: time between indexer passes (the embedded chain also wakes it
+    /// on every confirmation). Default 1000.
+    pub indexer_period: Duration,
+    /// `FM_DEPOSIT_RECONCILE_SECS`: time between reconciliation passes over every deposit
+    /// address. Default 10 (deposits are promised within 30 s).
+    pub deposit_reconcile_period: Duration,
+    /// `FM_WITHDRAWAL_PERIOD_MS`: time between passes of the withdrawal queue. Default 1000.
+    pub withdrawal_period: Duration,
+}
+
+/// The exchanges: where they are, and the market-data collectors.
+#[derive(Clone, Debug)]
+pub struct VenueSettings {
     /// `FM_BINANCE_URL`, `FM_BYBIT_URL`, `FM_OKX_URL`, `FM_HYPERLIQUID_URL`: the venues' REST
     /// base URLs, comma-separated (e.g. `https://fapi.binance.com,https://fapi1.binance.com`).
     /// The scheduler reads the first; the oracle reads every host's history, and OKX's
@@ -88,33 +147,10 @@ pub struct Config {
     /// venue without a settled-rate field: the oracle needs two independent witnesses. A venue
     /// left unset is served by the simulated exchange, started in-process on three hosts (the
     /// embedded default).
-    pub exchange_urls: ExchangeUrls,
-    /// `FM_ORACLE_DEADLINE`: how long after settlement the oracle keeps asking for a consensus
-    /// before it voids the round; seconds, or with a unit (`90s`, `30m`, `1h`). Default `1h`.
-    pub oracle_deadline: Duration,
-    /// `FM_CHAIN`: `embedded` (default: an in-process chain persisted in Postgres, with a test
-    /// USDC mint) or `rpc` (a cluster at `FM_RPC_URL`).
-    pub chain: ChainConfig,
-    /// `FM_ROLES`: what this process runs, comma-separated from `serve` (the HTTP API),
-    /// `workers` (the background jobs: scheduler, …) and `indexer` (following the chain into
-    /// Postgres). Default all three, for local use; in production each role can run in its own
-    /// processes (singleton workers hold an advisory lock, so any number of `workers` is safe).
-    pub roles: Roles,
-    /// `FM_INDEXER_PERIOD_MS`: time between indexer passes (the embedded chain also wakes it
-    /// on every confirmation). Default 1000.
-    pub indexer_period: Duration,
-    /// `FM_DEPOSIT_WEBHOOK_AUTH`: the `Authorization` value the deposit webhook's provider
-    /// sends (Helius' "auth header"). Unset: `POST /v1/webhooks/deposits` refuses every
-    /// delivery (reconciliation still finds every deposit).
-    pub deposit_webhook_auth: Option<String>,
-    /// `FM_DEPOSIT_RECONCILE_SECS`: time between reconciliation passes over every deposit
-    /// address. Default 10 (deposits are promised within 30 s).
-    pub deposit_reconcile_period: Duration,
-    /// `FM_WITHDRAWAL_PERIOD_MS`: time between passes of the withdrawal queue. Default 1000.
-    pub withdrawal_period: Duration,
+    pub urls: ExchangeUrls,
     /// `FM_COLLECTORS`: run the market-data collectors (one per venue) in this process's
     /// workers. Default `true`.
-    pub collectors_enabled: bool,
+    pub collectors: bool,
     /// `FM_INTERVALS_PERIOD_SECS`: time between two readings of a venue's listing (every perp's
     /// funding interval). Default 300.
     pub intervals_period: Duration,
@@ -125,14 +161,19 @@ pub struct Config {
     pub crowd_retention: Duration,
     /// `FM_VENUE_RATE_SHARE`: the percentage of each venue's published request limits the
     /// service uses (1–100). Default 50. The simulated exchange is not paced.
-    pub venue_rate_share: u32,
+    pub rate_share: u32,
     /// `FM_SIM_PERPS_PER_VENUE`: perps the simulated exchange lists per venue (the configured
     /// series among them). Default 500.
-    pub sim_perps_per_venue: usize,
+    pub sim_perps: usize,
+}
+
+/// Web push notifications.
+#[derive(Clone, Debug)]
+pub struct PushSettings {
     /// `FM_PUSH`: run the push sender in this process's workers. Default `true`.
-    pub push_enabled: bool,
+    pub enabled: bool,
     /// `FM_PUSH_PERIOD_MS`: time between passes of the push sender. Default 1000.
-    pub push_period: Duration,
+    pub period: Duration,
     /// `FM_VAPID_PRIVATE_KEY`: the VAPID key (a raw P-256 private key, base64url, as
     /// `web-push generate-vapid-keys` prints it). Unset: generated once and kept in Postgres.
     pub vapid_private_key: Option<String>,
@@ -141,26 +182,14 @@ pub struct Config {
     pub vapid_subject: String,
     /// `FM_PUSH_TTL_SECS`: how long a push service keeps a notification for an offline device
     /// (and a failing delivery is retried). Default 86400.
-    pub push_ttl_secs: u32,
+    pub ttl_secs: u32,
     /// `FM_PUSH_ALLOW_HTTP`: accept `http://` push endpoints (a push service on a private
     /// network, tests). Default `false`: https only.
-    pub push_allow_http: bool,
     /// `FM_PUSH_ALLOW_NETWORKS`: networks (addresses or CIDR ranges, comma-separated) push
     /// endpoints may be in although they are not public — a push service on the operator's own
     /// network. Default none: loopback, private, link-local, unique-local, CGNAT and metadata
     /// addresses are refused.
-    pub push_allow_networks: Vec<IpNet>,
-    /// `FM_CORS_ORIGINS`: the origins browser front ends may call from, comma-separated
-    /// (`https://app.example.com,http://localhost:5173`), or `*` for any. Default `*`: the API
-    /// authenticates with bearer tokens and keys, never cookies.
-    pub cors_origins: Option<Vec<String>>,
-    /// `FM_METRICS_ADDR`: the admin address serving Prometheus metrics at `/metrics`, apart from
-    /// the API; `off` for none. Default `127.0.0.1:9464`.
-    pub metrics_addr: Option<SocketAddr>,
-    /// `FM_PUBSUB_ADDR`: where the embedded chain's PubSub WebSocket listens; `off` for none.
-    /// Default: the HTTP address with the port + 1, where web3.js looks for it (an ephemeral
-    /// port when the HTTP port is 0). Only with the embedded chain.
-    pub pubsub_addr: Option<SocketAddr>,
+    pub endpoints: EndpointPolicy,
 }
 
 /// The roles of a process (`FM_ROLES`).
@@ -285,51 +314,135 @@ impl Config {
         let get = |name: &'static str, default: &str| lookup(name).unwrap_or_else(|| default.to_owned());
         let bind_addr: SocketAddr = parse("FM_BIND_ADDR", get("FM_BIND_ADDR", "127.0.0.1:8080"))?;
         let config = Config {
-            bind_addr,
-            database_url: get("DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/funding_market"),
-            db_max_connections: parse("FM_DB_MAX_CONNECTIONS", get("FM_DB_MAX_CONNECTIONS", "16"))?,
-            run_migrations: parse("FM_RUN_MIGRATIONS", get("FM_RUN_MIGRATIONS", "true"))?,
-            redis_url: get("REDIS_URL", "redis://127.0.0.1:6379"),
-            redis_namespace: get("FM_REDIS_NAMESPACE", "fm"),
-            request_timeout: millis("FM_REQUEST_TIMEOUT_MS", get("FM_REQUEST_TIMEOUT_MS", "10000"))?,
-            health_timeout: millis("FM_HEALTH_TIMEOUT_MS", get("FM_HEALTH_TIMEOUT_MS", "2000"))?,
-            log_format: match get("FM_LOG_FORMAT", "json").as_str() {
-                "json" => LogFormat::Json,
-                "pretty" => LogFormat::Pretty,
-                other => return Err(invalid("FM_LOG_FORMAT", other, "expected json or pretty")),
+            server: ServerSettings {
+                bind_addr: bind_addr,
+                metrics_addr: match get("FM_METRICS_ADDR", "127.0.0.1:9464").trim() {
+                    "off" | "" => None,
+                    addr => Some(parse("FM_METRICS_ADDR", addr.to_owned())?),
+                },
+                pubsub_addr: match lookup("FM_PUBSUB_ADDR").as_deref().map(str::trim) {
+                    Some("off") => None,
+                    Some(addr) if !addr.is_empty() => Some(parse("FM_PUBSUB_ADDR", addr.to_owned())?),
+                    _ => {
+                        let port = match bind_addr.port() {
+                            0 => 0,
+                            u16::MAX => return Err(invalid("FM_PUBSUB_ADDR", "", "FM_BIND_ADDR's port is 65535: set FM_PUBSUB_ADDR (or off)")),
+                            p => p + 1,
+                        };
+                        Some(SocketAddr::new(bind_addr.ip(), port))
+                    }
+                },
+                log_format: match get("FM_LOG_FORMAT", "json").as_str() {
+                    "json" => LogFormat::Json,
+                    "pretty" => LogFormat::Pretty,
+                    other => return Err(invalid("FM_LOG_FORMAT", other, "expected json or pretty")),
+                },
+                roles: match lookup("FM_ROLES") {
+                    Some(list) => Roles::parse(&list).map_err(|reason| invalid("FM_ROLES", &list, &reason))?,
+                    None => Roles::ALL,
+                },
             },
-            jwt_secret: match lookup("FM_JWT_SECRET") {
-                Some(secret) if secret.len() >= 32 => secret.into_bytes(),
-                Some(secret) => return Err(invalid("FM_JWT_SECRET", &"*".repeat(secret.len()), "at least 32 bytes")),
-                None => rand::random::<[u8; 32]>().to_vec(),
+            database: DatabaseSettings {
+                url: get("DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/funding_market"),
+                max_connections: parse("FM_DB_MAX_CONNECTIONS", get("FM_DB_MAX_CONNECTIONS", "16"))?,
+                run_migrations: parse("FM_RUN_MIGRATIONS", get("FM_RUN_MIGRATIONS", "true"))?,
             },
-            token_ttl: secs("FM_TOKEN_TTL_SECS", get("FM_TOKEN_TTL_SECS", "86400"))?,
-            siws_domain: get("FM_SIWS_DOMAIN", "localhost:8080"),
-            siws_uri: get("FM_SIWS_URI", "http://localhost:8080"),
-            siws_chain_id: get("FM_SIWS_CHAIN_ID", "localnet"),
-            challenge_ttl: secs("FM_CHALLENGE_TTL_SECS", get("FM_CHALLENGE_TTL_SECS", "300"))?,
-            rate_public_per_min: positive("FM_RATE_PUBLIC_PER_MIN", get("FM_RATE_PUBLIC_PER_MIN", "60"))?,
-            rate_auth_per_min: positive("FM_RATE_AUTH_PER_MIN", get("FM_RATE_AUTH_PER_MIN", "300"))?,
-            rate_trade_per_sec: positive("FM_RATE_TRADE_PER_SEC", get("FM_RATE_TRADE_PER_SEC", "10"))?,
-            rate_rpc_per_sec: positive("FM_RATE_RPC_PER_SEC", get("FM_RATE_RPC_PER_SEC", "50"))?,
-            rate_sync_every: millis("FM_RATE_SYNC_MS", get("FM_RATE_SYNC_MS", "100"))?,
-            operator_new_users_per_day: parse("FM_OPERATOR_NEW_USERS_PER_DAY", get("FM_OPERATOR_NEW_USERS_PER_DAY", "1000"))?,
-            operator_token_accounts_per_day: parse("FM_OPERATOR_TOKEN_ACCOUNTS_PER_DAY", get("FM_OPERATOR_TOKEN_ACCOUNTS_PER_DAY", "1000"))?,
-            trusted_proxies: networks("FM_TRUSTED_PROXIES", &get("FM_TRUSTED_PROXIES", ""))?,
+            redis: RedisSettings {
+                url: get("REDIS_URL", "redis://127.0.0.1:6379"),
+                namespace: get("FM_REDIS_NAMESPACE", "fm"),
+            },
+            http: HttpSettings {
+                request_timeout: millis("FM_REQUEST_TIMEOUT_MS", get("FM_REQUEST_TIMEOUT_MS", "10000"))?,
+                health_timeout: millis("FM_HEALTH_TIMEOUT_MS", get("FM_HEALTH_TIMEOUT_MS", "2000"))?,
+                rate_public_per_min: positive("FM_RATE_PUBLIC_PER_MIN", get("FM_RATE_PUBLIC_PER_MIN", "60"))?,
+                rate_auth_per_min: positive("FM_RATE_AUTH_PER_MIN", get("FM_RATE_AUTH_PER_MIN", "300"))?,
+                rate_trade_per_sec: positive("FM_RATE_TRADE_PER_SEC", get("FM_RATE_TRADE_PER_SEC", "10"))?,
+                rate_rpc_per_sec: positive("FM_RATE_RPC_PER_SEC", get("FM_RATE_RPC_PER_SEC", "50"))?,
+                rate_sync_every: millis("FM_RATE_SYNC_MS", get("FM_RATE_SYNC_MS", "100"))?,
+                trusted_proxies: networks("FM_TRUSTED_PROXIES", &get("FM_TRUSTED_PROXIES", ""))?,
+                deposit_webhook_auth: lookup("FM_DEPOSIT_WEBHOOK_AUTH").filter(|a| !a.is_empty()),
+                cors_origins: match get("FM_CORS_ORIGINS", "*").trim() {
+                    "*" => None,
+                    list => Some(
+                        list.split(',')
+                            .map(str::trim)
+                            .filter(|o| !o.is_empty())
+                            .map(|origin| match origin_ok(origin) {
+                                true => Ok(origin.trim_end_matches('/').to_owned()),
+                                false => Err(invalid("FM_CORS_ORIGINS", origin, "expected * or origins such as https://app.example.com (scheme, host, optional port)")),
+                            })
+                            .collect::<Result<_, _>>()?,
+                    ),
+                },
+            },
+            auth: AuthSettings {
+                jwt_secret: match lookup("FM_JWT_SECRET") {
+                    Some(secret) if secret.len() >= 32 => secret.into_bytes(),
+                    Some(secret) => return Err(invalid("FM_JWT_SECRET", &"*".repeat(secret.len()), "at least 32 bytes")),
+                    None => rand::random::<[u8; 32]>().to_vec(),
+                },
+                token_ttl: secs("FM_TOKEN_TTL_SECS", get("FM_TOKEN_TTL_SECS", "86400"))?,
+                sign_in: SignInSettings {
+                    domain: get("FM_SIWS_DOMAIN", "localhost:8080"),
+                    uri: get("FM_SIWS_URI", "http://localhost:8080"),
+                    chain_id: get("FM_SIWS_CHAIN_ID", "localnet"),
+                    challenge_ttl: secs("FM_CHALLENGE_TTL_SECS", get("FM_CHALLENGE_TTL_SECS", "300"))?,
+                },
+            },
+            operator: OperatorBudgets {
+                new_users_per_day: parse("FM_OPERATOR_NEW_USERS_PER_DAY", get("FM_OPERATOR_NEW_USERS_PER_DAY", "1000"))?,
+                token_accounts_per_day: parse("FM_OPERATOR_TOKEN_ACCOUNTS_PER_DAY", get("FM_OPERATOR_TOKEN_ACCOUNTS_PER_DAY", "1000"))?,
+            },
+            workers: WorkerSettings {
+                scheduler: parse("FM_SCHEDULER", get("FM_SCHEDULER", "true"))?,
+                scheduler_period: secs("FM_SCHEDULER_PERIOD_SECS", get("FM_SCHEDULER_PERIOD_SECS", "30"))?,
+                round_horizon: Duration::from_secs(3600 * positive::<u64>("FM_ROUND_HORIZON_HOURS", get("FM_ROUND_HORIZON_HOURS", "24"))?),
+                oracle_deadline: duration("FM_ORACLE_DEADLINE", get("FM_ORACLE_DEADLINE", "1h"))?,
+                indexer_period: millis("FM_INDEXER_PERIOD_MS", get("FM_INDEXER_PERIOD_MS", "1000"))?,
+                deposit_reconcile_period: secs("FM_DEPOSIT_RECONCILE_SECS", get("FM_DEPOSIT_RECONCILE_SECS", "10"))?,
+                withdrawal_period: millis("FM_WITHDRAWAL_PERIOD_MS", get("FM_WITHDRAWAL_PERIOD_MS", "1000"))?,
+            },
+            venues: VenueSettings {
+                urls: ExchangeUrls {
+                    binance: urls("FM_BINANCE_URL", Exchange::Binance, lookup("FM_BINANCE_URL"))?,
+                    bybit: urls("FM_BYBIT_URL", Exchange::Bybit, lookup("FM_BYBIT_URL"))?,
+                    okx: urls("FM_OKX_URL", Exchange::Okx, lookup("FM_OKX_URL"))?,
+                    hyperliquid: urls("FM_HYPERLIQUID_URL", Exchange::Hyperliquid, lookup("FM_HYPERLIQUID_URL"))?,
+                },
+                collectors: parse("FM_COLLECTORS", get("FM_COLLECTORS", "true"))?,
+                intervals_period: secs("FM_INTERVALS_PERIOD_SECS", get("FM_INTERVALS_PERIOD_SECS", "300"))?,
+                crowd_period: secs("FM_CROWD_PERIOD_SECS", get("FM_CROWD_PERIOD_SECS", "900"))?,
+                crowd_retention: Duration::from_secs(86_400 * positive::<u64>("FM_CROWD_RETENTION_DAYS", get("FM_CROWD_RETENTION_DAYS", "30"))?),
+                rate_share: match positive::<u32>("FM_VENUE_RATE_SHARE", get("FM_VENUE_RATE_SHARE", "50"))? {
+                    share @ 1..=100 => share,
+                    other => return Err(invalid("FM_VENUE_RATE_SHARE", &other.to_string(), "expected a percentage from 1 to 100")),
+                },
+                sim_perps: positive("FM_SIM_PERPS_PER_VENUE", get("FM_SIM_PERPS_PER_VENUE", "500"))?,
+            },
+            push: PushSettings {
+                enabled: parse("FM_PUSH", get("FM_PUSH", "true"))?,
+                period: millis("FM_PUSH_PERIOD_MS", get("FM_PUSH_PERIOD_MS", "1000"))?,
+                vapid_private_key: match lookup("FM_VAPID_PRIVATE_KEY").filter(|k| !k.is_empty()) {
+                    Some(key) => match crate::services::push::VapidKey::from_private(&key) {
+                        Ok(_) => Some(key),
+                        Err(why) => return Err(invalid("FM_VAPID_PRIVATE_KEY", &"*".repeat(key.len()), &why)),
+                    },
+                    None => None,
+                },
+                vapid_subject: match get("FM_VAPID_SUBJECT", "mailto:operator@localhost") {
+                    subject if subject.starts_with("mailto:") || subject.starts_with("https://") => subject,
+                    other => return Err(invalid("FM_VAPID_SUBJECT", &other, "expected a mailto: or https: URL")),
+                },
+                ttl_secs: positive("FM_PUSH_TTL_SECS", get("FM_PUSH_TTL_SECS", "86400"))?,
+                endpoints: EndpointPolicy {
+                    allow_http: parse("FM_PUSH_ALLOW_HTTP", get("FM_PUSH_ALLOW_HTTP", "false"))?,
+                    allowed_networks: networks("FM_PUSH_ALLOW_NETWORKS", &get("FM_PUSH_ALLOW_NETWORKS", ""))?,
+                },
+            },
             series: match lookup("FM_SERIES") {
                 Some(list) => series::parse_list(&list).map_err(|reason| invalid("FM_SERIES", &list, &reason))?,
                 None => default_series(),
             },
-            scheduler_enabled: parse("FM_SCHEDULER", get("FM_SCHEDULER", "true"))?,
-            scheduler_period: secs("FM_SCHEDULER_PERIOD_SECS", get("FM_SCHEDULER_PERIOD_SECS", "30"))?,
-            round_horizon: Duration::from_secs(3600 * positive::<u64>("FM_ROUND_HORIZON_HOURS", get("FM_ROUND_HORIZON_HOURS", "24"))?),
-            exchange_urls: ExchangeUrls {
-                binance: urls("FM_BINANCE_URL", Exchange::Binance, lookup("FM_BINANCE_URL"))?,
-                bybit: urls("FM_BYBIT_URL", Exchange::Bybit, lookup("FM_BYBIT_URL"))?,
-                okx: urls("FM_OKX_URL", Exchange::Okx, lookup("FM_OKX_URL"))?,
-                hyperliquid: urls("FM_HYPERLIQUID_URL", Exchange::Hyperliquid, lookup("FM_HYPERLIQUID_URL"))?,
-            },
-            oracle_deadline: duration("FM_ORACLE_DEADLINE", get("FM_ORACLE_DEADLINE", "1h"))?,
             chain: match get("FM_CHAIN", "embedded").as_str() {
                 "embedded" => ChainConfig::Embedded {
                     program: match lookup("FM_PROGRAM_SO").as_deref().map(str::trim) {
@@ -354,105 +467,13 @@ impl Config {
                 },
                 other => return Err(invalid("FM_CHAIN", other, "expected embedded or rpc")),
             },
-            roles: match lookup("FM_ROLES") {
-                Some(list) => Roles::parse(&list).map_err(|reason| invalid("FM_ROLES", &list, &reason))?,
-                None => Roles::ALL,
-            },
-            indexer_period: millis("FM_INDEXER_PERIOD_MS", get("FM_INDEXER_PERIOD_MS", "1000"))?,
-            deposit_webhook_auth: lookup("FM_DEPOSIT_WEBHOOK_AUTH").filter(|a| !a.is_empty()),
-            deposit_reconcile_period: secs("FM_DEPOSIT_RECONCILE_SECS", get("FM_DEPOSIT_RECONCILE_SECS", "10"))?,
-            withdrawal_period: millis("FM_WITHDRAWAL_PERIOD_MS", get("FM_WITHDRAWAL_PERIOD_MS", "1000"))?,
-            collectors_enabled: parse("FM_COLLECTORS", get("FM_COLLECTORS", "true"))?,
-            intervals_period: secs("FM_INTERVALS_PERIOD_SECS", get("FM_INTERVALS_PERIOD_SECS", "300"))?,
-            crowd_period: secs("FM_CROWD_PERIOD_SECS", get("FM_CROWD_PERIOD_SECS", "900"))?,
-            crowd_retention: Duration::from_secs(86_400 * positive::<u64>("FM_CROWD_RETENTION_DAYS", get("FM_CROWD_RETENTION_DAYS", "30"))?),
-            venue_rate_share: match positive::<u32>("FM_VENUE_RATE_SHARE", get("FM_VENUE_RATE_SHARE", "50"))? {
-                share @ 1..=100 => share,
-                other => return Err(invalid("FM_VENUE_RATE_SHARE", &other.to_string(), "expected a percentage from 1 to 100")),
-            },
-            sim_perps_per_venue: positive("FM_SIM_PERPS_PER_VENUE", get("FM_SIM_PERPS_PER_VENUE", "500"))?,
-            push_enabled: parse("FM_PUSH", get("FM_PUSH", "true"))?,
-            push_period: millis("FM_PUSH_PERIOD_MS", get("FM_PUSH_PERIOD_MS", "1000"))?,
-            vapid_private_key: match lookup("FM_VAPID_PRIVATE_KEY").filter(|k| !k.is_empty()) {
-                Some(key) => match crate::services::push::VapidKey::from_private(&key) {
-                    Ok(_) => Some(key),
-                    Err(why) => return Err(invalid("FM_VAPID_PRIVATE_KEY", &"*".repeat(key.len()), &why)),
-                },
-                None => None,
-            },
-            vapid_subject: match get("FM_VAPID_SUBJECT", "mailto:operator@localhost") {
-                subject if subject.starts_with("mailto:") || subject.starts_with("https://") => subject,
-                other => return Err(invalid("FM_VAPID_SUBJECT", &other, "expected a mailto: or https: URL")),
-            },
-            push_ttl_secs: positive("FM_PUSH_TTL_SECS", get("FM_PUSH_TTL_SECS", "86400"))?,
-            push_allow_http: parse("FM_PUSH_ALLOW_HTTP", get("FM_PUSH_ALLOW_HTTP", "false"))?,
-            push_allow_networks: networks("FM_PUSH_ALLOW_NETWORKS", &get("FM_PUSH_ALLOW_NETWORKS", ""))?,
-            pubsub_addr: match lookup("FM_PUBSUB_ADDR").as_deref().map(str::trim) {
-                Some("off") => None,
-                Some(addr) if !addr.is_empty() => Some(parse("FM_PUBSUB_ADDR", addr.to_owned())?),
-                _ => {
-                    let port = match bind_addr.port() {
-                        0 => 0,
-                        u16::MAX => return Err(invalid("FM_PUBSUB_ADDR", "", "FM_BIND_ADDR's port is 65535: set FM_PUBSUB_ADDR (or off)")),
-                        p => p + 1,
-                    };
-                    Some(SocketAddr::new(bind_addr.ip(), port))
-                }
-            },
-            metrics_addr: match get("FM_METRICS_ADDR", "127.0.0.1:9464").trim() {
-                "off" | "" => None,
-                addr => Some(parse("FM_METRICS_ADDR", addr.to_owned())?),
-            },
-            cors_origins: match get("FM_CORS_ORIGINS", "*").trim() {
-                "*" => None,
-                list => Some(
-                    list.split(',')
-                        .map(str::trim)
-                        .filter(|o| !o.is_empty())
-                        .map(|origin| match origin_ok(origin) {
-                            true => Ok(origin.trim_end_matches('/').to_owned()),
-                            false => Err(invalid("FM_CORS_ORIGINS", origin, "expected * or origins such as https://app.example.com (scheme, host, optional port)")),
-                        })
-                        .collect::<Result<_, _>>()?,
-                ),
-            },
         };
         // A real venue settles on its own interval: rounds shorter than it would never settle.
-        if let Some(s) = config.series.iter().find(|s| s.round_minutes().is_some() && !config.exchange_urls.of(s.exchange).is_empty()) {
+        if let Some(s) = config.series.iter().find(|s| s.round_minutes().is_some() && !config.venues.urls.of(s.exchange).is_empty()) {
             let item = format!("{}:{}:{}m", s.exchange.id(), s.symbol, s.interval_minutes);
             return Err(invalid("FM_SERIES", &item, "minute intervals run on the simulated exchange only (unset that venue's FM_*_URL)"));
         }
         Ok(config)
-    }
-}
-
-impl Config {
-    /// What the HTTP layer reads.
-    pub fn http_settings(&self) -> HttpSettings {
-        HttpSettings {
-            request_timeout: self.request_timeout,
-            health_timeout: self.health_timeout,
-            rate_public_per_min: self.rate_public_per_min,
-            rate_auth_per_min: self.rate_auth_per_min,
-            rate_trade_per_sec: self.rate_trade_per_sec,
-            rate_rpc_per_sec: self.rate_rpc_per_sec,
-            rate_sync_every: self.rate_sync_every,
-            trusted_proxies: self.trusted_proxies.clone(),
-            deposit_webhook_auth: self.deposit_webhook_auth.clone(),
-            cors_origins: self.cors_origins.clone(),
-        }
-    }
-
-    /// The Sign-In With Solana message's fixed parts.
-    pub fn sign_in_settings(&self) -> SignInSettings {
-        SignInSettings { domain: self.siws_domain.clone(), uri: self.siws_uri.clone(), chain_id: self.siws_chain_id.clone(), challenge_ttl: self.challenge_ttl }
-    }
-}
-
-impl Config {
-    /// Where push endpoints may point.
-    pub fn push_endpoints(&self) -> crate::domain::push::EndpointPolicy {
-        crate::domain::push::EndpointPolicy { allow_http: self.push_allow_http, allowed_networks: self.push_allow_networks.clone() }
     }
 }
 
@@ -551,19 +572,19 @@ mod tests {
     #[test]
     fn defaults_run_locally() {
         let c = with(&[]).unwrap();
-        assert_eq!(c.bind_addr.to_string(), "127.0.0.1:8080");
-        assert_eq!(c.redis_url, "redis://127.0.0.1:6379");
-        assert_eq!(c.request_timeout, Duration::from_secs(10));
-        assert!(c.run_migrations);
+        assert_eq!(c.server.bind_addr.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.redis.url, "redis://127.0.0.1:6379");
+        assert_eq!(c.http.request_timeout, Duration::from_secs(10));
+        assert!(c.database.run_migrations);
     }
 
     #[test]
     fn pubsub_listens_next_to_the_http_port_unless_told() {
-        assert_eq!(with(&[]).unwrap().pubsub_addr.unwrap().to_string(), "127.0.0.1:8081", "where web3.js looks");
-        assert_eq!(with(&[("FM_BIND_ADDR", "0.0.0.0:9000")]).unwrap().pubsub_addr.unwrap().to_string(), "0.0.0.0:9001");
-        assert_eq!(with(&[("FM_BIND_ADDR", "127.0.0.1:0")]).unwrap().pubsub_addr.unwrap().port(), 0, "ephemeral beside ephemeral");
-        assert_eq!(with(&[("FM_PUBSUB_ADDR", "127.0.0.1:7000")]).unwrap().pubsub_addr.unwrap().to_string(), "127.0.0.1:7000");
-        assert_eq!(with(&[("FM_PUBSUB_ADDR", "off")]).unwrap().pubsub_addr, None);
+        assert_eq!(with(&[]).unwrap().server.pubsub_addr.unwrap().to_string(), "127.0.0.1:8081", "where web3.js looks");
+        assert_eq!(with(&[("FM_BIND_ADDR", "0.0.0.0:9000")]).unwrap().server.pubsub_addr.unwrap().to_string(), "0.0.0.0:9001");
+        assert_eq!(with(&[("FM_BIND_ADDR", "127.0.0.1:0")]).unwrap().server.pubsub_addr.unwrap().port(), 0, "ephemeral beside ephemeral");
+        assert_eq!(with(&[("FM_PUBSUB_ADDR", "127.0.0.1:7000")]).unwrap().server.pubsub_addr.unwrap().to_string(), "127.0.0.1:7000");
+        assert_eq!(with(&[("FM_PUBSUB_ADDR", "off")]).unwrap().server.pubsub_addr, None);
         assert_eq!(with(&[("FM_BIND_ADDR", "127.0.0.1:65535")]).unwrap_err().name, "FM_PUBSUB_ADDR");
         assert_eq!(with(&[("FM_PUBSUB_ADDR", "nope")]).unwrap_err().name, "FM_PUBSUB_ADDR");
     }
@@ -584,27 +605,27 @@ mod tests {
         assert_eq!(with(&[("FM_SERIES", "okx:BTCUSDT:5m"), ("FM_OKX_URL", "https://www.okx.com")]).unwrap_err().name, "FM_SERIES");
         assert_eq!(with(&[]).unwrap().series.len(), 20);
         let c = with(&[("FM_TRUSTED_PROXIES", "10.0.0.1, ::1, 172.16.0.0/12, fd00::/8")]).unwrap();
-        assert_eq!(c.trusted_proxies.len(), 4);
-        assert!(c.trusted_proxies[2].contains(&"172.31.255.1".parse::<IpAddr>().unwrap()));
+        assert_eq!(c.http.trusted_proxies.len(), 4);
+        assert!(c.http.trusted_proxies[2].contains(&"172.31.255.1".parse::<IpAddr>().unwrap()));
         assert!(with(&[("FM_TRUSTED_PROXIES", "10.0.0.0/33")]).is_err());
     }
 
     #[test]
     fn venues_take_several_hosts_and_the_oracle_a_deadline() {
         let c = with(&[("FM_BINANCE_URL", "https://fapi.binance.com/, https://fapi1.binance.com")]).unwrap();
-        assert_eq!(c.exchange_urls.binance, ["https://fapi.binance.com", "https://fapi1.binance.com"]);
-        assert!(c.exchange_urls.okx.is_empty());
+        assert_eq!(c.venues.urls.binance, ["https://fapi.binance.com", "https://fapi1.binance.com"]);
+        assert!(c.venues.urls.okx.is_empty());
         assert_eq!(with(&[("FM_OKX_URL", "www.okx.com")]).unwrap_err().name, "FM_OKX_URL");
         assert_eq!(with(&[("FM_OKX_URL", " , ")]).unwrap_err().name, "FM_OKX_URL");
         // Independent witnesses: one host is refused where the history is the only source, a
         // host twice anywhere; OKX's settled-rate field makes one host enough.
         assert_eq!(with(&[("FM_BYBIT_URL", "https://api.bybit.com")]).unwrap_err().name, "FM_BYBIT_URL");
         assert_eq!(with(&[("FM_BINANCE_URL", "https://fapi.binance.com,https://fapi.binance.com/")]).unwrap_err().name, "FM_BINANCE_URL");
-        assert_eq!(with(&[("FM_OKX_URL", "https://www.okx.com")]).unwrap().exchange_urls.okx, ["https://www.okx.com"]);
-        assert_eq!(c.oracle_deadline, Duration::from_secs(3600));
-        assert_eq!(with(&[("FM_ORACLE_DEADLINE", "90")]).unwrap().oracle_deadline, Duration::from_secs(90));
-        assert_eq!(with(&[("FM_ORACLE_DEADLINE", "30m")]).unwrap().oracle_deadline, Duration::from_secs(1800));
-        assert_eq!(with(&[("FM_ORACLE_DEADLINE", "2h")]).unwrap().oracle_deadline, Duration::from_secs(7200));
+        assert_eq!(with(&[("FM_OKX_URL", "https://www.okx.com")]).unwrap().venues.urls.okx, ["https://www.okx.com"]);
+        assert_eq!(c.workers.oracle_deadline, Duration::from_secs(3600));
+        assert_eq!(with(&[("FM_ORACLE_DEADLINE", "90")]).unwrap().workers.oracle_deadline, Duration::from_secs(90));
+        assert_eq!(with(&[("FM_ORACLE_DEADLINE", "30m")]).unwrap().workers.oracle_deadline, Duration::from_secs(1800));
+        assert_eq!(with(&[("FM_ORACLE_DEADLINE", "2h")]).unwrap().workers.oracle_deadline, Duration::from_secs(7200));
         for bad in ["0", "1d", "h", "-5s", ""] {
             assert_eq!(with(&[("FM_ORACLE_DEADLINE", bad)]).unwrap_err().name, "FM_ORACLE_DEADLINE", "{bad}");
         }
@@ -634,7 +655,7 @@ mod tests {
         assert!(matches!(keyed.chain, ChainConfig::Rpc { keys: Some(KeyFiles { ref usdc_mint, .. }), .. } if usdc_mint.starts_with("4zMMC")));
         assert_eq!(with(&[("FM_ROLES", "serve,gardening")]).unwrap_err().name, "FM_ROLES");
         assert_eq!(with(&[("FM_ROLES", " , ")]).unwrap_err().name, "FM_ROLES");
-        assert_eq!(with(&[]).unwrap().roles, Roles::ALL);
-        assert_eq!(with(&[("FM_ROLES", "workers")]).unwrap().roles, Roles { serve: false, workers: true, indexer: false });
+        assert_eq!(with(&[]).unwrap().server.roles, Roles::ALL);
+        assert_eq!(with(&[("FM_ROLES", "workers")]).unwrap().server.roles, Roles { serve: false, workers: true, indexer: false });
     }
 }

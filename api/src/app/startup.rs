@@ -93,10 +93,10 @@ impl Application {
     /// migrations when configured), prepares Redis, opens the chain where a role needs it,
     /// starts the workers and binds the listener.
     pub async fn build(config: Config) -> Result<Application, StartupError> {
-        let db = store::pool(&config.database_url, config.db_max_connections, Duration::from_secs(3))?;
-        if config.run_migrations {
+        let db = store::pool(&config.database.url, config.database.max_connections, Duration::from_secs(3))?;
+        if config.database.run_migrations {
             let mut attempt = 0;
-            while let Err(e) = store::prepare(&config.database_url, &db).await {
+            while let Err(e) = store::prepare(&config.database.url, &db).await {
                 attempt += 1;
                 if attempt == 30 {
                     return Err(e.into());
@@ -105,9 +105,9 @@ impl Application {
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
         }
-        let roles = config.roles;
-        let redis = Redis::new(&config.redis_url, config.health_timeout, &config.redis_namespace)?;
-        let metrics = match config.metrics_addr {
+        let roles = config.server.roles;
+        let redis = Redis::new(&config.redis.url, config.http.health_timeout, &config.redis.namespace)?;
+        let metrics = match config.server.metrics_addr {
             Some(addr) => {
                 let listener = TcpListener::bind(addr).await.map_err(|source| StartupError::Bind { addr, source })?;
                 super::metrics::recorder();
@@ -116,7 +116,7 @@ impl Application {
             None => None,
         };
         let listener = match roles.serve {
-            true => Some(TcpListener::bind(config.bind_addr).await.map_err(|source| StartupError::Bind { addr: config.bind_addr, source })?),
+            true => Some(TcpListener::bind(config.server.bind_addr).await.map_err(|source| StartupError::Bind { addr: config.server.bind_addr, source })?),
             false => None,
         };
         // The chain is opened by the roles that use it: the API (trading), the indexer, and the
@@ -131,7 +131,7 @@ impl Application {
         };
         let server = listener.zip(state.clone()).map(|(listener, state)| (listener, app(state)));
         // The local chain's node answers subscriptions beside its /rpc, as a validator does.
-        let pubsub = match (&chain, config.pubsub_addr) {
+        let pubsub = match (&chain, config.server.pubsub_addr) {
             (Some(AnyChain::Embedded(embedded)), Some(addr)) if roles.serve => {
                 let listener = TcpListener::bind(addr).await.map_err(|source| StartupError::Bind { addr, source })?;
                 Some((listener, crate::http::pubsub::PubSub::start(embedded.clone()).await.router()))
@@ -139,19 +139,19 @@ impl Application {
             _ => None,
         };
         // Workers start last, once the chain and the server are ready.
-        let supervisor = Supervisor::new(&config.database_url);
+        let supervisor = Supervisor::new(&config.database.url);
         // The oracle and the crank end rounds on chain: they run where the service has its keys.
         if let Some(services) = state.as_ref().map(|s| s.services.clone()).filter(|_| roles.workers) {
             supervisor.spawn(StreamWorker { services, period: STREAM_PERIOD });
         }
-        if let Some(services) = state.as_ref().map(|s| s.services.clone()).filter(|_| roles.workers && config.push_enabled) {
-            supervisor.spawn(PushWorker { services, sender: PushSender::new(PUSH_TIMEOUT, config.push_endpoints()), period: config.push_period });
+        if let Some(services) = state.as_ref().map(|s| s.services.clone()).filter(|_| roles.workers && config.push.enabled) {
+            supervisor.spawn(PushWorker { services, sender: PushSender::new(PUSH_TIMEOUT, config.push.endpoints.clone()), period: config.push.period });
         }
         // The indexer shares the projector of the service's trades (see `IndexerWorker::new`).
         let projector = state.as_ref().and_then(|s| s.services.onchain.as_ref()).map(|o| o.projector().clone());
         let settling = state.map(|s| s.services.clone()).filter(|s| roles.workers && s.onchain.is_some());
-        let scheduling = roles.workers && config.scheduler_enabled;
-        let collecting = roles.workers && config.collectors_enabled;
+        let scheduling = roles.workers && config.workers.scheduler;
+        let collecting = roles.workers && config.venues.collectors;
         // The venues, for the jobs that read them: one client per host, shared by those jobs.
         let venues = match scheduling || collecting || settling.is_some() {
             true => venue_clients(&config, &supervisor).await?,
@@ -160,30 +160,30 @@ impl Application {
         let first_hosts: Vec<ExchangeClient> = venues.iter().map(|(_, hosts)| hosts[0].clone()).collect();
         if scheduling {
             store::series::ensure(&db, &config.series).await?;
-            let scheduler = Scheduler::new(db.clone(), first_hosts.clone(), config.round_horizon);
-            supervisor.spawn(SchedulerWorker { scheduler, period: config.scheduler_period });
+            let scheduler = Scheduler::new(db.clone(), first_hosts.clone(), config.workers.round_horizon);
+            supervisor.spawn(SchedulerWorker { scheduler, period: config.workers.scheduler_period });
         }
         if collecting {
             // Interval changes of configured series are replanned at once by a scheduler of the
             // collectors' own (idempotent beside the scheduler worker's: rounds are unique).
-            let scheduler = scheduling.then(|| std::sync::Arc::new(Scheduler::new(db.clone(), first_hosts.clone(), config.round_horizon)));
-            let retention = chrono::Duration::from_std(config.crowd_retention).unwrap_or(chrono::Duration::days(30));
+            let scheduler = scheduling.then(|| std::sync::Arc::new(Scheduler::new(db.clone(), first_hosts.clone(), config.workers.round_horizon)));
+            let retention = chrono::Duration::from_std(config.venues.crowd_retention).unwrap_or(chrono::Duration::days(30));
             for venue in &first_hosts {
                 let collector = Collector::new(db.clone(), venue.clone(), scheduler.clone(), retention);
-                supervisor.spawn(CollectorWorker { collector, intervals_period: config.intervals_period, crowd_period: config.crowd_period });
+                supervisor.spawn(CollectorWorker { collector, intervals_period: config.venues.intervals_period, crowd_period: config.venues.crowd_period });
             }
         }
         if let Some(services) = settling {
             let sources = venues.iter().map(|(exchange, hosts)| (*exchange, RateSource::for_venue(hosts)));
-            let oracle = Oracle::new(sources, config.oracle_deadline);
+            let oracle = Oracle::new(sources, config.workers.oracle_deadline);
             supervisor.spawn(OracleWorker { oracle, services: services.clone(), period: ORACLE_PERIOD });
             supervisor.spawn(SettlementWorker { services: services.clone(), period: CRANK_PERIOD });
-            supervisor.spawn(DepositWorker { services: services.clone(), period: config.deposit_reconcile_period });
-            supervisor.spawn(WithdrawalWorker { services, period: config.withdrawal_period });
+            supervisor.spawn(DepositWorker { services: services.clone(), period: config.workers.deposit_reconcile_period });
+            supervisor.spawn(WithdrawalWorker { services, period: config.workers.withdrawal_period });
         }
         if let (true, Some(chain)) = (roles.indexer, &chain) {
             let projector = projector.unwrap_or_else(|| Projector::new(db, &funding_market::ID));
-            supervisor.spawn(IndexerWorker::new(chain.clone(), projector, config.indexer_period));
+            supervisor.spawn(IndexerWorker::new(chain.clone(), projector, config.workers.indexer_period));
         }
         tracing::info!(serve = roles.serve, workers = roles.workers, indexer = roles.indexer, "roles");
         Ok(Application { server, chain, supervisor, metrics, pubsub })
@@ -280,22 +280,22 @@ async fn open_chain(config: &Config, db: &PgPool) -> Result<AnyChain, StartupErr
 /// hosts), listing the configured series among a universe of `FM_SIM_PERPS_PER_VENUE` perps a
 /// venue.
 async fn venue_clients(config: &Config, supervisor: &Supervisor) -> Result<Vec<(Exchange, Vec<ExchangeClient>)>, StartupError> {
-    let simulated = match Exchange::ALL.iter().any(|e| config.exchange_urls.of(*e).is_empty()) {
-        true => start_simulator(&config.series, config.sim_perps_per_venue, supervisor).await?,
+    let simulated = match Exchange::ALL.iter().any(|e| config.venues.urls.of(*e).is_empty()) {
+        true => start_simulator(&config.series, config.venues.sim_perps, supervisor).await?,
         false => Vec::new(),
     };
     Ok(Exchange::ALL
         .into_iter()
         .map(|exchange| {
-            let urls = match config.exchange_urls.of(exchange) {
+            let urls = match config.venues.urls.of(exchange) {
                 [] => &simulated,
                 configured => configured,
             };
             // A real venue's host is paced within its published limits; the simulator is not.
-            let is_simulated = config.exchange_urls.of(exchange).is_empty();
+            let is_simulated = config.venues.urls.of(exchange).is_empty();
             let client = |url: &String| match is_simulated {
                 true => ExchangeClient::new(exchange, url, EXCHANGE_TIMEOUT),
-                false => ExchangeClient::new(exchange, url, EXCHANGE_TIMEOUT).paced(config.venue_rate_share),
+                false => ExchangeClient::new(exchange, url, EXCHANGE_TIMEOUT).paced(config.venues.rate_share),
             };
             (exchange, urls.iter().map(client).collect())
         })

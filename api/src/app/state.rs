@@ -18,19 +18,19 @@ impl AppState {
             trade_plans: Arc::new(crate::services::trade_plans::TradePlans::new(db.clone())),
             db,
             redis,
-            tokens: Arc::new(TokenIssuer::new(&config.jwt_secret, config.token_ttl)),
-            sign_in: Arc::new(config.sign_in_settings()),
+            tokens: Arc::new(TokenIssuer::new(&config.auth.jwt_secret, config.auth.token_ttl)),
+            sign_in: Arc::new(config.auth.sign_in.clone()),
             onchain: None,
-            answer_within: answer_within(config.request_timeout),
-            new_users_per_day: config.operator_new_users_per_day,
-            token_accounts_per_day: config.operator_token_accounts_per_day,
-            push: Arc::new(PushSettings::new(config.vapid_private_key.clone(), config.vapid_subject.clone(), config.push_endpoints(), config.push_ttl_secs)),
+            answer_within: answer_within(config.http.request_timeout),
+            new_users_per_day: config.operator.new_users_per_day,
+            token_accounts_per_day: config.operator.token_accounts_per_day,
+            push: Arc::new(PushSettings::new(config.push.vapid_private_key.clone(), config.push.vapid_subject.clone(), config.push.endpoints.clone(), config.push.ttl_secs)),
             market_cache: Arc::new(crate::services::market_cache::MarketCache::new()),
             series_cards: Arc::new(crate::services::series_cards::SeriesCards::new()),
             leaderboard: Arc::new(crate::services::leaderboard_cache::LeaderboardCache::new()),
             market_data_version: Arc::new(crate::services::notices::Version::new(crate::services::market_data::NOTICE_CHANNEL)),
         };
-        let http = Arc::new(config.http_settings());
+        let http = Arc::new(config.http.clone());
         let limits = Arc::new(crate::services::rate_counts::WindowCounts::new(http.rate_sync_every));
         AppState::from(AppParts { services, http, ws: Arc::new(crate::http::routes::ws::hub::Hub::new()), market_pages: Default::default(), series_pages: Default::default(), leaderboard_pages: Default::default(), market_data_responses: Arc::new(crate::http::kept_responses::kept_responses()), limits })
     }

@@ -193,20 +193,20 @@ async fn count(state: &AppState, bucket: &Bucket, now: u64) -> Result<u64, rate_
 }
 
 fn bucket_for(state: &AppState, identity: &Identity, method: &Method, path: &str, ip: &str) -> Bucket {
-    let config = &state.http;
+    let settings = &state.http;
     match identity {
         Identity::Authenticated(caller) if is_trading(method, path) => {
-            Bucket { kind: "trade", who: caller.user_id.to_string(), limit: config.rate_trade_per_sec, window_secs: 1 }
+            Bucket { kind: "trade", who: caller.user_id.to_string(), limit: settings.rate_trade_per_sec, window_secs: 1 }
         }
         Identity::Authenticated(caller) => {
             let (kind, who) = match caller.method {
                 AuthMethod::ApiKey { key_id, .. } => ("key", key_id.to_string()),
                 AuthMethod::Token => ("user", caller.user_id.to_string()),
             };
-            Bucket { kind, who, limit: config.rate_auth_per_min, window_secs: 60 }
+            Bucket { kind, who, limit: settings.rate_auth_per_min, window_secs: 60 }
         }
         Identity::Anonymous | Identity::Invalid(_) => {
-            Bucket { kind: "ip", who: ip.to_owned(), limit: config.rate_public_per_min, window_secs: 60 }
+            Bucket { kind: "ip", who: ip.to_owned(), limit: settings.rate_public_per_min, window_secs: 60 }
         }
     }
 }

@@ -76,7 +76,7 @@ async fn challenge_refuses_malformed_addresses(db: PgPool) {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn verify_refuses_every_bad_signature_and_nonce(db: PgPool) {
     let mut config = config();
-    config.challenge_ttl = Duration::from_secs(1);
+    config.auth.sign_in.challenge_ttl = Duration::from_secs(1);
     let app = spawn(state_with(config, db, &redis_url())).await;
     let key = wallet();
     let other = wallet();
@@ -128,7 +128,7 @@ async fn concurrent_redemptions_of_one_nonce_issue_one_token(db: PgPool) {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn bad_tokens_are_unauthorized(db: PgPool) {
     let config = config();
-    let secret = config.jwt_secret.clone();
+    let secret = config.auth.jwt_secret.clone();
     let app = spawn(state_with(config, db, &redis_url())).await;
     let token = app.sign_in(&wallet()).await;
     let claims: Value = {

@@ -58,7 +58,7 @@ async fn any_origin_may_call_by_default(db: PgPool) {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn only_configured_origins_when_listed(db: PgPool) {
     let mut config = config();
-    config.cors_origins = Some(vec!["https://app.example.com".into(), "http://localhost:5173".into()]);
+    config.http.cors_origins = Some(vec!["https://app.example.com".into(), "http://localhost:5173".into()]);
     let app = spawn(state_with(config, db, &redis_url())).await;
     for allowed in ["https://app.example.com", "http://localhost:5173"] {
         let response = preflight(&app, "/v1/series", allowed, "GET", "authorization").await;
@@ -72,8 +72,8 @@ async fn only_configured_origins_when_listed(db: PgPool) {
 
     // The setting is checked at start.
     let parse = |value: &str| api::Config::from_lookup(|name| (name == "FM_CORS_ORIGINS").then(|| value.to_owned()));
-    assert_eq!(parse("*").unwrap().cors_origins, None);
-    assert_eq!(parse("https://a.example/, http://localhost:3000").unwrap().cors_origins, Some(vec!["https://a.example".into(), "http://localhost:3000".into()]));
+    assert_eq!(parse("*").unwrap().http.cors_origins, None);
+    assert_eq!(parse("https://a.example/, http://localhost:3000").unwrap().http.cors_origins, Some(vec!["https://a.example".into(), "http://localhost:3000".into()]));
     for bad in ["a.example", "https://a.example/app", "ftp://a.example", "https://*.example"] {
         assert!(parse(bad).unwrap_err().to_string().contains("FM_CORS_ORIGINS"), "{bad}");
     }

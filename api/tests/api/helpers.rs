@@ -49,13 +49,13 @@ pub const WEBHOOK_AUTH: &str = "Bearer test-webhook-secret";
 /// interfere, and a Redis namespace of its own so parallel tests never share a key.
 pub fn config() -> Config {
     let mut config = Config::from_lookup(|_| None).unwrap();
-    config.health_timeout = Duration::from_millis(800);
-    config.rate_public_per_min = 10_000;
-    config.rate_auth_per_min = 10_000;
-    config.rate_trade_per_sec = 10_000;
-    config.rate_rpc_per_sec = 10_000;
-    config.redis_namespace = format!("fmtest-{}", uuid::Uuid::new_v4().simple());
-    config.deposit_webhook_auth = Some(WEBHOOK_AUTH.into());
+    config.http.health_timeout = Duration::from_millis(800);
+    config.http.rate_public_per_min = 10_000;
+    config.http.rate_auth_per_min = 10_000;
+    config.http.rate_trade_per_sec = 10_000;
+    config.http.rate_rpc_per_sec = 10_000;
+    config.redis.namespace = format!("fmtest-{}", uuid::Uuid::new_v4().simple());
+    config.http.deposit_webhook_auth = Some(WEBHOOK_AUTH.into());
     config
 }
 
@@ -64,7 +64,7 @@ pub fn state(db: PgPool, redis_url: &str) -> AppState {
 }
 
 pub fn state_with(config: Config, db: PgPool, redis_url: &str) -> AppState {
-    let redis = Redis::new(redis_url, config.health_timeout, &config.redis_namespace).unwrap();
+    let redis = Redis::new(redis_url, config.http.health_timeout, &config.redis.namespace).unwrap();
     AppState::new(&config, db, redis)
 }
 

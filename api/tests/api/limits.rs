@@ -113,7 +113,7 @@ where
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn public_requests_are_limited_per_ip_exactly(db: PgPool) {
     let mut config = config();
-    config.rate_public_per_min = 5;
+    config.http.rate_public_per_min = 5;
     let app = spawn(state_with(config, db, &redis_url())).await;
     let base = app.base.clone();
     let results = burst(20, move |http| http.get(format!("{base}/v1/no-such-route")).send()).await;
@@ -136,8 +136,8 @@ async fn public_requests_are_limited_per_ip_exactly(db: PgPool) {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn replicas_share_a_limit_through_redis(db: PgPool) {
     let mut config = config();
-    config.rate_public_per_min = 10;
-    config.rate_sync_every = Duration::from_millis(50);
+    config.http.rate_public_per_min = 10;
+    config.http.rate_sync_every = Duration::from_millis(50);
     let one = spawn(state_with(config.clone(), db.clone(), &redis_url())).await;
     let other = spawn(state_with(config, db, &redis_url())).await;
     // Inside one window, so both replicas count in the same one.
@@ -166,9 +166,9 @@ async fn replicas_share_a_limit_through_redis(db: PgPool) {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn keys_and_users_have_their_own_buckets_and_trading_is_per_second(db: PgPool) {
     let mut config = config();
-    config.rate_auth_per_min = 3;
-    config.rate_trade_per_sec = 2;
-    config.rate_public_per_min = 1_000;
+    config.http.rate_auth_per_min = 3;
+    config.http.rate_trade_per_sec = 2;
+    config.http.rate_public_per_min = 1_000;
     let app = spawn(state_with(config, db, &redis_url())).await;
     let token = app.sign_in(&wallet()).await;
     let other = app.sign_in(&wallet()).await;
@@ -247,8 +247,8 @@ async fn extractors_admit_exactly_their_credentials(db: PgPool) {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn random_api_keys_stop_costing_queries_at_the_ip_limit(db: PgPool) {
     let mut config = config();
-    config.rate_public_per_min = 5;
-    config.request_timeout = Duration::from_secs(30);
+    config.http.rate_public_per_min = 5;
+    config.http.request_timeout = Duration::from_secs(30);
     let app = spawn(state_with(config, db.clone(), &redis_url())).await;
     let with_random_key = || {
         let key = api::domain::api_key::generate();
@@ -311,7 +311,7 @@ async fn the_local_rpc_is_rate_limited_and_bounded(db: PgPool) {
     let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     let onchain = api::chain::OnChain::embedded(&chain, db.clone()).await.unwrap();
     let mut config = config();
-    config.rate_rpc_per_sec = 3;
+    config.http.rate_rpc_per_sec = 3;
     let app = spawn(state_with(config, db, &redis_url()).with_onchain(onchain)).await;
     let base = app.base.clone();
     let results = burst(8, move |http| http.post(format!("{base}/rpc")).json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "getHealth"})).send()).await;
@@ -333,7 +333,7 @@ async fn the_local_rpc_is_rate_limited_and_bounded(db: PgPool) {
 async fn webhooks_without_the_secret_are_refused_before_their_body_and_limited(db: PgPool) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut config = config();
-    config.rate_public_per_min = 3;
+    config.http.rate_public_per_min = 3;
     let app = spawn(state_with(config, db, &redis_url())).await;
     let addr = app.base.trim_start_matches("http://").to_owned();
 

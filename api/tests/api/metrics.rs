@@ -13,7 +13,7 @@ use crate::trading::{open_market, trading};
 async fn refusals_and_chain_latency_are_recorded(db: PgPool) {
     let metrics = api::app::metrics::recorder();
     let mut strict = config();
-    strict.rate_public_per_min = 1;
+    strict.http.rate_public_per_min = 1;
     let app = spawn(state_with(strict, db.clone(), &redis_url())).await;
     assert_eq!(app.get("/v1/series").await.status(), 200);
     assert_eq!(app.get("/v1/series").await.status(), 429);

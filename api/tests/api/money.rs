@@ -411,7 +411,7 @@ async fn withdrawals_need_anti_replay_or_a_withdraw_key(db: PgPool) {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn withdrawals_cannot_farm_the_operators_rent(db: PgPool) {
     let mut config = config();
-    config.operator_token_accounts_per_day = 4;
+    config.operator.token_accounts_per_day = 4;
     let t = crate::trading::trading_with(&db, config).await;
     let (alice, bob) = (trader(&t, "20").await, trader(&t, "20").await);
     let wallets: Vec<String> = (0..4).map(|_| fresh_address()).collect();

@@ -183,8 +183,8 @@ fn loopback_sender() -> PushSender {
 async fn app(db: &PgPool) -> Trading {
     let mut config = config();
     let policy = loopback_policy();
-    (config.push_allow_http, config.push_allow_networks) = (policy.allow_http, policy.allowed_networks);
-    config.request_timeout = Duration::from_secs(10);
+    (config.push.endpoints.allow_http, config.push.endpoints.allowed_networks) = (policy.allow_http, policy.allowed_networks);
+    config.http.request_timeout = Duration::from_secs(10);
     trading_with(db, config).await
 }
 

@@ -25,7 +25,7 @@ pub struct Trading {
 
 pub async fn trading(db: &PgPool, request_timeout: Duration) -> Trading {
     let mut config = config();
-    config.request_timeout = request_timeout;
+    config.http.request_timeout = request_timeout;
     trading_with(db, config).await
 }
 
@@ -472,7 +472,7 @@ async fn the_faucet_is_not_found_without_a_chain(db: PgPool) {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn the_operator_pays_for_a_daily_budget_of_new_users(db: PgPool) {
     let mut config = config();
-    config.operator_new_users_per_day = 2;
+    config.operator.new_users_per_day = 2;
     let t = trading_with(&db, config).await;
     let mut tokens = Vec::new();
     let mut keys = Vec::new();

@@ -35,7 +35,7 @@ struct Replicas {
 
 async fn replicas(db: &PgPool) -> Replicas {
     let mut config = config();
-    config.request_timeout = Duration::from_secs(10);
+    config.http.request_timeout = Duration::from_secs(10);
     let a = crate::trading::trading_with(db, config.clone()).await;
     let onchain = OnChain::embedded(&a.chain, db.clone()).await.unwrap();
     let b_state = state_with(config.clone(), db.clone(), &redis_url()).with_onchain(onchain);
@@ -467,7 +467,7 @@ async fn a_client_that_stops_reading_is_closed_and_frees_its_slot(db: PgPool) {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn failed_api_keys_on_the_websocket_are_counted_with_http_ones(db: PgPool) {
     let mut config = config();
-    config.rate_public_per_min = 5;
+    config.http.rate_public_per_min = 5;
     let app = spawn(state_with(config, db.clone(), &redis_url())).await;
     let mut socket = connect(&app).await;
     let unknown = || format!("fmk_{}", Uuid::new_v4().simple().to_string().repeat(2)[..48].to_owned());

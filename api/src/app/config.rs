@@ -1,7 +1,6 @@
 //! Configuration from environment variables, in sections by concern (server, database, Redis,
 //! HTTP, auth, operator budgets, workers, venues, push, series, chain), each with a default that
-//! runs the service locally
-//! (see `.env.example` at the workspace root for the documented list).
+//! runs the service locally (see `.env.example` at the workspace root for the documented list).
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;

@@ -11,10 +11,17 @@ export RUST_LOG="${RUST_LOG:-warn}"
 # Property tests draw from a fixed seed, so a run is repeatable and a failure is the code's, not
 # the draw's; scripts/soak-lmsr.sh runs them with new seeds.
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261128}"
+# The code as rustfmt.toml formats it (before anything builds: a format slip fails in seconds).
+for component in rustfmt clippy; do
+  rustup component list --installed 2>/dev/null | grep -q "^$component" || rustup component add "$component"
+done
+cargo fmt --all --check
 cargo test --workspace --locked "$@"
 # The live service against its OpenAPI document: the docs page in Chromium, then the contract
 # fuzzing (skipped when a filter was given, to run a few Rust tests quickly).
 if [ "$#" -eq 0 ]; then
+  # Every crate and target clippy-clean (a lint is allowed only on its line, with a reason).
+  cargo clippy --workspace --all-targets --locked -- -D warnings
   # The program crates with the Rust anchor build uses (platform-tools' 1.89.0).
   bash scripts/check-program-toolchain.sh
   # The program as it deploys: its SBF binary (scripts/build-sbf.sh), the program's tests run

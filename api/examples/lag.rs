@@ -20,7 +20,12 @@ const TRADES: usize = 300;
 const MEMORY_TRADES: usize = 5_000;
 const USDC: u64 = 1_000_000;
 
-async fn send(chain: &indexer::chain::EmbeddedChain, ixs: &[anchor_lang::solana_program::instruction::Instruction], payer: &Keypair, signers: &[&Keypair]) -> String {
+async fn send(
+    chain: &indexer::chain::EmbeddedChain,
+    ixs: &[anchor_lang::solana_program::instruction::Instruction],
+    payer: &Keypair,
+    signers: &[&Keypair],
+) -> String {
     let (blockhash, _) = chain.latest_blockhash().await.unwrap();
     let mut all = vec![payer];
     all.extend_from_slice(signers);
@@ -45,7 +50,15 @@ async fn main() {
     let market_id = support::open_market(&db, series, 1, at(-60), at(3240), at(3540), 1_000_000_000).await;
     let id = *market_id.as_bytes();
     let (authority, operator) = (chain.keys().authority.insecure_clone(), chain.keys().operator.insecure_clone());
-    let params = CreateMarketParams { market_id: id, series: [0; 32], open_ts: now - 60, close_ts: now + 3240, settlement_ts: now + 3540, b: 1_000 * USDC, prior_ppm: 500_000 };
+    let params = CreateMarketParams {
+        market_id: id,
+        series: [0; 32],
+        open_ts: now - 60,
+        close_ts: now + 3240,
+        settlement_ts: now + 3540,
+        b: 1_000 * USDC,
+        prior_ppm: 500_000,
+    };
     send(&chain, &[client::create_market(authority.pubkey(), operator.pubkey(), chain.mint(), params)], &operator, &[&authority]).await;
     let wallet = Keypair::new();
     chain.airdrop(&wallet.pubkey(), 10_000_000_000).await.unwrap();
@@ -72,7 +85,12 @@ async fn main() {
         lag.push(confirmed.elapsed().as_secs_f64() * 1e3);
     }
     // Memory per transaction in a long-running process: resident set over many more buys.
-    let rss = || std::fs::read_to_string("/proc/self/status").ok().and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())).unwrap_or(0);
+    let rss = || {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+            .unwrap_or(0)
+    };
     let memory_trades: usize = std::env::var("LAG_MEMORY_TRADES").ok().and_then(|v| v.parse().ok()).unwrap_or(MEMORY_TRADES);
     let before = rss();
     let started = Instant::now();
@@ -88,5 +106,8 @@ async fn main() {
     println!("{TRADES} buys on the embedded chain, indexer in the service (woken by each confirmation)");
     println!("send -> confirmed (durable):            {}", percentiles(confirm));
     println!("confirmed -> visible in GET /v1/markets: {}", percentiles(lag));
-    println!("resident memory over {memory_trades} more buys: {before} KiB -> {after} KiB ({:.0} bytes per transaction)", (after as f64 - before as f64) * 1024.0 / memory_trades as f64);
+    println!(
+        "resident memory over {memory_trades} more buys: {before} KiB -> {after} KiB ({:.0} bytes per transaction)",
+        (after as f64 - before as f64) * 1024.0 / memory_trades as f64
+    );
 }

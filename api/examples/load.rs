@@ -8,7 +8,6 @@
 
 use std::time::{Duration, Instant};
 
-
 use api::domain::series::SeriesSpec;
 use api::store::series;
 use api::store::{self as db, cache::Redis};
@@ -34,15 +33,18 @@ async fn main() {
     db::prepare(&url, &conn).await.unwrap();
 
     // 4,000 series across the venues, each with an open round settling in an hour.
-    let specs: Vec<SeriesSpec> = (0..SERIES)
-        .map(|i| SeriesSpec { exchange: Exchange::ALL[i % 4], symbol: format!("S{i:04}USDT"), interval_minutes: 480 })
-        .collect();
+    let specs: Vec<SeriesSpec> =
+        (0..SERIES).map(|i| SeriesSpec { exchange: Exchange::ALL[i % 4], symbol: format!("S{i:04}USDT"), interval_minutes: 480 }).collect();
     let seeding = Instant::now();
     series::ensure(&conn, &specs).await.unwrap();
     let seeded_in = seeding.elapsed();
     let again = Instant::now();
     series::ensure(&conn, &specs).await.unwrap();
-    println!("seeding {SERIES} series: {:.0} ms new, {:.0} ms when they all exist (every start-up)", seeded_in.as_secs_f64() * 1e3, again.elapsed().as_secs_f64() * 1e3);
+    println!(
+        "seeding {SERIES} series: {:.0} ms new, {:.0} ms when they all exist (every start-up)",
+        seeded_in.as_secs_f64() * 1e3,
+        again.elapsed().as_secs_f64() * 1e3
+    );
     sqlx::query(
         "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
                               yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
@@ -101,8 +103,7 @@ async fn main() {
     let app = serve(api::http::app(state)).await;
     // Every unfinished market's row in the market cache (once its listener is up), as a service
     // quoting all of them holds it.
-    let unfinished: Vec<uuid::Uuid> =
-        sqlx::query_scalar("SELECT id FROM markets WHERE status IN ('pending', 'open')").fetch_all(&conn).await.unwrap();
+    let unfinished: Vec<uuid::Uuid> = sqlx::query_scalar("SELECT id FROM markets WHERE status IN ('pending', 'open')").fetch_all(&conn).await.unwrap();
     while services.market_cache.len() < unfinished.len() {
         for id in &unfinished {
             services.market_cache.market(&conn, *id).await.unwrap();

@@ -18,8 +18,8 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use anchor_lang::Discriminator;
-use anchor_lang::solana_program::program_pack::Pack;
 use anchor_lang::prelude::Pubkey;
+use anchor_lang::solana_program::program_pack::Pack;
 use api::chain::OnChain;
 use api::domain::exchange::Exchange;
 use api::domain::market::Side;
@@ -166,7 +166,8 @@ async fn main() {
     }
 
     // What was sent: each transaction's program instructions, by kind.
-    let sent: Vec<Value> = sqlx::query_scalar("SELECT instructions FROM embedded_ledger WHERE seq > $1 AND err IS NULL").bind(ledger_before).fetch_all(&db).await.unwrap();
+    let sent: Vec<Value> =
+        sqlx::query_scalar("SELECT instructions FROM embedded_ledger WHERE seq > $1 AND err IS NULL").bind(ledger_before).fetch_all(&db).await.unwrap();
     let program = funding_market::ID.to_string();
     let (mut settle_txs, mut settles, mut others) = (0, 0, 0);
     for instructions in &sent {
@@ -184,12 +185,17 @@ async fn main() {
             others += 1;
         }
     }
-    let failed: i64 = sqlx::query_scalar("SELECT count(*) FROM embedded_ledger WHERE seq > $1 AND err IS NOT NULL").bind(ledger_before).fetch_one(&db).await.unwrap();
+    let failed: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM embedded_ledger WHERE seq > $1 AND err IS NOT NULL").bind(ledger_before).fetch_one(&db).await.unwrap();
 
     let secs = |d: Option<Duration>| d.map_or("-".into(), |d| format!("{:.1} s", d.as_secs_f64()));
     println!("{rounds} rounds, {} positions, release build, embedded chain, oracle + crank + indexer in process", rounds * WALLETS);
     println!("  every round finalized on chain (oracle):     {}", secs(finalized_after));
     println!("  every round paid out and closed (crank):     {}", secs(paid_after));
     println!("  last payout visible through the API:         {}", secs(visible_after));
-    println!("  transactions: {} ({settle_txs} paying {settles} positions, {:.2} a transaction; {others} resolve/void/close); {failed} failed", sent.len(), settles as f64 / settle_txs.max(1) as f64);
+    println!(
+        "  transactions: {} ({settle_txs} paying {settles} positions, {:.2} a transaction; {others} resolve/void/close); {failed} failed",
+        sent.len(),
+        settles as f64 / settle_txs.max(1) as f64
+    );
 }

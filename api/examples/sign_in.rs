@@ -14,8 +14,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let wallet = bs58::encode(key.verifying_key().as_bytes()).into_string();
 
     // 1. Ask for a challenge.
-    let challenge: Value =
-        http.post(format!("{base}/v1/auth/challenge")).json(&json!({"wallet_address": wallet})).send().await?.json().await?;
+    let challenge: Value = http.post(format!("{base}/v1/auth/challenge")).json(&json!({"wallet_address": wallet})).send().await?.json().await?;
     let (nonce, message) = (challenge["data"]["nonce"].as_str().unwrap(), challenge["data"]["message"].as_str().unwrap());
     println!("message to sign:\n{message}\n");
 

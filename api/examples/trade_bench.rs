@@ -156,7 +156,13 @@ async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &
                 let mut trades = Vec::new();
                 while Instant::now() < deadline {
                     let started = Instant::now();
-                    let r = http.post(&url).bearer_auth(&token).json(&json!({"side": if i % 2 == 0 { "yes" } else { "no" }, "usdc_amount": "1"})).send().await.unwrap();
+                    let r = http
+                        .post(&url)
+                        .bearer_auth(&token)
+                        .json(&json!({"side": if i % 2 == 0 { "yes" } else { "no" }, "usdc_amount": "1"}))
+                        .send()
+                        .await
+                        .unwrap();
                     assert_eq!(r.status().as_u16(), 200, "{}", r.text().await.unwrap());
                     trades.push(((started - start).as_secs_f64() * 1e3, started.elapsed().as_secs_f64() * 1e3));
                 }
@@ -190,7 +196,10 @@ async fn main() {
     let mut markets = Vec::new();
     for round in 0..10 {
         let minutes = chrono::Duration::minutes;
-        markets.push(support::open_market(&db, series, round + 1, now - minutes(1), now + minutes(55 + round as i64), now + minutes(60 + round as i64), 1_000_000_000).await);
+        markets.push(
+            support::open_market(&db, series, round + 1, now - minutes(1), now + minutes(55 + round as i64), now + minutes(60 + round as i64), 1_000_000_000)
+                .await,
+        );
     }
     let mut tokens = Vec::new();
     for _ in 0..TRADERS {
@@ -200,7 +209,13 @@ async fn main() {
         tokens.push(token);
     }
     for market in &markets {
-        let r = http.post(format!("{base}/v1/markets/{market}/trade")).bearer_auth(&tokens[0]).json(&json!({"side": "yes", "usdc_amount": "1"})).send().await.unwrap();
+        let r = http
+            .post(format!("{base}/v1/markets/{market}/trade"))
+            .bearer_auth(&tokens[0])
+            .json(&json!({"side": "yes", "usdc_amount": "1"}))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status().as_u16(), 200);
     }
 

@@ -46,7 +46,9 @@ async fn main() -> Result<(), Error> {
     let address = wallet.pubkey().to_string();
     let challenge = call(&http, http.post(format!("{base}/v1/auth/challenge")).json(&json!({"wallet_address": address}))).await?;
     let signature = bs58::encode(key.sign(challenge["message"].as_str().unwrap().as_bytes()).to_bytes()).into_string();
-    let verified = call(&http, http.post(format!("{base}/v1/auth/verify")).json(&json!({"wallet_address": address, "signature": signature, "nonce": challenge["nonce"]}))).await?;
+    let verified =
+        call(&http, http.post(format!("{base}/v1/auth/verify")).json(&json!({"wallet_address": address, "signature": signature, "nonce": challenge["nonce"]})))
+            .await?;
     let token = verified["token"].as_str().unwrap().to_owned();
     println!("signed in as {address}");
 
@@ -61,8 +63,14 @@ async fn main() -> Result<(), Error> {
     let (custodial_market, wallet_market) = (markets[0]["id"].as_str().unwrap(), markets[1]["id"].as_str().unwrap());
 
     // Custodial: the service signs for the wallet.
-    let trade = call(&http, http.post(format!("{base}/v1/markets/{custodial_market}/trade")).bearer_auth(&token)
-        .header("Idempotency-Key", Uuid::new_v4().to_string()).json(&json!({"side": "yes", "usdc_amount": "10"}))).await?;
+    let trade = call(
+        &http,
+        http.post(format!("{base}/v1/markets/{custodial_market}/trade"))
+            .bearer_auth(&token)
+            .header("Idempotency-Key", Uuid::new_v4().to_string())
+            .json(&json!({"side": "yes", "usdc_amount": "10"})),
+    )
+    .await?;
     println!("custodial buy: {trade}");
 
     // Wallet-signed: make sure the market is on chain (co-signed creation if not)…
@@ -71,8 +79,12 @@ async fn main() -> Result<(), Error> {
         let mut tx: Transaction = bincode::deserialize(&BASE64.decode(ensured["transaction"].as_str().unwrap())?)?;
         let blockhash = tx.message.recent_blockhash;
         tx.partial_sign(&[&wallet], blockhash);
-        let cosigned = call(&http, replay(http.post(format!("{base}/v1/markets/{wallet_market}/co-sign")).bearer_auth(&token))
-            .json(&json!({"transaction": BASE64.encode(bincode::serialize(&tx)?)}))).await?;
+        let cosigned = call(
+            &http,
+            replay(http.post(format!("{base}/v1/markets/{wallet_market}/co-sign")).bearer_auth(&token))
+                .json(&json!({"transaction": BASE64.encode(bincode::serialize(&tx)?)})),
+        )
+        .await?;
         let created = rpc.send_and_confirm(&BASE64.decode(cosigned["transaction"].as_str().unwrap())?, Duration::from_secs(30)).await?;
         println!("market created on chain: {created}");
     }
@@ -80,12 +92,21 @@ async fn main() -> Result<(), Error> {
     let market_id: Uuid = wallet_market.parse()?;
     let (blockhash, _) = rpc.latest_blockhash().await?;
     let me = wallet.pubkey();
-    let buy = Transaction::new_signed_with_payer(&[client::buy_shares(me, me, market_id.as_bytes(), Side::No, 15_000_000, 0)], Some(&me), &[&wallet], blockhash.parse()?);
+    let buy = Transaction::new_signed_with_payer(
+        &[client::buy_shares(me, me, market_id.as_bytes(), Side::No, 15_000_000, 0)],
+        Some(&me),
+        &[&wallet],
+        blockhash.parse()?,
+    );
     let sent = rpc.send_and_confirm(&bincode::serialize(&buy)?, Duration::from_secs(30)).await?;
     let position = rpc.account(&client::position_pda(&client::market_pda(market_id.as_bytes()), &me).to_string()).await?.ok_or("no position")?;
     let shares = client::decode::<Position>(&position.data)?.no_shares;
-    let confirmed = call(&http, replay(http.post(format!("{base}/v1/trade/confirm")).bearer_auth(&token)).json(&json!({
-        "market_id": wallet_market, "tx_sig": sent, "side": "no", "shares": format!("{}.{:06}", shares / 1_000_000, shares % 1_000_000)}))).await?;
+    let confirmed = call(
+        &http,
+        replay(http.post(format!("{base}/v1/trade/confirm")).bearer_auth(&token)).json(&json!({
+        "market_id": wallet_market, "tx_sig": sent, "side": "no", "shares": format!("{}.{:06}", shares / 1_000_000, shares % 1_000_000)})),
+    )
+    .await?;
     println!("wallet-signed buy confirmed: {confirmed}");
 
     let portfolio = call(&http, http.get(format!("{base}/v1/portfolio")).bearer_auth(&token)).await?;

@@ -108,7 +108,11 @@ async fn main() {
         ready_rx.recv().await.unwrap();
     }
     let connected = connecting.elapsed();
-    println!("{subscribers} subscribers of one market from {} source addresses, subscribed in {:.1} s", subscribers.div_ceil(PER_ADDRESS), connected.as_secs_f64());
+    println!(
+        "{subscribers} subscribers of one market from {} source addresses, subscribed in {:.1} s",
+        subscribers.div_ceil(PER_ADDRESS),
+        connected.as_secs_f64()
+    );
 
     // The changes, as the projection makes them on each trade.
     let first = Instant::now();

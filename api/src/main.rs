@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
-use api::app::startup::{Application, shutdown_signal};
 use api::Config;
+use api::app::startup::{Application, shutdown_signal};
 use api::app::telemetry;
 
 #[tokio::main]

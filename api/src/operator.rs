@@ -181,7 +181,12 @@ pub struct ConfigView {
 
 /// Signs `instructions` (fees paid by `payer`), sends them and waits for confirmation; the
 /// signature.
-pub async fn send(rpc: &RpcChain, payer: &Keypair, signers: &[&Keypair], instructions: &[anchor_lang::solana_program::instruction::Instruction]) -> Result<String, OperatorError> {
+pub async fn send(
+    rpc: &RpcChain,
+    payer: &Keypair,
+    signers: &[&Keypair],
+    instructions: &[anchor_lang::solana_program::instruction::Instruction],
+) -> Result<String, OperatorError> {
     let (blockhash, _) = rpc.latest_blockhash().await?;
     let blockhash = blockhash.parse().map_err(|_| OperatorError::Refused(format!("the node answered a blockhash {blockhash:?}")))?;
     let mut all: Vec<&Keypair> = vec![payer];
@@ -222,8 +227,17 @@ pub async fn initialize(rpc: &RpcChain, payer: &Keypair, upgrade_authority: &Key
 pub async fn fund_treasury(rpc: &RpcChain, payer: &Keypair, owner: &Keypair, source: Option<Pubkey>, amount: u64) -> Result<String, OperatorError> {
     let config = config_account(rpc).await?.ok_or(OperatorError::NoConfig)?;
     let source = source.unwrap_or_else(|| associated_token_account(&owner.pubkey(), &config.usdc_mint));
-    let ix = spl_token_interface::instruction::transfer_checked(&spl_token_interface::ID, &source, &config.usdc_mint, &config.treasury, &owner.pubkey(), &[], amount, 6)
-        .map_err(|e| OperatorError::Input(e.to_string()))?;
+    let ix = spl_token_interface::instruction::transfer_checked(
+        &spl_token_interface::ID,
+        &source,
+        &config.usdc_mint,
+        &config.treasury,
+        &owner.pubkey(),
+        &[],
+        amount,
+        6,
+    )
+    .map_err(|e| OperatorError::Input(e.to_string()))?;
     send(rpc, payer, &[owner], &[ix]).await
 }
 
@@ -264,7 +278,10 @@ pub async fn end_market(rpc: &RpcChain, oracle: &Keypair, market_id: Uuid, endin
         return Err(OperatorError::Input(format!("the key given is {}, but the config's oracle is {}", oracle.pubkey(), config.oracle)));
     }
     let id = *market_id.as_bytes();
-    let account = rpc.account(&client::market_pda(&id).to_string()).await?.ok_or_else(|| OperatorError::Input(format!("market {market_id} has no account on this cluster")))?;
+    let account = rpc
+        .account(&client::market_pda(&id).to_string())
+        .await?
+        .ok_or_else(|| OperatorError::Input(format!("market {market_id} has no account on this cluster")))?;
     let market: Market = client::decode(&account.data).map_err(|e| OperatorError::Refused(format!("the market account does not decode: {e}")))?;
     if market.status != MarketStatus::Open {
         return Err(OperatorError::Input(format!("market {market_id} is already {:?}", market.status)));

@@ -61,10 +61,7 @@ impl Policy {
     /// Sends the request `build` makes (once per attempt) until it succeeds with a 2xx or the
     /// policy gives up.
     pub async fn send(&self, build: impl Fn() -> reqwest::RequestBuilder) -> Result<reqwest::Response, Failure> {
-        let backoff = ExponentialBuilder::default()
-            .with_min_delay(self.first_backoff)
-            .with_factor(2.0)
-            .with_max_times(self.attempts.saturating_sub(1));
+        let backoff = ExponentialBuilder::default().with_min_delay(self.first_backoff).with_factor(2.0).with_max_times(self.attempts.saturating_sub(1));
         let attempt = || async { self.attempt(build()).await };
         attempt
             .retry(backoff)

@@ -52,8 +52,20 @@ impl ChainSource for Source {
 
 fn event_tx(index: usize, events: Vec<Vec<u8>>) -> ConfirmedTransaction {
     let program = funding_market::ID.to_string();
-    let inner = events.into_iter().map(|data| InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), accounts: vec![], data } }).collect();
-    ConfirmedTransaction { signature: format!("tx-{index}"), slot: 1 + index as u64, transaction_index: None, block_time: Some(T), err: None, signers: vec![], instructions: vec![], inner_instructions: inner }
+    let inner = events
+        .into_iter()
+        .map(|data| InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), accounts: vec![], data } })
+        .collect();
+    ConfirmedTransaction {
+        signature: format!("tx-{index}"),
+        slot: 1 + index as u64,
+        transaction_index: None,
+        block_time: Some(T),
+        err: None,
+        signers: vec![],
+        instructions: vec![],
+        inner_instructions: inner,
+    }
 }
 
 fn event_data(event: &impl Event) -> Vec<u8> {
@@ -94,8 +106,19 @@ async fn main() {
         .unwrap();
         let address = Pubkey::new_unique();
         let created = MarketCreated {
-            market: address, market_id: *id.as_bytes(), series: [0; 32], open_ts: T, close_ts: T + 3300, settlement_ts: T + 3600,
-            b: 100_000_000, q_yes: 0, q_no: 0, subsidy: 1, yes_price: 500_000, no_price: 500_000, ts: T,
+            market: address,
+            market_id: *id.as_bytes(),
+            series: [0; 32],
+            open_ts: T,
+            close_ts: T + 3300,
+            settlement_ts: T + 3600,
+            b: 100_000_000,
+            q_yes: 0,
+            q_no: 0,
+            subsidy: 1,
+            yes_price: 500_000,
+            no_price: 500_000,
+            ts: T,
         };
         txs.push(event_tx(txs.len(), vec![event_data(&created)]));
         markets.push(address);
@@ -108,9 +131,24 @@ async fn main() {
         counts[m] += 1;
         let n = counts[m];
         event_data(&TradeExecuted {
-            market: markets[m], wallet: wallets[i % WALLETS], side: if i % 3 == 0 { Side::No } else { Side::Yes }, is_buy: true,
-            shares: 10_000_000, amount: 5_000_000, fee: 50_000, q_yes: n * 10_000_000, q_no: 0, yes_price: 500_000 + n, no_price: 500_000 - n,
-            volume: n * 5_000_000, trade_count: n, position_yes: n, position_no: 0, vault_balance: 1, user_vault_balance: 1_000_000_000, ts: T + (i / 50) as i64,
+            market: markets[m],
+            wallet: wallets[i % WALLETS],
+            side: if i.is_multiple_of(3) { Side::No } else { Side::Yes },
+            is_buy: true,
+            shares: 10_000_000,
+            amount: 5_000_000,
+            fee: 50_000,
+            q_yes: n * 10_000_000,
+            q_no: 0,
+            yes_price: 500_000 + n,
+            no_price: 500_000 - n,
+            volume: n * 5_000_000,
+            trade_count: n,
+            position_yes: n,
+            position_no: 0,
+            vault_balance: 1,
+            user_vault_balance: 1_000_000_000,
+            ts: T + (i / 50) as i64,
         })
     };
     for i in 0..EVENTS {

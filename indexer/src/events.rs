@@ -8,9 +8,7 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::chain::ConfirmedTransaction;
-use funding_market::events::{
-    DepositSwept, MarketClosed, MarketCreated, MarketFinalized, PositionSettled, TradeExecuted, UserCreated, Withdrawn,
-};
+use funding_market::events::{DepositSwept, MarketClosed, MarketCreated, MarketFinalized, PositionSettled, TradeExecuted, UserCreated, Withdrawn};
 
 pub enum ProgramEvent {
     UserCreated(UserCreated),
@@ -80,7 +78,12 @@ pub fn located<'a>(tx: &'a ConfirmedTransaction, program_id: &'a str) -> impl It
 /// trade knows its id without reading it back. Trades projected before ids were derived keep
 /// the random ones they were given.
 pub fn trade_id(signature: &str, ix_index: i32, event_index: i32) -> Uuid {
-    let digest = Sha256::new().chain_update(b"funding-market trade\0").chain_update(signature).chain_update(ix_index.to_le_bytes()).chain_update(event_index.to_le_bytes()).finalize();
+    let digest = Sha256::new()
+        .chain_update(b"funding-market trade\0")
+        .chain_update(signature)
+        .chain_update(ix_index.to_le_bytes())
+        .chain_update(event_index.to_le_bytes())
+        .finalize();
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
     uuid::Builder::from_custom_bytes(bytes).into_uuid()

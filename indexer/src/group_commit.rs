@@ -37,7 +37,7 @@ impl<T, W> GroupQueue<T, W> {
         self.queue().push(item);
     }
 
-    /// The turn to do what is queued, a group at a time (`Turn::next`), until nothing is left
+    /// The turn to do what is queued, a group at a time (`Turn::next_group`), until nothing is left
     /// — or nothing at all if another task has the worker: that one does what is queued, this
     /// caller's included, before it lets go. Take it in a task of its own where the caller must
     /// not wait for groups queued after its own.
@@ -67,7 +67,7 @@ impl<T, W> GroupQueue<T, W> {
 pub struct Turn<'a, T, W> {
     queue: &'a GroupQueue<T, W>,
     worker: Option<tokio::sync::MutexGuard<'a, W>>,
-    /// When the last group was handed out: its work ends at the next call of `next` (or when
+    /// When the last group was handed out: its work ends at the next call of `next_group` (or when
     /// the turn is dropped).
     group_began: Option<Instant>,
 }
@@ -75,7 +75,7 @@ pub struct Turn<'a, T, W> {
 impl<T, W> Turn<'_, T, W> {
     /// The worker and everything queued, in queued order; `None` once nothing is left, or if
     /// another task has the worker. Ends the group handed out before (see `GroupQueue`).
-    pub fn next(&mut self) -> Option<(&mut W, Vec<T>)> {
+    pub fn next_group(&mut self) -> Option<(&mut W, Vec<T>)> {
         self.end_group();
         loop {
             if self.worker.is_none() {
@@ -162,11 +162,11 @@ mod tests {
         let mut first = queue.turn();
         first.worker = Some(queue.worker.try_lock().unwrap());
         queue.push(7);
-        assert!(queue.turn().next().is_none(), "the worker is taken: the item is left to the turn that has it");
+        assert!(queue.turn().next_group().is_none(), "the worker is taken: the item is left to the turn that has it");
         assert!(first.let_go(), "letting go, the turn sees the item");
-        let (_, group) = first.next().expect("and does it");
+        let (_, group) = first.next_group().expect("and does it");
         assert_eq!(group, vec![7]);
-        assert!(first.next().is_none());
+        assert!(first.next_group().is_none());
     }
 
     /// A task each for `items`, all spawned at once: each queues its item and then does what
@@ -180,7 +180,7 @@ mod tests {
                 tokio::spawn(async move {
                     queue.push(i);
                     let mut turn = if after_woken { queue.turn_after_woken().await } else { queue.turn() };
-                    while let Some((done, group)) = turn.next() {
+                    while let Some((done, group)) = turn.next_group() {
                         done.push(group);
                     }
                 })

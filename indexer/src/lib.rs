@@ -95,7 +95,11 @@ mod tests {
 
     /// The password in a `postgres://user:password@host/db` URL, if it has one.
     fn password_of(url: &str) -> String {
-        url.split_once("://").and_then(|(_, rest)| rest.split_once('@')).and_then(|(auth, _)| auth.split_once(':')).map(|(_, password)| password.to_owned()).unwrap_or_default()
+        url.split_once("://")
+            .and_then(|(_, rest)| rest.split_once('@'))
+            .and_then(|(auth, _)| auth.split_once(':'))
+            .map(|(_, password)| password.to_owned())
+            .unwrap_or_default()
     }
 
     /// A schema dump without what varies between runs and servers (comments with versions,

@@ -14,14 +14,12 @@ use indexer::projection::Projector;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    tracing_subscriber::fmt()
-        .json()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .init();
+    tracing_subscriber::fmt().json().with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into())).init();
     let database_url = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/funding_market".into());
     let rpc_url = std::env::var("FM_RPC_URL").ok().filter(|u| u.starts_with("http://") || u.starts_with("https://"));
     let rpc_url = rpc_url.ok_or("FM_RPC_URL is required: the cluster's JSON-RPC endpoint, http(s)://…")?;
-    let period: u64 = std::env::var("FM_INDEXER_PERIOD_MS").unwrap_or_else(|_| "1000".into()).parse().map_err(|_| "FM_INDEXER_PERIOD_MS must be a number of milliseconds")?;
+    let period: u64 =
+        std::env::var("FM_INDEXER_PERIOD_MS").unwrap_or_else(|_| "1000".into()).parse().map_err(|_| "FM_INDEXER_PERIOD_MS must be a number of milliseconds")?;
 
     let db = indexer::pool_options().max_connections(4).connect(&database_url).await?;
     indexer::MIGRATOR.run(&db).await?;

@@ -290,7 +290,7 @@ impl Projector {
     /// turn: see `GroupQueue::turn_after_woken`).
     async fn apply_waiting(&self) {
         let mut turn = self.ahead.waiting.turn_after_woken().await;
-        while let Some((connection, group)) = turn.next() {
+        while let Some((connection, group)) = turn.next_group() {
             self.apply_group(connection, group).await;
         }
     }
@@ -387,6 +387,7 @@ impl Projector {
 }
 
 /// One statement's worth of a group's events (`Projector::steps`).
+#[allow(clippy::large_enum_variant, reason = "a group makes a few steps, each used once: boxing would only add allocations")]
 enum Step<'a> {
     Trades(TradeRun),
     Payouts(PayoutRun),
@@ -438,7 +439,10 @@ pub const PROJECTION_LOCK: i64 = 0x7072_6f6a_6563_7421; // "project!"
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Finalized {
     /// Resolved: YES iff the rate (1e-12) was positive.
-    Settled { yes: bool, actual_rate: i64 },
+    Settled {
+        yes: bool,
+        actual_rate: i64,
+    },
     Voided,
 }
 

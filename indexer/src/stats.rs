@@ -6,14 +6,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 /// Adds one settled round (`yes` iff the rate was positive) to its series' statistics.
-pub async fn record_outcome(
-    db: &mut PgConnection,
-    series_id: Uuid,
-    yes: bool,
-    volume: i64,
-    rate: i64,
-    at: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
+pub async fn record_outcome(db: &mut PgConnection, series_id: Uuid, yes: bool, volume: i64, rate: i64, at: DateTime<Utc>) -> Result<(), sqlx::Error> {
     let outcome = if yes { "yes" } else { "no" };
     sqlx::query(
         "UPDATE series SET

@@ -18,8 +18,8 @@ use indexer::follow::Indexer;
 use indexer::projection::Projector;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
-use solana_transaction_error::TransactionError;
 use solana_transaction::Transaction;
+use solana_transaction_error::TransactionError;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -106,7 +106,11 @@ async fn assert_positions_match(chain: &EmbeddedChain, db: &PgPool, market_id: U
 async fn assert_market_matches(chain: &EmbeddedChain, db: &PgPool, market_id: Uuid) -> Market {
     let onchain: Market = decode(chain, &client::market_pda(market_id.as_bytes())).await.unwrap();
     let projected: (i64, i64, i64, i32, String, Option<String>) =
-        sqlx::query_as("SELECT q_yes, q_no, total_volume, trade_count, status, outcome FROM markets WHERE id = $1").bind(market_id).fetch_one(db).await.unwrap();
+        sqlx::query_as("SELECT q_yes, q_no, total_volume, trade_count, status, outcome FROM markets WHERE id = $1")
+            .bind(market_id)
+            .fetch_one(db)
+            .await
+            .unwrap();
     let (status, outcome) = match (onchain.status, onchain.outcome) {
         (MarketStatus::Resolved, Outcome::Yes) => ("settled", Some("yes".to_owned())),
         (MarketStatus::Resolved, Outcome::No) => ("settled", Some("no".to_owned())),
@@ -120,7 +124,8 @@ async fn assert_market_matches(chain: &EmbeddedChain, db: &PgPool, market_id: Uu
 async fn assert_balances_match(chain: &EmbeddedChain, db: &PgPool, wallets: &[&Keypair]) {
     for wallet in wallets {
         let onchain = token_balance(chain, &client::vault_pda(&wallet.pubkey())).await;
-        let projected: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet.pubkey().to_string()).fetch_one(db).await.unwrap();
+        let projected: i64 =
+            sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet.pubkey().to_string()).fetch_one(db).await.unwrap();
         assert_eq!(projected as u64, onchain, "vault of {}", wallet.pubkey());
     }
 }
@@ -157,7 +162,8 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     let id = *market_id.as_bytes();
     let mut series = [0u8; 32];
     series[..15].copy_from_slice(b"binance-btcusdt");
-    let params = CreateMarketParams { market_id: id, series, open_ts: now - 60, close_ts: now + 3240, settlement_ts: now + 3540, b: 100 * USDC, prior_ppm: 550_000 };
+    let params =
+        CreateMarketParams { market_id: id, series, open_ts: now - 60, close_ts: now + 3240, settlement_ts: now + 3540, b: 100 * USDC, prior_ppm: 550_000 };
     send(&chain, &[client::create_market(authority.pubkey(), operator.pubkey(), chain.mint(), params)], &operator, &[&authority]).await.unwrap();
 
     // Alice signs her own trades; Bob's go through the operator (the custodial path). Alice's
@@ -194,7 +200,11 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     let deposited: i64 = sqlx::query_scalar("SELECT sum(amount)::BIGINT FROM deposits").fetch_one(&db).await.unwrap();
     assert_eq!(deposited as u64, 150 * USDC);
     let trades: Vec<(String, bool, i64, i64, i64)> =
-        sqlx::query_as("SELECT wallet, is_buy, shares, amount, fee FROM trades WHERE market_id = $1 ORDER BY created_at, is_buy DESC").bind(market_id).fetch_all(&db).await.unwrap();
+        sqlx::query_as("SELECT wallet, is_buy, shares, amount, fee FROM trades WHERE market_id = $1 ORDER BY created_at, is_buy DESC")
+            .bind(market_id)
+            .fetch_all(&db)
+            .await
+            .unwrap();
     assert_eq!(trades.len(), 3);
     let (bought, fees): (i64, i64) = trades.iter().filter(|t| t.1).fold((0, 0), |(a, f), t| (a + t.3, f + t.4));
     assert_eq!((bought as u64, fees as u64), (30 * USDC, 30 * USDC / 100), "buys spend the amounts asked plus the 1% fee");
@@ -209,9 +219,18 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     // Alice withdraws to a token account of her own.
     let destination = Keypair::new();
     let rent = 2_039_280;
-    let create = system_instruction::create_account(&alice.pubkey(), &destination.pubkey(), rent, spl_token_interface::state::Account::LEN as u64, &spl_token_interface::ID);
+    let create = system_instruction::create_account(
+        &alice.pubkey(),
+        &destination.pubkey(),
+        rent,
+        spl_token_interface::state::Account::LEN as u64,
+        &spl_token_interface::ID,
+    );
     let init = spl_token_interface::instruction::initialize_account3(&spl_token_interface::ID, &destination.pubkey(), &chain.mint(), &alice.pubkey()).unwrap();
-    answered.push(send_confirmed(&chain, &[create, init, client::withdraw(alice.pubkey(), alice.pubkey(), destination.pubkey(), 7 * USDC)], &alice, &[&destination]).await);
+    answered.push(
+        send_confirmed(&chain, &[create, init, client::withdraw(alice.pubkey(), alice.pubkey(), destination.pubkey(), 7 * USDC)], &alice, &[&destination])
+            .await,
+    );
 
     indexer(&chain, &db).run_once().await.unwrap();
     let market = assert_market_matches(&chain, &db, market_id).await;
@@ -219,11 +238,13 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     assert_positions_match(&chain, &db, market_id, &[&alice, &bob]).await;
     assert_balances_match(&chain, &db, &[&alice, &bob]).await;
     assert_eq!(token_balance(&chain, &destination.pubkey()).await, 7 * USDC);
-    let settled: Vec<(String, i64)> = sqlx::query_as("SELECT wallet, payout FROM settlements WHERE market_id = $1 ORDER BY wallet").bind(market_id).fetch_all(&db).await.unwrap();
+    let settled: Vec<(String, i64)> =
+        sqlx::query_as("SELECT wallet, payout FROM settlements WHERE market_id = $1 ORDER BY wallet").bind(market_id).fetch_all(&db).await.unwrap();
     assert_eq!(settled.len(), 2);
     let bob_payout = settled.iter().find(|(w, _)| *w == bob.pubkey().to_string()).unwrap().1;
     assert_eq!(bob_payout, 0, "NO lost");
-    let withdrawn: (String, i64) = sqlx::query_as("SELECT destination, amount FROM chain_withdrawals WHERE wallet = $1").bind(alice.pubkey().to_string()).fetch_one(&db).await.unwrap();
+    let withdrawn: (String, i64) =
+        sqlx::query_as("SELECT destination, amount FROM chain_withdrawals WHERE wallet = $1").bind(alice.pubkey().to_string()).fetch_one(&db).await.unwrap();
     assert_eq!(withdrawn, (destination.pubkey().to_string(), 7 * USDC as i64));
 
     // The ledger knows who signed: Alice alone for her withdrawal, fee payer first.
@@ -425,7 +446,11 @@ async fn lookup_tables_are_refused(db: PgPool) {
         account_keys: vec![payer.pubkey(), anchor_lang::solana_program::system_program::ID],
         recent_blockhash: blockhash.parse().unwrap(),
         // A transfer to the first address of the table.
-        instructions: vec![CompiledInstruction { program_id_index: 1, accounts: vec![0, 2], data: bincode::serialize(&system_instruction::SystemInstruction::Transfer { lamports: 1 }).unwrap() }],
+        instructions: vec![CompiledInstruction {
+            program_id_index: 1,
+            accounts: vec![0, 2],
+            data: bincode::serialize(&system_instruction::SystemInstruction::Transfer { lamports: 1 }).unwrap(),
+        }],
         address_table_lookups: vec![MessageAddressTableLookup { account_key: Pubkey::new_unique(), writable_indexes: vec![0], readonly_indexes: vec![] }],
     };
     let tx = VersionedTransaction::try_new(VersionedMessage::V0(message), &[&payer]).unwrap();
@@ -533,7 +558,8 @@ async fn an_answer_stays_within_its_byte_budget(db: PgPool) {
     }
 
     // Within the budget: listed once per key asked for, in the encoding and slice asked for.
-    let answer = chain.json_rpc(&request(2, "getMultipleAccounts", json!([[largest, largest, Pubkey::new_unique().to_string()], {"encoding": "base64"}]))).await;
+    let answer =
+        chain.json_rpc(&request(2, "getMultipleAccounts", json!([[largest, largest, Pubkey::new_unique().to_string()], {"encoding": "base64"}]))).await;
     let value = answer["result"]["value"].as_array().unwrap_or_else(|| panic!("{answer}"));
     assert_eq!(value.len(), 3);
     assert_eq!(value[0], value[1]);
@@ -629,13 +655,15 @@ async fn transactions_landing_during_a_write_are_committed_together(db: PgPool) 
         .unwrap();
     assert_eq!((rows, commits), (8, 2));
     // In landing order, and a chain rebuilt from Postgres agrees with the bank.
-    let order: Vec<String> = sqlx::query_scalar("SELECT signature FROM embedded_ledger WHERE signature = ANY($1) ORDER BY seq").bind(&signatures).fetch_all(&db).await.unwrap();
+    let order: Vec<String> =
+        sqlx::query_scalar("SELECT signature FROM embedded_ledger WHERE signature = ANY($1) ORDER BY seq").bind(&signatures).fetch_all(&db).await.unwrap();
     assert_eq!(order, signatures);
     // Each row of the group is its own transaction's: keys, signers, header and wire as sent,
     // its own logs; and each account is indexed under every one of them.
     for (signature, wire) in signatures.iter().zip(&wires) {
         let sent: Transaction = bincode::deserialize(wire).unwrap();
-        let (keys, signers, header, stored, logs, indexed): (Vec<String>, Vec<String>, Vec<i16>, Vec<u8>, Vec<String>, i64) = sqlx::query_as(
+        type Row = (Vec<String>, Vec<String>, Vec<i16>, Vec<u8>, Vec<String>, i64);
+        let (keys, signers, header, stored, logs, indexed): Row = sqlx::query_as(
             "SELECT account_keys, signers, header, wire, log_messages,
                     (SELECT count(*) FROM embedded_ledger_accounts a WHERE a.seq = l.seq)
              FROM embedded_ledger l WHERE signature = $1",
@@ -747,11 +775,24 @@ async fn a_buy_logs_what_solana_program_test_logs_for_it(db: PgPool) {
     let bob = trader(&chain, 50 * USDC).await;
     let now = chain.clock().await.unwrap().unix_timestamp;
     let id = *Uuid::new_v4().as_bytes();
-    let params = CreateMarketParams { market_id: id, series: [7; 32], open_ts: now - 60, close_ts: now + 3240, settlement_ts: now + 3540, b: 100 * USDC, prior_ppm: 550_000 };
+    let params = CreateMarketParams {
+        market_id: id,
+        series: [7; 32],
+        open_ts: now - 60,
+        close_ts: now + 3240,
+        settlement_ts: now + 3540,
+        b: 100 * USDC,
+        prior_ppm: 550_000,
+    };
     send(&chain, &[client::create_market(authority.pubkey(), operator.pubkey(), chain.mint(), params)], &operator, &[&authority]).await.unwrap();
 
     let buy = client::buy_shares(operator.pubkey(), bob.pubkey(), &id, Side::No, 20 * USDC, 0);
-    let tx = Transaction::new_signed_with_payer(&[buy.clone()], Some(&operator.pubkey()), &[&operator], chain.latest_blockhash().await.unwrap().0.parse().unwrap());
+    let tx = Transaction::new_signed_with_payer(
+        std::slice::from_ref(&buy),
+        Some(&operator.pubkey()),
+        &[&operator],
+        chain.latest_blockhash().await.unwrap().0.parse().unwrap(),
+    );
     let on_chain = chain.simulate(tx.into(), true, false, true).unwrap();
     assert!(on_chain.err.is_none(), "{on_chain:?}");
 
@@ -767,7 +808,10 @@ async fn a_buy_logs_what_solana_program_test_logs_for_it(db: PgPool) {
             continue;
         }
         let owner = account.owner.parse().unwrap();
-        test.add_account(meta.pubkey, solana_account::Account { lamports: account.lamports, data: account.data, owner, executable: false, rent_epoch: u64::MAX });
+        test.add_account(
+            meta.pubkey,
+            solana_account::Account { lamports: account.lamports, data: account.data, owner, executable: false, rent_epoch: u64::MAX },
+        );
     }
     let context = test.start_with_context().await;
     let mut clock: anchor_lang::prelude::Clock = context.banks_client.get_sysvar().await.unwrap();
@@ -794,7 +838,13 @@ async fn a_buy_logs_what_solana_program_test_logs_for_it(db: PgPool) {
         assert!(logs.iter().any(|l| l.starts_with("Program data: ")), "the trade's event, logged: {logs:#?}");
     }
     let depth = logs.iter().try_fold(0i32, |depth, line| {
-        let depth = if line.contains(" invoke [") { depth + 1 } else if line.ends_with(" success") || line.contains(" failed: ") { depth - 1 } else { depth };
+        let depth = if line.contains(" invoke [") {
+            depth + 1
+        } else if line.ends_with(" success") || line.contains(" failed: ") {
+            depth - 1
+        } else {
+            depth
+        };
         (depth >= 0).then_some(depth)
     });
     assert_eq!(depth, Some(0), "every invoke is closed by its success: {logs:#?}");

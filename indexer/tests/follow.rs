@@ -35,7 +35,10 @@ impl ChainSource for Source {
     async fn signatures_after(&self, _: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, ChainError> {
         let visible = &self.0.txs[..self.0.visible.load(std::sync::atomic::Ordering::SeqCst)];
         let start = cursor.and_then(|c| visible.iter().position(|t| t.signature == c)).map_or(0, |i| i + 1);
-        Ok(visible[start..].iter().map(|t| SignatureInfo { signature: t.signature.clone(), slot: t.slot, failed: t.err.is_some(), block_time: t.block_time }).collect())
+        Ok(visible[start..]
+            .iter()
+            .map(|t| SignatureInfo { signature: t.signature.clone(), slot: t.slot, failed: t.err.is_some(), block_time: t.block_time })
+            .collect())
     }
 
     async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
@@ -48,8 +51,19 @@ impl ChainSource for Source {
 /// A market's creation and then `n` trades, one per transaction; every 7th transaction failed.
 fn ledger(market_id: Uuid, market: Pubkey, n: u64) -> Arc<Ledger> {
     let created = MarketCreated {
-        market, market_id: *market_id.as_bytes(), series: [0; 32], open_ts: T, close_ts: T + 3300, settlement_ts: T + 3600,
-        b: 200_000_000, q_yes: 0, q_no: 0, subsidy: 1, yes_price: 500_000, no_price: 500_000, ts: T,
+        market,
+        market_id: *market_id.as_bytes(),
+        series: [0; 32],
+        open_ts: T,
+        close_ts: T + 3300,
+        settlement_ts: T + 3600,
+        b: 200_000_000,
+        q_yes: 0,
+        q_no: 0,
+        subsidy: 1,
+        yes_price: 500_000,
+        no_price: 500_000,
+        ts: T,
     };
     let mut txs = vec![tx("create", 1, vec![event_data(&created)])];
     let wallet = Pubkey::new_unique();
@@ -145,7 +159,10 @@ async fn what_was_applied_ahead_is_passed_unread(db: PgPool) {
     let other = Projector::new(db.clone(), &funding_market::ID);
     sqlx::query("DELETE FROM chain_cursor").execute(&db).await.unwrap();
     source.read.lock().unwrap().clear();
-    assert_eq!(Indexer::new(Source(source.clone()), other, &program).run_once().await.unwrap(), indexer::follow::Progress { transactions: 21, events: 0, waits_for_sender: false });
+    assert_eq!(
+        Indexer::new(Source(source.clone()), other, &program).run_once().await.unwrap(),
+        indexer::follow::Progress { transactions: 21, events: 0, waits_for_sender: false }
+    );
     assert_eq!(source.read.lock().unwrap().len(), 21);
     assert_eq!(state(&db, market_id).await, (1 + 18, 18, 18, 180));
 }
@@ -283,11 +300,8 @@ async fn a_crash_at_any_point_loses_and_repeats_nothing(db: PgPool) {
     assert!(progress > 0, "the interrupted runs made progress");
     assert!(progress < 1 + trades as i64, "and were really interrupted before the end");
     Indexer::new(Source(source.clone()), Projector::new(db.clone(), &funding_market::ID), &program).run_once().await.unwrap();
-    assert_eq!(state(&db, market_id).await, (1 + trades as i64, trades as i64, trades as i32, trades as i64 * 10));
-    assert_eq!(
-        Projector::new(db.clone(), &funding_market::ID).cursor().await.unwrap().as_deref(),
-        Some("trade-300")
-    );
+    assert_eq!(state(&db, market_id).await, (1 + trades as i64, trades as i64, trades, trades as i64 * 10));
+    assert_eq!(Projector::new(db.clone(), &funding_market::ID).cursor().await.unwrap().as_deref(), Some("trade-300"));
 }
 
 /// A source that lists one signature it cannot return yet (a node that has not caught up).

@@ -131,8 +131,17 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     let keys = chain.keys();
     let now = chrono::Utc::now().timestamp();
     let market_id = *Uuid::new_v4().as_bytes();
-    let params = CreateMarketParams { market_id, series: [1; 32], open_ts: now - 60, close_ts: now + 3600, settlement_ts: now + 7200, b: 10_000_000, prior_ppm: 500_000 };
-    let create_market = signed(&rpc, &[client::create_market(keys.authority.pubkey(), keys.authority.pubkey(), chain.mint(), params)], &keys.authority, &[]).await;
+    let params = CreateMarketParams {
+        market_id,
+        series: [1; 32],
+        open_ts: now - 60,
+        close_ts: now + 3600,
+        settlement_ts: now + 7200,
+        b: 10_000_000,
+        prior_ppm: 500_000,
+    };
+    let create_market =
+        signed(&rpc, &[client::create_market(keys.authority.pubkey(), keys.authority.pubkey(), chain.mint(), params)], &keys.authority, &[]).await;
     let config = RpcSimulateTransactionConfig { inner_instructions: true, ..Default::default() };
     let simulated = rpc.simulate_transaction_with_config(&create_market, config).await.unwrap().value;
     let inner = simulated.inner_instructions.expect("asked for");

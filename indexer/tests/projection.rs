@@ -58,7 +58,12 @@ impl World {
     /// at its slot and position in the block, is the transaction "{name}-{i}" holding the events
     /// `events` makes of it with this copy's market addresses and wallets.
     async fn new<E>(
-        db: &PgPool, first: uuid::Uuid, n: i32, name: &str, ledger: &[(E, u64, u32)], events: impl Fn(&E, &[Pubkey], &[Pubkey]) -> Vec<Vec<u8>>,
+        db: &PgPool,
+        first: uuid::Uuid,
+        n: i32,
+        name: &str,
+        ledger: &[(E, u64, u32)],
+        events: impl Fn(&E, &[Pubkey], &[Pubkey]) -> Vec<Vec<u8>>,
     ) -> World {
         let mut markets = Vec::new();
         for round in 0..2 {
@@ -109,15 +114,23 @@ async fn a_market_life_is_projected_once_whatever_the_delivery(db: PgPool) {
     let projector = Projector::new(db.clone(), &funding_market::ID);
     let created = market_created(market, market_id);
     let txs = vec![
-        tx("sig-user", 10, vec![event_data(&UserCreated { wallet, user: Pubkey::new_unique(), deposit: Pubkey::new_unique(), vault: Pubkey::new_unique(), ts: T })]),
+        tx(
+            "sig-user",
+            10,
+            vec![event_data(&UserCreated { wallet, user: Pubkey::new_unique(), deposit: Pubkey::new_unique(), vault: Pubkey::new_unique(), ts: T })],
+        ),
         tx("sig-deposit", 11, vec![event_data(&DepositSwept { wallet, amount: 50_000_000, vault_balance: 50_000_000, ts: T })]),
         tx("sig-create", 12, vec![event_data(&created)]),
         tx("sig-trade-1", 13, vec![event_data(&trade(market, wallet, 1, 10_000_000, 10_000_000, 44_950_000))]),
         // Two events in one transaction get their own indexes.
-        tx("sig-trade-2", 14, vec![
-            event_data(&trade(market, wallet, 2, 20_000_000, 20_000_000, 39_900_000)),
-            event_data(&trade(market, wallet, 3, 30_000_000, 30_000_000, 34_850_000)),
-        ]),
+        tx(
+            "sig-trade-2",
+            14,
+            vec![
+                event_data(&trade(market, wallet, 2, 20_000_000, 20_000_000, 39_900_000)),
+                event_data(&trade(market, wallet, 3, 30_000_000, 30_000_000, 34_850_000)),
+            ],
+        ),
     ];
     let mut new = 0;
     for t in &txs {
@@ -136,14 +149,17 @@ async fn a_market_life_is_projected_once_whatever_the_delivery(db: PgPool) {
     failed.err = Some(TransactionError::InstructionError(0, InstructionError::Custom(6007)));
     assert_eq!(projector.apply(&failed).await.unwrap(), 0);
 
-    let (q_yes, price, volume, count, address): (i64, i32, i64, i32, String) = sqlx::query_as(
-        "SELECT q_yes, yes_price_ppm, total_volume, trade_count, onchain_address FROM markets WHERE id = $1",
-    )
-    .bind(market_id).fetch_one(&db).await.unwrap();
+    let (q_yes, price, volume, count, address): (i64, i32, i64, i32, String) =
+        sqlx::query_as("SELECT q_yes, yes_price_ppm, total_volume, trade_count, onchain_address FROM markets WHERE id = $1")
+            .bind(market_id)
+            .fetch_one(&db)
+            .await
+            .unwrap();
     assert_eq!((q_yes, price, volume, count, address), (30_000_000, 510_003, 15_000_000, 3, market.to_string()));
     let trades: i64 = sqlx::query_scalar("SELECT count(*) FROM trades WHERE market_id = $1").bind(market_id).fetch_one(&db).await.unwrap();
     assert_eq!(trades, 4, "three trades, plus the out-of-order one recorded as history but not as state");
-    let position: (i64, i64) = sqlx::query_as("SELECT yes_shares, no_shares FROM positions WHERE wallet = $1").bind(wallet.to_string()).fetch_one(&db).await.unwrap();
+    let position: (i64, i64) =
+        sqlx::query_as("SELECT yes_shares, no_shares FROM positions WHERE wallet = $1").bind(wallet.to_string()).fetch_one(&db).await.unwrap();
     assert_eq!(position, (30_000_000, 0), "the late trade did not regress the position");
     let balance: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(wallet.to_string()).fetch_one(&db).await.unwrap();
     assert_eq!(balance, 34_850_000);
@@ -155,13 +171,24 @@ async fn a_market_life_is_projected_once_whatever_the_delivery(db: PgPool) {
 
     // Resolution and settlement.
     let resolved = MarketFinalized { market, voided: false, outcome: Outcome::Yes, actual_rate: 123_000_000, fees_to_treasury: 150_000, ts: T + 3600 };
-    let settled = PositionSettled { market, wallet, yes_shares: 30_000_000, no_shares: 0, payout: 30_000_000, user_vault_balance: 64_850_000, voided: false, ts: T + 3700 };
+    let settled = PositionSettled {
+        market,
+        wallet,
+        yes_shares: 30_000_000,
+        no_shares: 0,
+        payout: 30_000_000,
+        user_vault_balance: 64_850_000,
+        voided: false,
+        ts: T + 3700,
+    };
     projector.apply(&tx("sig-resolve", 20, vec![event_data(&resolved)])).await.unwrap();
     projector.apply(&tx("sig-settle", 21, vec![event_data(&settled)])).await.unwrap();
     projector.apply(&tx("sig-resolve", 20, vec![event_data(&resolved)])).await.unwrap();
-    let (status, outcome, rate): (String, String, i64) = sqlx::query_as("SELECT status, outcome, actual_rate FROM markets WHERE id = $1").bind(market_id).fetch_one(&db).await.unwrap();
+    let (status, outcome, rate): (String, String, i64) =
+        sqlx::query_as("SELECT status, outcome, actual_rate FROM markets WHERE id = $1").bind(market_id).fetch_one(&db).await.unwrap();
     assert_eq!((status.as_str(), outcome.as_str(), rate), ("settled", "yes", 123_000_000));
-    let (rounds, yes_rounds, series_volume): (i32, i32, i64) = sqlx::query_as("SELECT total_rounds, yes_rounds, total_volume FROM series").fetch_one(&db).await.unwrap();
+    let (rounds, yes_rounds, series_volume): (i32, i32, i64) =
+        sqlx::query_as("SELECT total_rounds, yes_rounds, total_volume FROM series").fetch_one(&db).await.unwrap();
     assert_eq!((rounds, yes_rounds, series_volume), (1, 1, 15_000_000), "statistics counted once");
     let open_positions: i64 = sqlx::query_scalar("SELECT count(*) FROM positions").fetch_one(&db).await.unwrap();
     assert_eq!(open_positions, 0);
@@ -235,9 +262,8 @@ async fn applied_ahead_leaves_the_cursor_and_is_not_applied_twice(db: PgPool) {
 async fn batches_and_ahead_projections_run_side_by_side(db: PgPool) {
     let (market_id, market) = seed_linked_market(&db).await;
     let wallets: Vec<Pubkey> = (0..6).map(|_| Pubkey::new_unique()).collect();
-    let txs: Vec<_> = (1..=240u64)
-        .map(|n| tx(&format!("sig-{n}"), n, vec![event_data(&trade(market, wallets[n as usize % 6], n, n * 10, n * 10, 1_000 + n))]))
-        .collect();
+    let txs: Vec<_> =
+        (1..=240u64).map(|n| tx(&format!("sig-{n}"), n, vec![event_data(&trade(market, wallets[n as usize % 6], n, n * 10, n * 10, 1_000 + n))])).collect();
     let txs = std::sync::Arc::new(txs);
     let batches = {
         let (db, txs) = (db.clone(), txs.clone());
@@ -375,13 +401,12 @@ async fn a_failing_transaction_applied_ahead_fails_only_its_own_caller(db: PgPoo
         let (signature, applied) = task.await.unwrap();
         assert_eq!(applied, signature != "sig-broken", "{signature}");
     }
-    let (trades, count, commits): (i64, i32, i64) = sqlx::query_as(
-        "SELECT (SELECT count(*) FROM trades), trade_count, (SELECT count(DISTINCT xmin::TEXT) FROM chain_events) FROM markets WHERE id = $1",
-    )
-    .bind(market_id)
-    .fetch_one(&db)
-    .await
-    .unwrap();
+    let (trades, count, commits): (i64, i32, i64) =
+        sqlx::query_as("SELECT (SELECT count(*) FROM trades), trade_count, (SELECT count(DISTINCT xmin::TEXT) FROM chain_events) FROM markets WHERE id = $1")
+            .bind(market_id)
+            .fetch_one(&db)
+            .await
+            .unwrap();
     assert_eq!((trades, count), (20, 20));
     assert_eq!(commits, 20, "the group failed, so each was applied on its own");
 }
@@ -437,8 +462,15 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
             let market = next(2) as usize;
             counts[market] += 1;
             Step::Trade {
-                market, wallet: next(4) as usize, count: counts[market], ts: T + i as i64 / 3, balance: 1_000 + next(1_000), position: next(50),
-                no: next(3) == 0, sell: next(4) == 0, amount: 1_000_000 + next(5_000_000),
+                market,
+                wallet: next(4) as usize,
+                count: counts[market],
+                ts: T + i as i64 / 3,
+                balance: 1_000 + next(1_000),
+                position: next(50),
+                no: next(3) == 0,
+                sell: next(4) == 0,
+                amount: 1_000_000 + next(5_000_000),
             }
         };
         ledger.push((step, slot, (i % 5) as u32));
@@ -466,8 +498,14 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
                     }
                     Step::Deposit { wallet, balance } => event_data(&DepositSwept { wallet: wallets[wallet], amount: 1, vault_balance: balance, ts: T }),
                     Step::Payout { market, wallet, payout, voided, balance } => event_data(&PositionSettled {
-                        market: markets[market], wallet: wallets[wallet], yes_shares: payout, no_shares: 0, payout, voided,
-                        user_vault_balance: balance, ts: T + 100,
+                        market: markets[market],
+                        wallet: wallets[wallet],
+                        yes_shares: payout,
+                        no_shares: 0,
+                        payout,
+                        voided,
+                        user_vault_balance: balance,
+                        ts: T + 100,
                     }),
                 }]
             })
@@ -485,16 +523,17 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
             let prices: Vec<(chrono::DateTime<chrono::Utc>, i32)> =
                 sqlx::query_as("SELECT at, yes_price_ppm FROM market_prices WHERE market_id = $1 ORDER BY at").bind(id).fetch_all(db).await.unwrap();
             rows.push(format!("prices {m} {prices:?}"));
-            let trades: (i64, Option<i64>) = sqlx::query_as("SELECT count(*), sum(amount)::BIGINT FROM trades WHERE market_id = $1").bind(id).fetch_one(db).await.unwrap();
+            let trades: (i64, Option<i64>) =
+                sqlx::query_as("SELECT count(*), sum(amount)::BIGINT FROM trades WHERE market_id = $1").bind(id).fetch_one(db).await.unwrap();
             rows.push(format!("trades {m} {trades:?}"));
             for (w, wallet) in world.wallets.iter().enumerate() {
                 let position: Option<(i64, i64, i64, i64, i64)> =
                     sqlx::query_as("SELECT yes_shares, no_shares, last_trade_count, yes_basis, no_basis FROM positions WHERE market_id = $1 AND wallet = $2")
-                    .bind(id)
-                    .bind(wallet.to_string())
-                    .fetch_optional(db)
-                    .await
-                    .unwrap();
+                        .bind(id)
+                        .bind(wallet.to_string())
+                        .fetch_optional(db)
+                        .await
+                        .unwrap();
                 rows.push(format!("position {m} {w} {position:?}"));
                 let settled: Option<(i64, bool)> = sqlx::query_as("SELECT payout, voided FROM settlements WHERE market_id = $1 AND wallet = $2")
                     .bind(id)
@@ -502,15 +541,27 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
                     .fetch_optional(db)
                     .await
                     .unwrap();
-                let notices: i64 = sqlx::query_scalar("SELECT count(*) FROM outbox WHERE market_id = $1 AND wallet = $2").bind(id).bind(wallet.to_string()).fetch_one(db).await.unwrap();
+                let notices: i64 = sqlx::query_scalar("SELECT count(*) FROM outbox WHERE market_id = $1 AND wallet = $2")
+                    .bind(id)
+                    .bind(wallet.to_string())
+                    .fetch_one(db)
+                    .await
+                    .unwrap();
                 rows.push(format!("settled {m} {w} {settled:?} {notices}"));
             }
         }
         for (w, wallet) in world.wallets.iter().enumerate() {
-            let balance: Option<(i64, i64, i32)> =
-                sqlx::query_as("SELECT balance, slot, tx_index FROM vault_balances WHERE wallet = $1").bind(wallet.to_string()).fetch_optional(db).await.unwrap();
+            let balance: Option<(i64, i64, i32)> = sqlx::query_as("SELECT balance, slot, tx_index FROM vault_balances WHERE wallet = $1")
+                .bind(wallet.to_string())
+                .fetch_optional(db)
+                .await
+                .unwrap();
             let stats: Vec<(chrono::NaiveDate, i64, i32, i64, i32, i32)> =
-                sqlx::query_as("SELECT day, volume, trades, realized_pnl, settled, wins FROM trader_stats WHERE wallet = $1 ORDER BY day").bind(wallet.to_string()).fetch_all(db).await.unwrap();
+                sqlx::query_as("SELECT day, volume, trades, realized_pnl, settled, wins FROM trader_stats WHERE wallet = $1 ORDER BY day")
+                    .bind(wallet.to_string())
+                    .fetch_all(db)
+                    .await
+                    .unwrap();
             rows.push(format!("wallet {w} {balance:?} {stats:?}"));
         }
         rows
@@ -619,14 +670,13 @@ async fn a_group_applied_ahead_streams_what_its_triggers_would(db: PgPool) {
             names.push((format!("account:{wallet}"), format!("account:{w}")));
         }
         let channels: Vec<String> = names.iter().filter(|(from, _)| from.contains(':')).map(|(from, _)| from.clone()).collect();
-        let events: Vec<(String, String, serde_json::Value, bool)> = sqlx::query_as(
-            "SELECT channel, kind, ref, cmin::TEXT = '0' FROM stream_events WHERE channel = ANY($1) AND id > $2 ORDER BY channel, id",
-        )
-        .bind(&channels)
-        .bind(before)
-        .fetch_all(db)
-        .await
-        .unwrap();
+        let events: Vec<(String, String, serde_json::Value, bool)> =
+            sqlx::query_as("SELECT channel, kind, ref, cmin::TEXT = '0' FROM stream_events WHERE channel = ANY($1) AND id > $2 ORDER BY channel, id")
+                .bind(&channels)
+                .bind(before)
+                .fetch_all(db)
+                .await
+                .unwrap();
         let amounts: Vec<(uuid::Uuid, i64)> = sqlx::query_as("SELECT id, amount FROM trades").fetch_all(db).await.unwrap();
         let name = |text: &str| names.iter().find(|(from, _)| from == text).map(|(_, to)| to.clone()).unwrap_or_else(|| text.to_string());
         let mut by_statement = (0, 0);
@@ -637,7 +687,11 @@ async fn a_group_applied_ahead_streams_what_its_triggers_would(db: PgPool) {
                 let reference = match reference.get("trade_ids") {
                     Some(ids) => format!(
                         "{:?}",
-                        ids.as_array().unwrap().iter().map(|id| amounts.iter().find(|(t, _)| t.to_string() == id.as_str().unwrap()).unwrap().1).collect::<Vec<_>>()
+                        ids.as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|id| amounts.iter().find(|(t, _)| t.to_string() == id.as_str().unwrap()).unwrap().1)
+                            .collect::<Vec<_>>()
                     ),
                     None => reference.get("market_id").map(|id| name(id.as_str().unwrap())).unwrap_or_default(),
                 };
@@ -648,8 +702,11 @@ async fn a_group_applied_ahead_streams_what_its_triggers_would(db: PgPool) {
         let mut stream = stream;
         stream.sort_by_key(|event| event.split(' ').next().unwrap().to_string());
         let wallets: Vec<String> = world.wallets.iter().map(|w| w.to_string()).collect();
-        let totals: Vec<(String, i64, i64)> =
-            sqlx::query_as("SELECT wallet, volume, trades FROM trader_totals WHERE wallet = ANY($1) ORDER BY wallet").bind(&wallets).fetch_all(db).await.unwrap();
+        let totals: Vec<(String, i64, i64)> = sqlx::query_as("SELECT wallet, volume, trades FROM trader_totals WHERE wallet = ANY($1) ORDER BY wallet")
+            .bind(&wallets)
+            .fetch_all(db)
+            .await
+            .unwrap();
         let mut totals: Vec<String> = totals.iter().map(|(w, volume, trades)| format!("{} {volume} {trades}", name(&format!("account:{w}")))).collect();
         totals.sort();
         (stream, totals, by_statement)
@@ -659,7 +716,9 @@ async fn a_group_applied_ahead_streams_what_its_triggers_would(db: PgPool) {
     let (in_ledger, in_ledger_totals, in_ledger_writers) = seen(&db, &worlds[2], before).await;
     assert_eq!(batched_writers.0, 0, "caught up, the triggers write every event");
     assert_eq!(ahead_writers.1, 0, "applied ahead, the statement writes every event");
-    assert!(batched.iter().any(|e| e.contains(" positions")) && batched.iter().any(|e| e.contains(" balance")) && batched.iter().any(|e| e.contains(" market m")));
+    assert!(
+        batched.iter().any(|e| e.contains(" positions")) && batched.iter().any(|e| e.contains(" balance")) && batched.iter().any(|e| e.contains(" market m"))
+    );
     assert_eq!(batched.len(), ahead.len(), "{batched:#?}\n{ahead:#?}");
     for (a, b) in batched.iter().zip(&ahead) {
         assert_eq!(a, b, "{:#?}", batched.iter().zip(&ahead).filter(|(a, b)| a != b).take(10).collect::<Vec<_>>());

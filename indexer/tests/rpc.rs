@@ -13,15 +13,16 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use indexer::chain::ChainError;
 use indexer::chain::rpc::{RpcChain, SIGNATURE_PAGE};
+use serde_json::{Value, json};
 use solana_instruction_error::InstructionError;
 use solana_transaction_error::TransactionError;
-use serde_json::{Value, json};
 
 const PROGRAM: &str = "98ey5bZy5fsSRR6XLhB8Yy3kUPpviZSDL9pq9oL14g7J";
 const TOKEN: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 const PAYER: &str = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
 const LOOKED_UP: &str = "4eFcBMtSMniMT8WLMfHoKPXJdP734CkXzpTt8M8Zj9TK";
 const TRANSACTIONS: usize = 2_500;
+const _: () = assert!(TRANSACTIONS > 2 * SIGNATURE_PAGE, "the listing case must span pages");
 
 struct Node {
     /// Oldest first: (signature, slot, failed).
@@ -125,22 +126,21 @@ async fn handle(State(node): State<Arc<Node>>, Json(request): Json<Value>) -> Re
             _ => ok(json!({"context": {"slot": 1}, "value": null})),
         },
         "getMultipleAccounts" => {
-            let values: Vec<Value> = params[0]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|a| if a == PAYER { account_json(&[1, 2, 3, 255]) } else { Value::Null })
-                .collect();
+            let values: Vec<Value> =
+                params[0].as_array().unwrap().iter().map(|a| if a == PAYER { account_json(&[1, 2, 3, 255]) } else { Value::Null }).collect();
             ok(json!({"context": {"slot": 1}, "value": values}))
         }
         "isBlockhashValid" => ok(json!({"context": {"slot": 2792}, "value": params[0] == "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N"})),
-        "getLatestBlockhash" => ok(json!({"context": {"slot": 2792}, "value": {"blockhash": "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N", "lastValidBlockHeight": 3090}})),
+        "getLatestBlockhash" => {
+            ok(json!({"context": {"slot": 2792}, "value": {"blockhash": "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N", "lastValidBlockHeight": 3090}}))
+        }
         "sendTransaction" => {
             let tx = BASE64.decode(params[0].as_str().unwrap()).unwrap();
             // Wire format: compact-u16 signature count, then the 64-byte signatures.
             let signature = bs58::encode(&tx[1..65]).into_string();
             if tx[65] == 0xEE {
-                let data = json!({"err": {"InstructionError": [0, {"Custom": 6010}]}, "logs": ["Program log: slippage"], "accounts": null, "unitsConsumed": 1200});
+                let data =
+                    json!({"err": {"InstructionError": [0, {"Custom": 6010}]}, "logs": ["Program log: slippage"], "accounts": null, "unitsConsumed": 1200});
                 return rpc_error(-32002, "Transaction simulation failed: Error processing Instruction 0: custom program error: 0x177a", Some(data));
             }
             node.polls.lock().unwrap().insert(signature.clone(), 0);
@@ -163,7 +163,9 @@ async fn handle(State(node): State<Arc<Node>>, Json(request): Json<Value>) -> Re
             let fails = bs58::decode(&sig).into_vec().unwrap()[0] == 0xFA;
             let status = match (*n, fails) {
                 (1, _) => json!({"slot": 10, "confirmations": 0, "err": null, "status": {"Ok": null}, "confirmationStatus": "processed"}),
-                (_, true) => json!({"slot": 10, "confirmations": 1, "err": {"InstructionError": [0, {"Custom": 6007}]}, "status": {"Err": {"InstructionError": [0, {"Custom": 6007}]}}, "confirmationStatus": "confirmed"}),
+                (_, true) => {
+                    json!({"slot": 10, "confirmations": 1, "err": {"InstructionError": [0, {"Custom": 6007}]}, "status": {"Err": {"InstructionError": [0, {"Custom": 6007}]}}, "confirmationStatus": "confirmed"})
+                }
                 _ => json!({"slot": 10, "confirmations": 1, "err": null, "status": {"Ok": null}, "confirmationStatus": "confirmed"}),
             };
             ok(json!({"context": {"slot": 11}, "value": [status]}))
@@ -189,7 +191,6 @@ fn chain(url: &str) -> RpcChain {
 #[tokio::test]
 async fn signatures_since_a_cursor_come_oldest_first_across_pages() {
     let (url, node) = node().await;
-    assert!(TRANSACTIONS > 2 * SIGNATURE_PAGE, "the case must span pages");
     let all = chain(&url).signatures_after(PROGRAM, None).await.unwrap();
     let expected: Vec<&str> = node.ledger.iter().map(|(s, ..)| s.as_str()).collect();
     assert_eq!(all.iter().map(|s| s.signature.as_str()).collect::<Vec<_>>(), expected, "every signature once, in order");
@@ -260,7 +261,10 @@ async fn sending_waits_for_confirmation_and_reports_failures() {
         other => panic!("{other:?}"),
     }
     let on_chain = c.send_and_confirm(&wire_transaction(0xFA, 0), Duration::from_secs(5)).await;
-    assert!(matches!(on_chain, Err(ChainError::TransactionFailed { err: TransactionError::InstructionError(0, InstructionError::Custom(6007)), .. })), "{on_chain:?}");
+    assert!(
+        matches!(on_chain, Err(ChainError::TransactionFailed { err: TransactionError::InstructionError(0, InstructionError::Custom(6007)), .. })),
+        "{on_chain:?}"
+    );
 }
 
 #[tokio::test]

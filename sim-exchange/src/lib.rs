@@ -30,8 +30,8 @@ use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-pub use model::{Model, SimSymbol};
 use model::{HOUR_MS, MINUTE_MS, decimal};
+pub use model::{Model, SimSymbol};
 
 pub struct Sim {
     pub model: Model,
@@ -125,7 +125,12 @@ impl Sim {
     /// How late the venue publishes, ms.
     fn lag_ms(&self, venue: &str) -> i64 {
         let faults = self.settlement_faults.lock().unwrap();
-        faults.iter().filter(|f| f.venue == venue).filter_map(|f| if let SettlementFaultKind::Late { secs } = f.kind { Some(secs * 1000) } else { None }).max().unwrap_or(0)
+        faults
+            .iter()
+            .filter(|f| f.venue == venue)
+            .filter_map(|f| if let SettlementFaultKind::Late { secs } = f.kind { Some(secs * 1000) } else { None })
+            .max()
+            .unwrap_or(0)
     }
 
     /// The time up to which the venue has published its settlements.
@@ -262,11 +267,7 @@ fn rows_between(sim: &Sim, s: &SimSymbol, host: Host, start: Option<i64>, end: O
     let end = end.unwrap_or(now);
     // Without a start, the most recent `limit` settlements.
     let start = start.unwrap_or(end - limit as i64 * s.interval_minutes * MINUTE_MS);
-    sim.model
-        .settlements(s, start, end, now)
-        .into_iter()
-        .filter_map(|t| sim.published(s, t, host, Endpoint::History).map(|rate| (t, rate)))
-        .collect()
+    sim.model.settlements(s, start, end, now).into_iter().filter_map(|t| sim.published(s, t, host, Endpoint::History).map(|rate| (t, rate))).collect()
 }
 
 // --- Binance -------------------------------------------------------------------------------
@@ -314,8 +315,10 @@ async fn binance_funding_info(State(sim): State<Arc<Sim>>) -> Response {
         .model
         .listed("binance")
         .filter(|s| sim.model.interval_at(s, now) != 8)
-        .map(|s| json!({"symbol": s.symbol, "adjustedFundingRateCap": "0.02500000", "adjustedFundingRateFloor": "-0.02500000",
-                        "fundingIntervalHours": sim.model.interval_at(s, now), "disclaimer": false}))
+        .map(|s| {
+            json!({"symbol": s.symbol, "adjustedFundingRateCap": "0.02500000", "adjustedFundingRateFloor": "-0.02500000",
+                        "fundingIntervalHours": sim.model.interval_at(s, now), "disclaimer": false})
+        })
         .collect();
     Json(adjusted).into_response()
 }
@@ -391,11 +394,8 @@ async fn bybit_history(State(sim): State<Arc<Sim>>, Extension(host): Extension<H
     let limit = param(&q, "limit").unwrap_or(200).clamp(1, 200) as usize;
     let mut rows = rows_between(&sim, s, host, start, end, limit);
     rows.reverse(); // newest first
-    let list: Vec<Value> = rows
-        .into_iter()
-        .take(limit)
-        .map(|(t, r)| json!({"symbol": s.symbol, "fundingRate": decimal(r, 8), "fundingRateTimestamp": t.to_string()}))
-        .collect();
+    let list: Vec<Value> =
+        rows.into_iter().take(limit).map(|(t, r)| json!({"symbol": s.symbol, "fundingRate": decimal(r, 8), "fundingRateTimestamp": t.to_string()})).collect();
     bybit(0, "OK", json!({"category": "linear", "list": list}), now)
 }
 
@@ -539,8 +539,10 @@ async fn okx_history(State(sim): State<Arc<Sim>>, Extension(host): Extension<Hos
     let data: Vec<Value> = rows
         .into_iter()
         .take(limit)
-        .map(|(t, r)| json!({"instType": "SWAP", "instId": q["instId"], "fundingRate": decimal(r, 8),
-                             "realizedRate": decimal(r, 8), "fundingTime": t.to_string(), "method": "current_period"}))
+        .map(|(t, r)| {
+            json!({"instType": "SWAP", "instId": q["instId"], "fundingRate": decimal(r, 8),
+                             "realizedRate": decimal(r, 8), "fundingTime": t.to_string(), "method": "current_period"})
+        })
         .collect();
     Json(json!({"code": "0", "msg": "", "data": data})).into_response()
 }
@@ -648,10 +650,12 @@ async fn hyperliquid_info(State(sim): State<Arc<Sim>>, Extension(host): Extensio
                     let oi = sim.model.open_interest_milli(s, now);
                     let oi = format!("{}.{:03}", oi / 1000, oi % 1000);
                     let mark = decimal(sim.model.mark_price_e8(s, now) * 10_000, 8);
-                    (json!({"name": coin, "szDecimals": 5, "maxLeverage": 40}),
-                     json!({"funding": decimal(sim.model.rate_at(s, now), 8),
+                    (
+                        json!({"name": coin, "szDecimals": 5, "maxLeverage": 40}),
+                        json!({"funding": decimal(sim.model.rate_at(s, now), 8),
                             "openInterest": oi,
-                            "markPx": mark, "oraclePx": mark, "midPx": mark, "premium": "0.0003", "dayNtlVlm": "1000000.0"}))
+                            "markPx": mark, "oraclePx": mark, "midPx": mark, "premium": "0.0003", "dayNtlVlm": "1000000.0"}),
+                    )
                 })
                 .unzip();
             Json(json!([{"universe": universe}, contexts])).into_response()

@@ -96,7 +96,13 @@ impl Model {
             match (s.venue, s.interval_minutes, mix(h ^ week.wrapping_mul(0x9E37)) % 20) {
                 ("hyperliquid", m, _) | (_, m, 1..) => m,
                 (_, 480, 0) => 240,
-                (_, 240, 0) => if h % 2 == 0 { 60 } else { 480 },
+                (_, 240, 0) => {
+                    if h.is_multiple_of(2) {
+                        60
+                    } else {
+                        480
+                    }
+                }
                 (_, _, 0) => 240,
             }
         } else if s.interval_minutes == 480 && mix(h ^ (t_ms - EPOCH_MS).div_euclid(DAY_MS) as u64).is_multiple_of(9) {
@@ -225,10 +231,10 @@ pub const VENUES: [&str; 4] = ["binance", "bybit", "okx", "hyperliquid"];
 
 /// Bases listed first on every venue, as on the real ones; the rest of a universe is generated.
 const KNOWN_BASES: [&str; 60] = [
-    "BTC", "ETH", "SOL", "XRP", "DOGE", "BNB", "ADA", "AVAX", "LINK", "DOT", "TON", "SUI", "TRX", "LTC", "BCH", "NEAR", "APT",
-    "ARB", "OP", "FIL", "ATOM", "ETC", "INJ", "TIA", "SEI", "WIF", "1000PEPE", "1000SHIB", "1000BONK", "HYPE", "ENA", "JUP",
-    "PYTH", "RNDR", "FET", "TAO", "WLD", "STX", "IMX", "AAVE", "UNI", "MKR", "CRV", "LDO", "RUNE", "ORDI", "JTO", "ONDO",
-    "PENDLE", "ENS", "GMX", "DYDX", "BLUR", "STRK", "ZRO", "ZK", "EIGEN", "ETHFI", "TRUMP", "POPCAT",
+    "BTC", "ETH", "SOL", "XRP", "DOGE", "BNB", "ADA", "AVAX", "LINK", "DOT", "TON", "SUI", "TRX", "LTC", "BCH", "NEAR", "APT", "ARB", "OP", "FIL", "ATOM",
+    "ETC", "INJ", "TIA", "SEI", "WIF", "1000PEPE", "1000SHIB", "1000BONK", "HYPE", "ENA", "JUP", "PYTH", "RNDR", "FET", "TAO", "WLD", "STX", "IMX", "AAVE",
+    "UNI", "MKR", "CRV", "LDO", "RUNE", "ORDI", "JTO", "ONDO", "PENDLE", "ENS", "GMX", "DYDX", "BLUR", "STRK", "ZRO", "ZK", "EIGEN", "ETHFI", "TRUMP",
+    "POPCAT",
 ];
 
 /// Every venue's listing: the configured symbols first, then known and generated perps until the
@@ -252,7 +258,7 @@ pub fn universe(seed: u64, configured: Vec<SimSymbol>, per_venue: usize) -> Vec<
                     let len = 3 + (h % 3) as usize;
                     let letter = |i: usize| {
                         let r = mix(h ^ i as u64);
-                        let pool = if i % 2 == 0 { CONSONANTS } else { VOWELS };
+                        let pool = if i.is_multiple_of(2) { CONSONANTS } else { VOWELS };
                         pool[(r % pool.len() as u64) as usize] as char
                     };
                     (0..len).map(letter).collect()
@@ -261,7 +267,7 @@ pub fn universe(seed: u64, configured: Vec<SimSymbol>, per_venue: usize) -> Vec<
             n += 1;
             let quote = match venue {
                 "hyperliquid" => "USDC",
-                "binance" if h % 10 == 0 => "USDC",
+                "binance" if h.is_multiple_of(10) => "USDC",
                 _ => "USDT",
             };
             let symbol = format!("{base}{quote}");

@@ -6,8 +6,8 @@ use api::Config;
 use api::app::startup::Application;
 use chrono::{DateTime, Utc};
 use ed25519_dalek::Signer;
-use serde_json::{Value, json};
 use indexer::chain::{AnyChain, EmbeddedChain};
+use serde_json::{Value, json};
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use uuid::Uuid;
@@ -57,7 +57,15 @@ pub async fn series(db: &PgPool, liquidity_b: i64) -> Uuid {
 }
 
 /// An open market of `series` (prior 0.5) with its program address, as the scheduler makes it.
-pub async fn open_market(db: &PgPool, series: Uuid, round: i32, open: DateTime<Utc>, close: DateTime<Utc>, settlement: DateTime<Utc>, liquidity_b: i64) -> Uuid {
+pub async fn open_market(
+    db: &PgPool,
+    series: Uuid,
+    round: i32,
+    open: DateTime<Utc>,
+    close: DateTime<Utc>,
+    settlement: DateTime<Utc>,
+    liquidity_b: i64,
+) -> Uuid {
     let id = Uuid::new_v4();
     sqlx::query(
         "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no, yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, onchain_address)

@@ -8,10 +8,10 @@ use std::time::Duration;
 use ipnet::IpNet;
 
 use crate::domain::exchange::Exchange;
+use crate::domain::push::EndpointPolicy;
 use crate::domain::series::{self, SeriesSpec};
 use crate::exchanges::RateSource;
 use crate::http::HttpSettings;
-use crate::domain::push::EndpointPolicy;
 use crate::services::SignInSettings;
 
 /// Everything the service reads from its environment, by concern.
@@ -314,7 +314,7 @@ impl Config {
         let bind_addr: SocketAddr = parse("FM_BIND_ADDR", get("FM_BIND_ADDR", "127.0.0.1:8080"))?;
         let config = Config {
             server: ServerSettings {
-                bind_addr: bind_addr,
+                bind_addr,
                 metrics_addr: match get("FM_METRICS_ADDR", "127.0.0.1:9464").trim() {
                     "off" | "" => None,
                     addr => Some(parse("FM_METRICS_ADDR", addr.to_owned())?),
@@ -346,10 +346,7 @@ impl Config {
                 max_connections: parse("FM_DB_MAX_CONNECTIONS", get("FM_DB_MAX_CONNECTIONS", "16"))?,
                 run_migrations: parse("FM_RUN_MIGRATIONS", get("FM_RUN_MIGRATIONS", "true"))?,
             },
-            redis: RedisSettings {
-                url: get("REDIS_URL", "redis://127.0.0.1:6379"),
-                namespace: get("FM_REDIS_NAMESPACE", "fm"),
-            },
+            redis: RedisSettings { url: get("REDIS_URL", "redis://127.0.0.1:6379"), namespace: get("FM_REDIS_NAMESPACE", "fm") },
             http: HttpSettings {
                 request_timeout: millis("FM_REQUEST_TIMEOUT_MS", get("FM_REQUEST_TIMEOUT_MS", "10000"))?,
                 health_timeout: millis("FM_HEALTH_TIMEOUT_MS", get("FM_HEALTH_TIMEOUT_MS", "2000"))?,
@@ -368,7 +365,11 @@ impl Config {
                             .filter(|o| !o.is_empty())
                             .map(|origin| match origin_ok(origin) {
                                 true => Ok(origin.trim_end_matches('/').to_owned()),
-                                false => Err(invalid("FM_CORS_ORIGINS", origin, "expected * or origins such as https://app.example.com (scheme, host, optional port)")),
+                                false => Err(invalid(
+                                    "FM_CORS_ORIGINS",
+                                    origin,
+                                    "expected * or origins such as https://app.example.com (scheme, host, optional port)",
+                                )),
                             })
                             .collect::<Result<_, _>>()?,
                     ),
@@ -454,9 +455,12 @@ impl Config {
                     Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
                         let keys = match (lookup("FM_OPERATOR_KEYPAIR"), lookup("FM_AUTHORITY_KEYPAIR"), lookup("FM_USDC_MINT")) {
                             (None, None, None) => None,
-                            (Some(operator), Some(authority), Some(usdc_mint)) => {
-                                Some(KeyFiles { operator: operator.into(), authority: authority.into(), oracle: lookup("FM_ORACLE_KEYPAIR").map(Into::into), usdc_mint })
-                            }
+                            (Some(operator), Some(authority), Some(usdc_mint)) => Some(KeyFiles {
+                                operator: operator.into(),
+                                authority: authority.into(),
+                                oracle: lookup("FM_ORACLE_KEYPAIR").map(Into::into),
+                                usdc_mint,
+                            }),
                             _ => return Err(invalid("FM_OPERATOR_KEYPAIR", "", "set FM_OPERATOR_KEYPAIR, FM_AUTHORITY_KEYPAIR and FM_USDC_MINT together")),
                         };
                         ChainConfig::Rpc { url, keys }

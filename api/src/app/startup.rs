@@ -17,9 +17,11 @@ use super::state::AppState;
 use crate::chain::{OnChain, OnChainError, ServiceKeys};
 use crate::domain::series::SeriesSpec;
 use crate::exchanges::{Exchange, ExchangeClient, RateSource};
+use crate::http;
 use crate::services::collector::Collector;
 use crate::services::oracle::Oracle;
-use crate::http;
+use crate::services::push::PushSender;
+use crate::services::scheduler::Scheduler;
 use crate::store::{self, cache::Redis};
 use crate::workers::Supervisor;
 use crate::workers::collectors::CollectorWorker;
@@ -27,11 +29,9 @@ use crate::workers::indexer::IndexerWorker;
 use crate::workers::money::{DepositWorker, WithdrawalWorker};
 use crate::workers::oracle::OracleWorker;
 use crate::workers::push::PushWorker;
-use crate::workers::stream::StreamWorker;
-use crate::services::push::PushSender;
-use crate::services::scheduler::Scheduler;
 use crate::workers::scheduler::SchedulerWorker;
 use crate::workers::settlement::SettlementWorker;
+use crate::workers::stream::StreamWorker;
 
 /// How long shutdown waits for workers to finish the job in hand.
 const WORKER_GRACE: Duration = Duration::from_secs(20);
@@ -305,10 +305,7 @@ async fn venue_clients(config: &Config, supervisor: &Supervisor) -> Result<Vec<(
 /// The simulated exchange on free local ports, one per host; their base URLs. It stops with
 /// the process.
 async fn start_simulator(series: &[SeriesSpec], per_venue: usize, supervisor: &Supervisor) -> Result<Vec<String>, StartupError> {
-    let symbols = series
-        .iter()
-        .map(|s| sim_exchange::SimSymbol::new(s.exchange.id(), &s.symbol, s.interval_minutes as i64))
-        .collect();
+    let symbols = series.iter().map(|s| sim_exchange::SimSymbol::new(s.exchange.id(), &s.symbol, s.interval_minutes as i64)).collect();
     let sim = std::sync::Arc::new(sim_exchange::Sim::new(sim_exchange::Model::with_universe(42, symbols, per_venue)));
     let mut bases = Vec::new();
     for host in 0..SIMULATED_HOSTS {

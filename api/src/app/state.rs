@@ -24,7 +24,12 @@ impl AppState {
             answer_within: answer_within(config.http.request_timeout),
             new_users_per_day: config.operator.new_users_per_day,
             token_accounts_per_day: config.operator.token_accounts_per_day,
-            push: Arc::new(PushSettings::new(config.push.vapid_private_key.clone(), config.push.vapid_subject.clone(), config.push.endpoints.clone(), config.push.ttl_secs)),
+            push: Arc::new(PushSettings::new(
+                config.push.vapid_private_key.clone(),
+                config.push.vapid_subject.clone(),
+                config.push.endpoints.clone(),
+                config.push.ttl_secs,
+            )),
             market_cache: Arc::new(crate::services::market_cache::MarketCache::new()),
             series_cards: Arc::new(crate::services::series_cards::SeriesCards::new()),
             leaderboard: Arc::new(crate::services::leaderboard_cache::LeaderboardCache::new()),
@@ -32,7 +37,16 @@ impl AppState {
         };
         let http = Arc::new(config.http.clone());
         let limits = Arc::new(crate::services::rate_counts::WindowCounts::new(http.rate_sync_every));
-        AppState::from(AppParts { services, http, ws: Arc::new(crate::http::routes::ws::hub::Hub::new()), market_pages: Default::default(), series_pages: Default::default(), leaderboard_pages: Default::default(), market_data_responses: Arc::new(crate::http::kept_responses::kept_responses()), limits })
+        AppState::from(AppParts {
+            services,
+            http,
+            ws: Arc::new(crate::http::routes::ws::hub::Hub::new()),
+            market_pages: Default::default(),
+            series_pages: Default::default(),
+            leaderboard_pages: Default::default(),
+            market_data_responses: Arc::new(crate::http::kept_responses::kept_responses()),
+            limits,
+        })
     }
 
     pub fn with_onchain(self, onchain: crate::chain::OnChain) -> AppState {

@@ -184,7 +184,17 @@ async fn run(command: Command) -> Result<String, OperatorError> {
                 let v = view;
                 format!(
                     "program:    {}\nconfig:     {}\nauthority:  {}\noperator:   {}\noracle:     {}\nusdc mint:  {}\ntreasury:   {} ({} USDC)\nfee:        {} bps\nmin deposit: {} USDC\nmin trade:  {} USDC",
-                    v.program_id, v.config, v.authority, v.operator, v.oracle, v.usdc_mint, v.treasury, v.treasury_balance, v.fee_bps, v.min_deposit, v.min_trade
+                    v.program_id,
+                    v.config,
+                    v.authority,
+                    v.operator,
+                    v.oracle,
+                    v.usdc_mint,
+                    v.treasury,
+                    v.treasury_balance,
+                    v.fee_bps,
+                    v.min_deposit,
+                    v.min_trade
                 )
             }
         }

@@ -126,7 +126,7 @@ pub enum OnChainError {
 
 /// The program's `create_market` parameters for a planned market.
 pub fn create_params(plan: &MarketPlan) -> CreateMarketParams {
-        let mut series = [0u8; 32];
+    let mut series = [0u8; 32];
     let slug = plan.slug.as_bytes();
     series[..slug.len().min(32)].copy_from_slice(&slug[..slug.len().min(32)]);
     CreateMarketParams {
@@ -205,7 +205,10 @@ pub fn refused(e: ChainError) -> OnChainError {
 impl OnChain {
     /// Reads the program's config from `chain`; the keys must be its operator and authority.
     pub async fn connect(chain: AnyChain, keys: ServiceKeys, db: PgPool) -> Result<OnChain, OnChainError> {
-        let account = chain.account(&client::config_pda().to_string()).await?.ok_or_else(|| OnChainError::Unexpected("the program has no config on this chain".into()))?;
+        let account = chain
+            .account(&client::config_pda().to_string())
+            .await?
+            .ok_or_else(|| OnChainError::Unexpected("the program has no config on this chain".into()))?;
         let config: ProgramConfig = client::decode(&account.data).map_err(|e| OnChainError::Unexpected(format!("config: {e}")))?;
         if config.operator != keys.operator.pubkey() || config.authority != keys.authority.pubkey() || config.usdc_mint != keys.usdc_mint {
             return Err(OnChainError::Unexpected("the configured keys or mint are not the program config's".into()));
@@ -338,7 +341,10 @@ impl OnChain {
         let authority = self.0.keys.authority.pubkey();
         let keys = tx.message.static_account_keys();
         let signers = tx.message.header().num_required_signatures as usize;
-        let index = keys[..signers.min(keys.len())].iter().position(|k| *k == authority).ok_or_else(|| OnChainError::Unexpected("the authority is not a signer".into()))?;
+        let index = keys[..signers.min(keys.len())]
+            .iter()
+            .position(|k| *k == authority)
+            .ok_or_else(|| OnChainError::Unexpected("the authority is not a signer".into()))?;
         let signature = self.0.keys.authority.sign_message(&tx.message.serialize());
         tx.signatures[index] = signature;
         Ok(())

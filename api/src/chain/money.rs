@@ -5,12 +5,12 @@
 
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
+use anchor_lang::solana_program::program_pack::Pack;
 use funding_market::client;
 use indexer::chain::{AnyChain, ChainError};
 use indexer::events::{self, ProgramEvent};
-use spl_token_interface::state::{Account as TokenAccount, AccountState};
-use anchor_lang::solana_program::program_pack::Pack;
 use solana_signer::Signer;
+use spl_token_interface::state::{Account as TokenAccount, AccountState};
 
 use super::{MAX_ACCOUNTS_PER_CALL, OnChain, OnChainError, Refusal, Signed};
 

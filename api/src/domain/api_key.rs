@@ -75,8 +75,7 @@ impl Scopes {
 }
 
 pub fn is_well_formed(key: &str) -> bool {
-    key.strip_prefix(PREFIX)
-        .is_some_and(|hex| hex.len() == 48 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+    key.strip_prefix(PREFIX).is_some_and(|hex| hex.len() == 48 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
 }
 
 /// A new random key.

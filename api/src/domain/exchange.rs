@@ -39,9 +39,7 @@ impl Exchange {
 
 /// A symbol as `<BASE><QUOTE>` (e.g. `BTCUSDT`); each adapter maps it to its venue's name.
 pub fn split_symbol(symbol: &str) -> Option<(&str, &str)> {
-    ["USDT", "USDC", "USD"]
-        .into_iter()
-        .find_map(|quote| symbol.strip_suffix(quote).filter(|base| !base.is_empty()).map(|base| (base, quote)))
+    ["USDT", "USDC", "USD"].into_iter().find_map(|quote| symbol.strip_suffix(quote).filter(|base| !base.is_empty()).map(|base| (base, quote)))
 }
 
 #[cfg(test)]

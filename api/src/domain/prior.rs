@@ -76,12 +76,15 @@ pub fn prior(history: &[FundingRate], step_hours: f64, latest: FundingRate, hori
     let decay = (-f.theta * horizon_hours.max(0.0)).exp();
     let mean = f.mu + (decimal(latest) - f.mu) * decay;
     let sd = (f.sigma * f.sigma * (1.0 - decay * decay) / (2.0 * f.theta)).sqrt();
-    let p = if sd > 0.0 { normal_cdf(mean / sd) } else if mean > 0.0 { 1.0 } else { 0.0 };
+    let p = if sd > 0.0 {
+        normal_cdf(mean / sd)
+    } else if mean > 0.0 {
+        1.0
+    } else {
+        0.0
+    };
     let n = f.observations as f64;
-    Prior {
-        p_yes_ppm: (p * 1e6).round().clamp(0.0, 1e6) as u32,
-        confidence_ppm: (n / (n + 48.0) * f.r_squared * 1e6).round().clamp(0.0, 1e6) as u32,
-    }
+    Prior { p_yes_ppm: (p * 1e6).round().clamp(0.0, 1e6) as u32, confidence_ppm: (n / (n + 48.0) * f.r_squared * 1e6).round().clamp(0.0, 1e6) as u32 }
 }
 
 /// Φ(x) by Abramowitz & Stegun 7.1.26 (error below 1.5e-7, far inside a ppm).

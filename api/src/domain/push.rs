@@ -277,7 +277,15 @@ pub fn notification(event: &Event) -> Option<Notification> {
                 (false, Some(outcome), None) => format!("{market} settled {}", outcome.to_uppercase()),
                 (false, None, _) => format!("{market} settled"),
             };
-            Notification { kind: event.kind.id(), title: "Market settled".into(), body, market_id: event.market_id, withdrawal_id: None, amount: None, url: market_url }
+            Notification {
+                kind: event.kind.id(),
+                title: "Market settled".into(),
+                body,
+                market_id: event.market_id,
+                withdrawal_id: None,
+                amount: None,
+                url: market_url,
+            }
         }
         EventKind::SettlementPayout => {
             let payout = number("payout").unwrap_or(0);
@@ -289,7 +297,15 @@ pub fn notification(event: &Event) -> Option<Notification> {
                 true => ("Refund credited", format!("{} USDC refunded from {market}", micros(payout))),
                 false => ("Settlement payout", format!("{} USDC credited from {market}", micros(payout))),
             };
-            Notification { kind: event.kind.id(), title: title.into(), body, market_id: event.market_id, withdrawal_id: None, amount: Some(micros(payout)), url: market_url }
+            Notification {
+                kind: event.kind.id(),
+                title: title.into(),
+                body,
+                market_id: event.market_id,
+                withdrawal_id: None,
+                amount: Some(micros(payout)),
+                url: market_url,
+            }
         }
         EventKind::DepositConfirmed => {
             let amount = micros(number("amount").unwrap_or(0));
@@ -449,7 +465,12 @@ mod tests {
         let deposit = notification(&event(EventKind::DepositConfirmed, json!({"amount": 5_000_000, "signature": "x"}), Some("x:y"))).unwrap();
         assert_eq!((deposit.title.as_str(), deposit.amount.as_deref(), deposit.market_id), ("Deposit confirmed", Some("5.000000"), None));
         let id = "0b3d5c38-4f1e-4f57-9d5e-3f1c2c0f2a11";
-        let sent = notification(&event(EventKind::WithdrawalConfirmed, json!({"amount": 2_000_000, "destination": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"}), Some(id))).unwrap();
+        let sent = notification(&event(
+            EventKind::WithdrawalConfirmed,
+            json!({"amount": 2_000_000, "destination": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"}),
+            Some(id),
+        ))
+        .unwrap();
         assert_eq!(sent.body, "2.000000 USDC sent to 9xQe…VFin");
         assert_eq!((sent.withdrawal_id.as_deref(), sent.url.clone()), (Some(id), format!("/withdrawals/{id}")));
         let shown = serde_json::to_value(&sent).unwrap();

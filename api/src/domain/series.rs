@@ -95,7 +95,14 @@ pub fn parse_list(list: &str) -> Result<Vec<SeriesSpec>, String> {
                     .ok()
                     .filter(|m| ROUND_MINUTES.contains(m))
                     .ok_or_else(|| format!("{item:?}: minutes must divide an hour: one of {ROUND_MINUTES:?}"))?,
-                Some(h) => h.strip_suffix('h').unwrap_or(h).parse().ok().filter(|h| VENUE_HOURS.contains(h)).map(|h| h * 60).ok_or_else(|| format!("{item:?}: hours must be 1, 2, 4 or 8 (or minutes such as 5m)"))?,
+                Some(h) => h
+                    .strip_suffix('h')
+                    .unwrap_or(h)
+                    .parse()
+                    .ok()
+                    .filter(|h| VENUE_HOURS.contains(h))
+                    .map(|h| h * 60)
+                    .ok_or_else(|| format!("{item:?}: hours must be 1, 2, 4 or 8 (or minutes such as 5m)"))?,
                 None if exchange == Exchange::Hyperliquid => 60,
                 None => 480,
             };
@@ -123,7 +130,17 @@ mod tests {
         assert_eq!(specs.iter().map(SeriesSpec::round_minutes).collect::<Vec<_>>(), [None, None, None, None, Some(5)]);
         assert_eq!((specs[4].interval_hours(), specs[0].interval_hours()), (1, 8));
         assert_eq!(specs[2].slug(), "okx-solusdt");
-        for bad in ["ftx:BTCUSDT", "binance:btcusdt", "binance:BTC", "binance:BTCUSDT:3", "binance", "binance:BTCUSDT:7m", "binance:BTCUSDT:60m", "binance:BTCUSDT:0m", "binance:BTCUSDT:m"] {
+        for bad in [
+            "ftx:BTCUSDT",
+            "binance:btcusdt",
+            "binance:BTC",
+            "binance:BTCUSDT:3",
+            "binance",
+            "binance:BTCUSDT:7m",
+            "binance:BTCUSDT:60m",
+            "binance:BTCUSDT:0m",
+            "binance:BTCUSDT:m",
+        ] {
             assert!(parse_list(bad).is_err(), "{bad}");
         }
     }

@@ -37,8 +37,6 @@ impl WalletAddress {
     pub fn verify(&self, message: &[u8], signature_base58: &str) -> Result<(), SignatureError> {
         let bytes = bs58::decode(signature_base58).into_vec().map_err(|_| SignatureError::NotBase58)?;
         let bytes: [u8; 64] = bytes.try_into().map_err(|_| SignatureError::WrongLength)?;
-        self.key
-            .verify_strict(message, &Signature::from_bytes(&bytes))
-            .map_err(|_| SignatureError::Mismatch)
+        self.key.verify_strict(message, &Signature::from_bytes(&bytes)).map_err(|_| SignatureError::Mismatch)
     }
 }

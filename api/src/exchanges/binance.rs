@@ -58,12 +58,7 @@ pub async fn history(http: &Http, symbol: &str, start_ms: i64, end_ms: i64) -> R
     let mut points = Vec::new();
     let mut from = start_ms;
     loop {
-        let query = [
-            ("symbol", symbol.to_owned()),
-            ("startTime", from.to_string()),
-            ("endTime", end_ms.to_string()),
-            ("limit", PAGE.to_string()),
-        ];
+        let query = [("symbol", symbol.to_owned()), ("startTime", from.to_string()), ("endTime", end_ms.to_string()), ("limit", PAGE.to_string())];
         let rows: Vec<FundingRow> = http.get("/fapi/v1/fundingRate", &query).await?;
         let full = rows.len() == PAGE;
         for row in rows {
@@ -81,11 +76,7 @@ pub async fn current(http: &Http, symbol: &str) -> Result<CurrentFunding, Exchan
     // Only symbols whose interval was adjusted are listed; the rest settle every 8 hours.
     let adjusted: Vec<FundingInfo> = http.get("/fapi/v1/fundingInfo", &[]).await?;
     let interval_hours = adjusted.iter().find(|i| i.symbol == symbol).map_or(8, |i| i.funding_interval_hours);
-    Ok(CurrentFunding {
-        rate: rate("lastFundingRate", &index.last_funding_rate)?,
-        next_funding_ms: index.next_funding_time,
-        interval_hours,
-    })
+    Ok(CurrentFunding { rate: rate("lastFundingRate", &index.last_funding_rate)?, next_funding_ms: index.next_funding_time, interval_hours })
 }
 
 /// Every perpetual (`premiumIndex` lists delivery contracts too: `BTCUSDT_251226`, and those

@@ -115,11 +115,7 @@ pub async fn current(http: &Http, symbol: &str) -> Result<CurrentFunding, Exchan
         Some(h) => int("fundingIntervalHour", &h)? as u32,
         None => 8,
     };
-    Ok(CurrentFunding {
-        rate: rate("fundingRate", &ticker.funding_rate)?,
-        next_funding_ms: int("nextFundingTime", &ticker.next_funding_time)?,
-        interval_hours,
-    })
+    Ok(CurrentFunding { rate: rate("fundingRate", &ticker.funding_rate)?, next_funding_ms: int("nextFundingTime", &ticker.next_funding_time)?, interval_hours })
 }
 
 /// The linear perpetuals trading now (`instruments-info` also lists dated futures and

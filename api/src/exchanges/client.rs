@@ -7,8 +7,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 
 /// Four attempts 200 ms, 400 ms, 800 ms apart; a `Retry-After` past 10 s is not waited.
-const RETRY: http_retry::Policy =
-    http_retry::Policy { attempts: 4, first_backoff: Duration::from_millis(200), max_retry_after: Duration::from_secs(10) };
+const RETRY: http_retry::Policy = http_retry::Policy { attempts: 4, first_backoff: Duration::from_millis(200), max_retry_after: Duration::from_secs(10) };
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExchangeError {

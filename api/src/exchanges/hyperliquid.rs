@@ -77,7 +77,12 @@ pub async fn listing(http: &Http) -> Result<Vec<ListedPerp>, ExchangeError> {
         .filter_map(|(coin, venues)| {
             let (_, prediction) = venues.into_iter().find(|(venue, _)| venue == "HlPerp")?;
             let prediction = prediction?;
-            Some(ListedPerp { symbol: format!("{coin}USDC"), interval_minutes: prediction.funding_interval_hours * 60, mark_price_e8: None, open_interest_cents: None })
+            Some(ListedPerp {
+                symbol: format!("{coin}USDC"),
+                interval_minutes: prediction.funding_interval_hours * 60,
+                mark_price_e8: None,
+                open_interest_cents: None,
+            })
         })
         .collect())
 }

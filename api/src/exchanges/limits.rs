@@ -30,20 +30,13 @@ const fn budget(paths: &'static [&'static str], requests: u32, window_secs: u64)
 
 // fundingRate and fundingInfo share 500 / 5 min; the /futures/data statistics 1,000 / 5 min; the
 // rest of /fapi counts against 2,400 request weight a minute (counted here as requests).
-const BINANCE: &[Budget] = &[
-    budget(&["/fapi/v1/fundingRate", "/fapi/v1/fundingInfo"], 500, 300),
-    budget(&["/futures/data/"], 1_000, 300),
-    budget(&["/fapi/"], 2_400, 60),
-];
+const BINANCE: &[Budget] =
+    &[budget(&["/fapi/v1/fundingRate", "/fapi/v1/fundingInfo"], 500, 300), budget(&["/futures/data/"], 1_000, 300), budget(&["/fapi/"], 2_400, 60)];
 // 600 requests per 5 s per IP over all of /v5/market.
 const BYBIT: &[Budget] = &[budget(&["/v5/"], 600, 5)];
 // Per endpoint, per 2 s: the trading-statistics ratios 5, funding rates 10 (the current rate is
 // limited per instrument; counted here across all of them), instruments and open interest 20.
-const OKX: &[Budget] = &[
-    budget(&["/api/v5/rubik/"], 5, 2),
-    budget(&["/api/v5/public/funding-rate"], 10, 2),
-    budget(&["/api/v5/public/"], 20, 2),
-];
+const OKX: &[Budget] = &[budget(&["/api/v5/rubik/"], 5, 2), budget(&["/api/v5/public/funding-rate"], 10, 2), budget(&["/api/v5/public/"], 20, 2)];
 // 1,200 weight a minute; an info request weighs 2 (20 for the heavier ones).
 const HYPERLIQUID: &[Budget] = &[budget(&["/info"], 600, 60)];
 

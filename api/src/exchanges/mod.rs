@@ -14,10 +14,10 @@ mod source;
 
 use std::time::Duration;
 
-pub use client::ExchangeError;
-pub use source::{RateSource, SourceKind};
 pub use crate::domain::exchange::{Exchange, split_symbol};
 pub use crate::domain::rate::FundingRate;
+pub use client::ExchangeError;
+pub use source::{RateSource, SourceKind};
 
 /// A settled funding rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

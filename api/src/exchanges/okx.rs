@@ -104,11 +104,7 @@ pub async fn current(http: &Http, symbol: &str) -> Result<CurrentFunding, Exchan
     let row = rows.into_iter().next().ok_or_else(|| ExchangeError::UnknownSymbol(symbol.to_owned()))?;
     let funding = int("fundingTime", &row.funding_time)?;
     let next = int("nextFundingTime", &row.next_funding_time)?;
-    Ok(CurrentFunding {
-        rate: rate("fundingRate", &row.funding_rate)?,
-        next_funding_ms: funding,
-        interval_hours: ((next - funding) / 3_600_000).max(1) as u32,
-    })
+    Ok(CurrentFunding { rate: rate("fundingRate", &row.funding_rate)?, next_funding_ms: funding, interval_hours: ((next - funding) / 3_600_000).max(1) as u32 })
 }
 
 /// The previous settlement and its rate, from `settFundingRate`: a rate the venue has charged,

@@ -3,8 +3,8 @@
 //! the extractors apply each endpoint's policy to it. [`ReplayChecked`] enforces anti-replay.
 
 use axum::extract::FromRequestParts;
-use axum::http::{HeaderMap, Method};
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, Method};
 
 use super::AppState;
 use super::error::ApiError;
@@ -65,9 +65,9 @@ impl<S: Send + Sync> FromRequestParts<S> for TokenCaller {
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         match identity(parts) {
             Identity::Authenticated(caller) if caller.method == AuthMethod::Token => Ok(TokenCaller(caller)),
-            Identity::Authenticated(_) => Err(ApiError::Unauthorized(
-                "this endpoint needs a wallet sign-in token (Authorization: Bearer); API keys are not accepted".into(),
-            )),
+            Identity::Authenticated(_) => {
+                Err(ApiError::Unauthorized("this endpoint needs a wallet sign-in token (Authorization: Bearer); API keys are not accepted".into()))
+            }
             Identity::Invalid(e) => Err(e),
             Identity::Anonymous => Err(ApiError::Unauthorized("missing Authorization: Bearer <token>".into())),
         }

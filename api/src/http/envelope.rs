@@ -88,11 +88,7 @@ impl<T: Serialize> IntoResponse for Data<T> {
 
 /// An error response: `data` null, `error` set.
 pub fn error_response(status: StatusCode, code: &'static str, message: String) -> Response {
-    let body = Envelope::<()> {
-        data: None,
-        meta: Meta::default(),
-        error: Some(ErrorBody { code, message, status: status.as_u16() }),
-    };
+    let body = Envelope::<()> { data: None, meta: Meta::default(), error: Some(ErrorBody { code, message, status: status.as_u16() }) };
     with_marker((status, Json(body)).into_response())
 }
 

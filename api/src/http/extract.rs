@@ -69,9 +69,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for ApiJsonOr
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|rejection| ApiError::InvalidInput(rejection.body_text()))?;
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| ApiError::InvalidInput(rejection.body_text()))?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(ApiJsonOrEmpty(T::default()));
         }

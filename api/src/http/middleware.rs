@@ -72,13 +72,7 @@ pub fn cors(origins: Option<&[String]>) -> CorsLayer {
     };
     CorsLayer::new()
         .allow_origin(allow)
-        .allow_methods([
-            Method::GET,
-            Method::POST,
-            Method::PATCH,
-            Method::DELETE,
-            Method::OPTIONS,
-        ])
+        .allow_methods([Method::GET, Method::POST, Method::PATCH, Method::DELETE, Method::OPTIONS])
         .allow_headers(ALLOWED_HEADERS)
         .expose_headers(EXPOSED_HEADERS)
         .max_age(Duration::from_secs(600))
@@ -103,10 +97,7 @@ async fn deadline(State(limit): State<Duration>, req: Request, next: Next) -> Re
         Ok(response) => response,
         Err(_) => {
             tracing::error!(timeout_ms = limit.as_millis() as u64, "request timed out");
-            let message = format!(
-                "the request did not complete within {} ms",
-                limit.as_millis()
-            );
+            let message = format!("the request did not complete within {} ms", limit.as_millis());
             error_response(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL_ERROR", message)
         }
     }
@@ -114,17 +105,9 @@ async fn deadline(State(limit): State<Duration>, req: Request, next: Next) -> Re
 
 /// A panicking handler answers 500 `INTERNAL_ERROR`; the panic message goes to the log only.
 fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
-    let detail = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_default();
+    let detail = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
     tracing::error!(panic = %detail, "handler panicked");
-    error_response(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "INTERNAL_ERROR",
-        "internal server error".into(),
-    )
+    error_response(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL_ERROR", "internal server error".into())
 }
 
 /// Error responses produced outside our handlers (axum's 404 for an unknown route, its 405
@@ -135,42 +118,23 @@ async fn envelope_stray_errors(req: Request, next: Next) -> Response {
     let (method, path) = (req.method().clone(), req.uri().path().to_owned());
     let response = next.run(req).await;
     let status = response.status();
-    if !(status.is_client_error() || status.is_server_error())
-        || response.extensions().get::<Enveloped>().is_some()
-    {
+    if !(status.is_client_error() || status.is_server_error()) || response.extensions().get::<Enveloped>().is_some() {
         return response;
     }
-    let allow = response
-        .headers()
-        .get(header::ALLOW)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
+    let allow = response.headers().get(header::ALLOW).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
     let enveloped = match status {
-        StatusCode::NOT_FOUND => {
-            error_response(status, "NOT_FOUND", format!("no route for {method} {path}"))
-        }
+        StatusCode::NOT_FOUND => error_response(status, "NOT_FOUND", format!("no route for {method} {path}")),
         StatusCode::METHOD_NOT_ALLOWED => {
             let message = format!("method {method} is not allowed on {path} (allowed: {allow})");
             error_response(StatusCode::BAD_REQUEST, "INVALID_INPUT", message)
         }
-        StatusCode::PAYLOAD_TOO_LARGE => error_response(
-            StatusCode::BAD_REQUEST,
-            "INVALID_INPUT",
-            "request body too large".into(),
-        ),
-        StatusCode::TOO_MANY_REQUESTS => {
-            error_response(status, "RATE_LIMITED", "too many requests".into())
-        }
+        StatusCode::PAYLOAD_TOO_LARGE => error_response(StatusCode::BAD_REQUEST, "INVALID_INPUT", "request body too large".into()),
+        StatusCode::TOO_MANY_REQUESTS => error_response(status, "RATE_LIMITED", "too many requests".into()),
         s if s.is_client_error() => {
             let reason = s.canonical_reason().unwrap_or("bad request").to_lowercase();
             error_response(StatusCode::BAD_REQUEST, "INVALID_INPUT", reason)
         }
-        _ => error_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "INTERNAL_ERROR",
-            "internal server error".into(),
-        ),
+        _ => error_response(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL_ERROR", "internal server error".into()),
     };
     // Keep the original's headers (Allow, rate-limit headers, request id…): only the status,
     // the body and its type change.

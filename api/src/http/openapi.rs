@@ -125,22 +125,38 @@ pub struct Shared;
 impl Modify for Shared {
     fn modify(&self, doc: &mut OpenApi) {
         let components = doc.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(BEARER, SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).bearer_format("JWT").description(Some("The token POST /v1/auth/verify returns.")).build()));
-        components.add_security_scheme(API_KEY, SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description("X-API-Key", "A key from POST /v1/api-keys."))));
+        components.add_security_scheme(
+            BEARER,
+            SecurityScheme::Http(
+                HttpBuilder::new().scheme(HttpAuthScheme::Bearer).bearer_format("JWT").description(Some("The token POST /v1/auth/verify returns.")).build(),
+            ),
+        );
+        components
+            .add_security_scheme(API_KEY, SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description("X-API-Key", "A key from POST /v1/api-keys."))));
         components.add_security_scheme(
             NONCE,
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description("X-Request-Nonce", "Anti-replay: a fresh random nonce per request, 32–64 hexadecimal characters or a UUID."))),
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "X-Request-Nonce",
+                "Anti-replay: a fresh random nonce per request, 32–64 hexadecimal characters or a UUID.",
+            ))),
         );
         components.add_security_scheme(
             TIMESTAMP,
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description("X-Request-Timestamp", "Anti-replay: the current Unix time in seconds, within ±300 s of the server's."))),
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "X-Request-Timestamp",
+                "Anti-replay: the current Unix time in seconds, within ±300 s of the server's.",
+            ))),
         );
         components.add_security_scheme(
             "webhook_secret",
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description("Authorization", "The deposit webhook's shared secret, exactly as configured (FM_DEPOSIT_WEBHOOK_AUTH)."))),
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "Authorization",
+                "The deposit webhook's shared secret, exactly as configured (FM_DEPOSIT_WEBHOOK_AUTH).",
+            ))),
         );
         for (path, item) in doc.paths.paths.iter_mut() {
-            let operations = [("get", &mut item.get), ("post", &mut item.post), ("patch", &mut item.patch), ("delete", &mut item.delete), ("put", &mut item.put)];
+            let operations =
+                [("get", &mut item.get), ("post", &mut item.post), ("patch", &mut item.patch), ("delete", &mut item.delete), ("put", &mut item.put)];
             for (method, operation) in operations {
                 if let Some(operation) = operation {
                     operation.operation_id = Some(operation_id(method, path));
@@ -189,7 +205,11 @@ fn credential_headers(operation: &mut Operation) {
     if schemes.iter().any(|s| *s == NONCE) {
         let nonce = ObjectBuilder::new().schema_type(Type::String).pattern(Some("^[0-9a-f]{32}$"));
         headers.push(("X-Request-Nonce", "Anti-replay: a fresh random nonce per request (32–64 hexadecimal characters or a UUID).", Schema::from(nonce)));
-        let timestamp = ObjectBuilder::new().schema_type(Type::Integer).format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Int64))).minimum(Some(i64::MIN)).maximum(Some(i64::MAX));
+        let timestamp = ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Int64)))
+            .minimum(Some(i64::MIN))
+            .maximum(Some(i64::MAX));
         headers.push(("X-Request-Timestamp", "Anti-replay: the current Unix time in seconds, within ±300 s of the server's.", Schema::from(timestamp)));
     }
     let parameters = operation.parameters.get_or_insert_with(Vec::new);

@@ -32,25 +32,25 @@ use std::time::Duration;
 use anchor_lang::prelude::Pubkey;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
-use axum::{Extension, Router};
 use axum::response::Response;
 use axum::routing::get;
+use axum::{Extension, Router};
 use indexer::chain::EmbeddedChain;
 use indexer::chain::embedded::{LedgerEntry, encoded_account, filter_passes};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 use solana_account::{AccountSharedData, ReadableAccount};
 use solana_rpc_client_api::config::{RpcAccountInfoConfig, RpcProgramAccountsConfig, RpcSignatureSubscribeConfig, RpcTransactionLogsFilter};
 use solana_rpc_client_api::filter::RpcFilterType;
 use solana_rpc_client_api::response::{ProcessedSignatureResult, RpcLogsResponse, RpcSignatureResult, SlotInfo};
-use sha2::{Digest, Sha256};
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
 use super::message_rate::MessageRate;
+use super::ratelimit::ip_bucket;
 pub use super::socket_send::SEND_TIMEOUT;
 use super::socket_send::{self, Closed};
-use super::ratelimit::ip_bucket;
 
 /// Subscriptions one connection may hold.
 pub const MAX_SUBSCRIPTIONS: usize = 1_000;
@@ -221,7 +221,12 @@ struct AccountFingerprint {
 
 impl AccountFingerprint {
     fn of(account: &AccountSharedData) -> AccountFingerprint {
-        AccountFingerprint { lamports: account.lamports(), owner: *account.owner(), executable: account.executable(), data_sha256: Sha256::digest(account.data()).into() }
+        AccountFingerprint {
+            lamports: account.lamports(),
+            owner: *account.owner(),
+            executable: account.executable(),
+            data_sha256: Sha256::digest(account.data()).into(),
+        }
     }
 }
 
@@ -367,7 +372,11 @@ impl Connection {
             };
         }
         if self.subscriptions.len() >= MAX_SUBSCRIPTIONS {
-            return vec![failure(&id, LIMIT_REACHED, format!("Internal Error: Subscription refused. at most {MAX_SUBSCRIPTIONS} subscriptions per connection"))];
+            return vec![failure(
+                &id,
+                LIMIT_REACHED,
+                format!("Internal Error: Subscription refused. at most {MAX_SUBSCRIPTIONS} subscriptions per connection"),
+            )];
         }
         let subscription = match self.parse(method, &params) {
             Ok(s) => s,
@@ -379,7 +388,11 @@ impl Connection {
         if let Subscription::Signature { signature } = &subscription {
             match self.pubsub.chain.status(signature).await {
                 Ok(Some((slot, err))) => {
-                    out.push(notification("signature", number, with_context(slot, RpcSignatureResult::ProcessedSignature(ProcessedSignatureResult { err: err.map(Into::into) }))));
+                    out.push(notification(
+                        "signature",
+                        number,
+                        with_context(slot, RpcSignatureResult::ProcessedSignature(ProcessedSignatureResult { err: err.map(Into::into) })),
+                    ));
                     return out;
                 }
                 Ok(None) => {}
@@ -471,7 +484,15 @@ impl Connection {
         let mut accounts: HashMap<Pubkey, Option<(AccountSharedData, AccountFingerprint)>> = HashMap::new();
         let mut encoded: HashMap<(Pubkey, String), Arc<str>> = HashMap::new();
         let mut read = |address: &Pubkey| -> Option<(AccountSharedData, AccountFingerprint)> {
-            accounts.entry(*address).or_insert_with(|| chain.bank_account(address).map(|a| { let f = AccountFingerprint::of(&a); (a, f) })).clone()
+            accounts
+                .entry(*address)
+                .or_insert_with(|| {
+                    chain.bank_account(address).map(|a| {
+                        let f = AccountFingerprint::of(&a);
+                        (a, f)
+                    })
+                })
+                .clone()
         };
         // The account's JSON under `config`, encoded once per transaction.
         let mut encode = |address: &Pubkey, account: &AccountSharedData, config: &RpcAccountInfoConfig| -> Arc<str> {
@@ -503,7 +524,9 @@ impl Connection {
                     }
                     *last = Some(now);
                     let ui = encode(address, &account, config);
-                    let message = format!(r#"{{"jsonrpc":"2.0","method":"accountNotification","params":{{"result":{{"context":{{"slot":{slot}}},"value":{ui}}},"subscription":{number}}}}}"#);
+                    let message = format!(
+                        r#"{{"jsonrpc":"2.0","method":"accountNotification","params":{{"result":{{"context":{{"slot":{slot}}},"value":{ui}}},"subscription":{number}}}}}"#
+                    );
                     send(socket, Message::Text(message.into())).await?;
                 }
                 Subscription::Program { program, filters, config } => {

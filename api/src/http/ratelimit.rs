@@ -205,17 +205,14 @@ fn bucket_for(state: &AppState, identity: &Identity, method: &Method, path: &str
             };
             Bucket { kind, who, limit: settings.rate_auth_per_min, window_secs: 60 }
         }
-        Identity::Anonymous | Identity::Invalid(_) => {
-            Bucket { kind: "ip", who: ip.to_owned(), limit: settings.rate_public_per_min, window_secs: 60 }
-        }
+        Identity::Anonymous | Identity::Invalid(_) => Bucket { kind: "ip", who: ip.to_owned(), limit: settings.rate_public_per_min, window_secs: 60 },
     }
 }
 
 /// `POST /v1/markets/{id}/trade` and `/sell`.
 fn is_trading(method: &Method, path: &str) -> bool {
     let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
-    method == Method::POST
-        && matches!(segments.as_slice(), ["", "v1", "markets", id, "trade" | "sell"] if !id.is_empty())
+    method == Method::POST && matches!(segments.as_slice(), ["", "v1", "markets", id, "trade" | "sell"] if !id.is_empty())
 }
 
 /// The socket's peer, unless it is a trusted proxy: then `X-Forwarded-For` is walked from the
@@ -223,11 +220,7 @@ fn is_trading(method: &Method, path: &str) -> bool {
 /// proxy. An entry that is not an address ends the walk at the last trusted hop: a proxy never
 /// writes one, so it and everything left of it are the client's own word.
 fn client_ip(req: &Request, trusted: &[IpNet]) -> IpAddr {
-    let peer = req
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| addr.ip().to_canonical())
-        .unwrap_or(IpAddr::from([0, 0, 0, 0]));
+    let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(addr)| addr.ip().to_canonical()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
     let is_trusted = |ip: &IpAddr| trusted.iter().any(|range| range.contains(ip));
     let mut hop = peer;
     for entry in forwarded_for(req.headers()).into_iter().rev() {

@@ -56,12 +56,7 @@ impl<K: Eq + Hash> RenderedPages<K> {
     /// none), else the one `render` makes, kept at the version `render` says it read (`None`: not
     /// kept). A version `render` names must have been taken before its read, so a change the
     /// read missed has already moved it.
-    pub async fn get_or_render<E>(
-        &self,
-        key: K,
-        current: Option<u64>,
-        render: impl Future<Output = Result<(Bytes, Option<u64>), E>>,
-    ) -> Result<Bytes, E> {
+    pub async fn get_or_render<E>(&self, key: K, current: Option<u64>, render: impl Future<Output = Result<(Bytes, Option<u64>), E>>) -> Result<Bytes, E> {
         if let Some(body) = current.and_then(|version| self.get(&key, version)) {
             return Ok(body);
         }

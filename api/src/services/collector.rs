@@ -109,7 +109,12 @@ impl Collector {
                 }
                 // A perp the venue will not answer for. Not 418: Binance's ban of an IP that went
                 // on after 429s, which must end the sweep like the 429 itself.
-                Err(e @ (ExchangeError::Api { .. } | ExchangeError::Format(_) | ExchangeError::UnknownSymbol(_) | ExchangeError::Status { status: 400..=417 | 419..=499, .. })) => {
+                Err(
+                    e @ (ExchangeError::Api { .. }
+                    | ExchangeError::Format(_)
+                    | ExchangeError::UnknownSymbol(_)
+                    | ExchangeError::Status { status: 400..=417 | 419..=499, .. }),
+                ) => {
                     tracing::info!(exchange, symbol = %perp.symbol, error = %e, "no crowd reading for this perp");
                     report.skipped += 1;
                     continue;

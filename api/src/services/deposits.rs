@@ -50,7 +50,11 @@ pub async fn record_reported(s: &Services, reported: &[ReportedTransfer]) -> Res
         let mut db = s.db.begin().await?;
         let new = ledger::record_transfer(&mut db, &r.signature, &r.token_account, wallet, r.amount, r.slot, Source::Webhook).await?;
         db.commit().await?;
-        if new { recorded.new += 1 } else { recorded.repeated += 1 }
+        if new {
+            recorded.new += 1
+        } else {
+            recorded.repeated += 1
+        }
         if !recorded.wallets.contains(wallet) {
             recorded.wallets.push(wallet.clone());
         }

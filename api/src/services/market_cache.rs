@@ -20,10 +20,10 @@
 //! and with it the counts, a new round — bumps it, and a page rendered at one version is the
 //! same page while it holds (`version`).
 
+use sqlx::PgPool;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, Weak};
-use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::notices::{self, Listening};

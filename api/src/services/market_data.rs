@@ -25,7 +25,8 @@ pub fn version(services: &Services) -> Option<u64> {
 /// The venue's id and the symbol as stored (upper case, except Hyperliquid's own coin names
 /// such as `kPEPE`, which are matched as given), or NOT_FOUND.
 fn perp_key(exchange: &str, symbol: &str) -> Result<(Exchange, String), ServiceError> {
-    let venue = Exchange::parse(&exchange.to_ascii_lowercase()).ok_or_else(|| ServiceError::NotFound(format!("no exchange {exchange:?}: binance, bybit, okx or hyperliquid")))?;
+    let venue = Exchange::parse(&exchange.to_ascii_lowercase())
+        .ok_or_else(|| ServiceError::NotFound(format!("no exchange {exchange:?}: binance, bybit, okx or hyperliquid")))?;
     Ok((venue, symbol.to_owned()))
 }
 
@@ -78,7 +79,12 @@ pub async fn crowd_summary(services: &Services, filter: &PerpFilter) -> Result<(
 }
 
 /// A perp's latest reading and its history since `since`, oldest first.
-pub async fn crowd_detail(services: &Services, exchange: &str, symbol: &str, since: DateTime<Utc>) -> Result<(CrowdRow, Vec<(DateTime<Utc>, i32, i32)>), ServiceError> {
+pub async fn crowd_detail(
+    services: &Services,
+    exchange: &str,
+    symbol: &str,
+    since: DateTime<Utc>,
+) -> Result<(CrowdRow, Vec<(DateTime<Utc>, i32, i32)>), ServiceError> {
     let (venue, _) = perp_key(exchange, symbol)?;
     if venue == Exchange::Hyperliquid {
         return Err(ServiceError::NotFound("Hyperliquid publishes no long/short ratio: its perps have no crowd data".into()));

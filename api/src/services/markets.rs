@@ -12,8 +12,8 @@ use crate::domain::exchange::Exchange;
 use crate::domain::market::{MarketStatus, Side};
 use crate::domain::money;
 use crate::domain::quote::{self, PricedMarket, Quote, QuoteError};
-use crate::store::markets::{self, MarketRow, TradeRow, TradesOf};
 use crate::services::series_cards::SeriesPage;
+use crate::store::markets::{self, MarketRow, TradeRow, TradesOf};
 use crate::store::series::{self, SeriesRow};
 
 /// Market `id` from the in-memory market cache (no database round trip once it is held; a
@@ -99,9 +99,7 @@ pub async fn series_quote(s: &Services, series: &str, side: Side, amount: u64) -
         Err(_) => series::series_by_slug(&s.db, series).await?,
     }
     .ok_or_else(|| ServiceError::NotFound(format!("no series {series:?}")))?;
-    let market = markets::open_round(&s.db, found.id)
-        .await?
-        .ok_or_else(|| ServiceError::MarketClosed(format!("series {} has no open round", found.slug)))?;
+    let market = markets::open_round(&s.db, found.id).await?.ok_or_else(|| ServiceError::MarketClosed(format!("series {} has no open round", found.slug)))?;
     fill(s, market.id, &market.priced(), side, amount)
 }
 

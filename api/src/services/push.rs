@@ -180,7 +180,10 @@ impl reqwest::dns::Resolve for PermittedAddresses {
 enum Outcome {
     Sent,
     /// 429, 5xx or no answer: again after the delay (the push service's `Retry-After`, if any).
-    Retry { retry_after: Option<u64>, error: String },
+    Retry {
+        retry_after: Option<u64>,
+        error: String,
+    },
     /// 404/410: the subscription expired or was revoked.
     Gone,
     /// Any other refusal (a bad request, our VAPID refused, payload too large).
@@ -248,7 +251,14 @@ async fn send(s: &Services, sender: &PushSender, key: &VapidKey, d: &store::DueD
     let Some(kind) = EventKind::parse(&d.kind) else {
         return Outcome::Failed(format!("unknown event kind {:?}", d.kind));
     };
-    let event = Event { kind, market_id: d.market_id, reference: d.reference.clone(), payload: d.payload.clone(), exchange: d.exchange.clone(), symbol: d.symbol.clone() };
+    let event = Event {
+        kind,
+        market_id: d.market_id,
+        reference: d.reference.clone(),
+        payload: d.payload.clone(),
+        exchange: d.exchange.clone(),
+        symbol: d.symbol.clone(),
+    };
     let Some(notification) = push::notification(&event) else { return Outcome::Skipped };
     let payload = serde_json::to_vec(&notification).expect("a notification serializes");
     // What is left of the message's life: a retried message does not outlive the event's TTL.

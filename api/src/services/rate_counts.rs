@@ -58,12 +58,7 @@ pub struct Unavailable;
 
 impl WindowCounts {
     pub fn new(sync_every: Duration) -> WindowCounts {
-        WindowCounts {
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
-            hasher: RandomState::new(),
-            sync_every,
-            syncing: OnceLock::new(),
-        }
+        WindowCounts { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(), hasher: RandomState::new(), sync_every, syncing: OnceLock::new() }
     }
 
     fn shard(&self, key: &str) -> &Mutex<HashMap<String, Entry>> {

@@ -173,7 +173,14 @@ impl Scheduler {
 /// A short round closes 5 minutes before settlement too (the contract; the program enforces
 /// it), so it trades for the `interval` before that: short rounds overlap, the next trading
 /// while the one before waits out its last 5 minutes.
-async fn insert_round(db: &PgPool, s: &ActiveSeries, settlement: DateTime<Utc>, interval: chrono::Duration, now: DateTime<Utc>, p: prior::Prior) -> Result<u64, sqlx::Error> {
+async fn insert_round(
+    db: &PgPool,
+    s: &ActiveSeries,
+    settlement: DateTime<Utc>,
+    interval: chrono::Duration,
+    now: DateTime<Utc>,
+    p: prior::Prior,
+) -> Result<u64, sqlx::Error> {
     let close = settlement - CLOSE_BEFORE_SETTLEMENT;
     let open = match s.round_minutes {
         Some(_) => close - interval,
@@ -184,7 +191,8 @@ async fn insert_round(db: &PgPool, s: &ActiveSeries, settlement: DateTime<Utc>, 
     }
     // The program opens every market within [0.02, 0.98] (whatever the estimate): the same
     // opening state here, so quotes before the market is on chain match it.
-    let opening = lmsr::Lmsr::opening(s.liquidity_b as u64, p.p_yes_ppm.clamp(lmsr::PRIOR_MIN_PPM, lmsr::PRIOR_MAX_PPM)).expect("tier liquidity is in the LMSR domain");
+    let opening =
+        lmsr::Lmsr::opening(s.liquidity_b as u64, p.p_yes_ppm.clamp(lmsr::PRIOR_MIN_PPM, lmsr::PRIOR_MAX_PPM)).expect("tier liquidity is in the LMSR domain");
     let (yes_price, _) = opening.prices_micro();
     let id = Uuid::new_v4();
     let round = NewRound {

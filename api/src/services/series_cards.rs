@@ -69,7 +69,7 @@ impl SeriesCards {
     /// Postgres.
     pub async fn page(self: &Arc<Self>, db: &PgPool, exchange: Option<&str>, limit: i64, offset: i64) -> Result<SeriesPage, sqlx::Error> {
         if self.current(db).await?.is_some()
-            && let Some(page) = self.from_memory(exchange, limit, offset)
+            && let Some(page) = self.page_from_memory(exchange, limit, offset)
         {
             return Ok(page);
         }
@@ -127,7 +127,7 @@ impl SeriesCards {
     }
 
     /// The page from the held cards; `None` unless they are current (listening, fully loaded).
-    fn from_memory(&self, exchange: Option<&str>, limit: i64, offset: i64) -> Option<SeriesPage> {
+    fn page_from_memory(&self, exchange: Option<&str>, limit: i64, offset: i64) -> Option<SeriesPage> {
         let cards = self.state.lock().unwrap();
         if !(cards.live && cards.complete) {
             return None;

@@ -114,7 +114,10 @@ pub async fn awaiting_payout(s: &Services, limit: i64) -> Result<Vec<Uuid>, Serv
 /// market when none is left open on chain, and records the round paid out once it is closed.
 pub async fn pay_out(s: &Services, market_id: Uuid, now: DateTime<Utc>) -> Result<Crank, ServiceError> {
     let wallets = markets::position_wallets(&s.db, market_id).await?;
-    let wallets = wallets.iter().map(|w| w.parse::<Pubkey>().map_err(|_| ServiceError::internal(format!("stored wallet {w:?} is not an address")))).collect::<Result<Vec<_>, _>>()?;
+    let wallets = wallets
+        .iter()
+        .map(|w| w.parse::<Pubkey>().map_err(|_| ServiceError::internal(format!("stored wallet {w:?} is not an address"))))
+        .collect::<Result<Vec<_>, _>>()?;
     let crank = match &s.onchain {
         Some(onchain) => onchain.crank(market_id, &wallets).await?,
         // Without a chain nothing was ever on chain: settled off chain, nothing to pay.

@@ -53,9 +53,8 @@ pub async fn challenge(s: &Services, wallet: &str) -> Result<Challenge, ServiceE
     .to_string();
     let issued = Issued { wallet: wallet.as_str().to_owned(), message: message.clone(), expires_at };
     let mut conn = s.redis.connection().await?;
-    let _: () = conn
-        .set_ex(s.redis.key("siws", &nonce), serde_json::to_string(&issued).map_err(ServiceError::internal)?, settings.challenge_ttl.as_secs())
-        .await?;
+    let _: () =
+        conn.set_ex(s.redis.key("siws", &nonce), serde_json::to_string(&issued).map_err(ServiceError::internal)?, settings.challenge_ttl.as_secs()).await?;
     Ok(Challenge { nonce, message, expires_at })
 }
 

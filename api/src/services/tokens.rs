@@ -36,8 +36,7 @@ impl TokenIssuer {
     pub fn issue(&self, user_id: Uuid, wallet: &str, now: DateTime<Utc>) -> (String, DateTime<Utc>) {
         let expires_at = now + self.ttl;
         let claims = Claims { sub: user_id, wallet: wallet.to_owned(), iat: now.timestamp(), exp: expires_at.timestamp() };
-        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
-            .expect("HS256 encoding of plain claims cannot fail");
+        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).expect("HS256 encoding of plain claims cannot fail");
         (token, expires_at)
     }
 

@@ -50,7 +50,7 @@ impl TradePlans {
     /// `GroupQueue::turn_after_woken`).
     async fn read_waiting(&self) {
         let mut turn = self.waiting.turn_after_woken().await;
-        while let Some((connection, group)) = turn.next() {
+        while let Some((connection, group)) = turn.next_group() {
             let (reads, answers): (Vec<TradeRead>, Vec<oneshot::Sender<Answer>>) = group.into_iter().unzip();
             let read = group_commit::on_own_connection(connection, &self.db, async |connection| markets::plans_for_traders(connection, &reads).await).await;
             match read {

@@ -60,14 +60,8 @@ fn wallet_key(caller: &Caller) -> Result<Pubkey, ServiceError> {
 /// the event (`events::trade_id`): a recovery, a wallet's own trade.
 pub(super) async fn projected_trade_id(s: &Services, signature: &str, e: &TradeExecuted) -> Result<Uuid, ServiceError> {
     let (wallet, market_address) = (e.wallet.to_string(), e.market.to_string());
-    let trade = markets::TradeInTransaction {
-        signature,
-        wallet: &wallet,
-        market_address: &market_address,
-        side: e.side.into(),
-        is_buy: e.is_buy,
-        shares: e.shares,
-    };
+    let trade =
+        markets::TradeInTransaction { signature, wallet: &wallet, market_address: &market_address, side: e.side.into(), is_buy: e.is_buy, shares: e.shares };
     markets::trade_id(&s.db, &trade).await?.ok_or_else(|| ServiceError::internal(format!("trade {signature} was not projected")))
 }
 

@@ -17,8 +17,8 @@ use solana_transaction::versioned::VersionedTransaction;
 use uuid::Uuid;
 
 use super::{ServiceError, Services};
-use crate::chain::cosign::{self, MAX_TRANSACTION};
 use crate::chain;
+use crate::chain::cosign::{self, MAX_TRANSACTION};
 use crate::domain::caller::Caller;
 use crate::domain::market::Side;
 use crate::store::markets::{self, MarketPlan};

@@ -46,11 +46,8 @@ pub async fn request(s: &Services, caller: &Caller, request: Request<'_>) -> Res
     if request.amount < minimum {
         return Err(ServiceError::InvalidInput(format!("amount must be at least {} USDC", places(minimum as i128, 6, 2))));
     }
-    let destination: Pubkey = request
-        .destination
-        .trim()
-        .parse()
-        .map_err(|_| ServiceError::InvalidInput("destination is not a Solana address (base58, 32 bytes)".into()))?;
+    let destination: Pubkey =
+        request.destination.trim().parse().map_err(|_| ServiceError::InvalidInput("destination is not a Solana address (base58, 32 bytes)".into()))?;
     let wallet: Pubkey = caller.wallet.parse().map_err(ServiceError::internal)?;
     if destination == funding_market::client::vault_pda(&wallet) || destination == funding_market::client::deposit_pda(&wallet) {
         return Err(ServiceError::InvalidInput("destination is your own vault or deposit address; give a wallet or another USDC token account".into()));

@@ -23,10 +23,7 @@ pub async fn create(db: &PgPool, user_id: Uuid, key: &str, label: &str, scopes: 
     let mut tx = db.begin().await?;
     // Serialise key creation per user so the cap holds under concurrent requests.
     sqlx::query("SELECT 1 FROM users WHERE id = $1 FOR UPDATE").bind(user_id).execute(&mut *tx).await?;
-    let active: i64 = sqlx::query_scalar("SELECT count(*) FROM api_keys WHERE user_id = $1 AND revoked_at IS NULL")
-        .bind(user_id)
-        .fetch_one(&mut *tx)
-        .await?;
+    let active: i64 = sqlx::query_scalar("SELECT count(*) FROM api_keys WHERE user_id = $1 AND revoked_at IS NULL").bind(user_id).fetch_one(&mut *tx).await?;
     if active >= MAX_ACTIVE_PER_USER {
         return Ok(None);
     }

@@ -22,10 +22,7 @@ pub struct Redis {
 impl Redis {
     /// Parses the URL; connects lazily (the service starts even while Redis is down).
     pub fn new(url: &str, timeout: Duration, namespace: &str) -> RedisResult<Redis> {
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(timeout)
-            .set_response_timeout(timeout)
-            .set_number_of_retries(1);
+        let config = ConnectionManagerConfig::new().set_connection_timeout(timeout).set_response_timeout(timeout).set_number_of_retries(1);
         Ok(Redis { client: Client::open(url)?, manager: Arc::new(OnceCell::new()), config, namespace: namespace.into(), timeout })
     }
 
@@ -36,10 +33,7 @@ impl Redis {
 
     /// A handle on the shared connection (cheap to clone), connecting first if needed.
     pub async fn connection(&self) -> RedisResult<ConnectionManager> {
-        self.manager
-            .get_or_try_init(|| ConnectionManager::new_with_config(self.client.clone(), self.config.clone()))
-            .await
-            .cloned()
+        self.manager.get_or_try_init(|| ConnectionManager::new_with_config(self.client.clone(), self.config.clone())).await.cloned()
     }
 
     /// A connection of its own in subscriber mode (pub/sub cannot share the multiplexed one).

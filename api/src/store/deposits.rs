@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
-
 /// A deposit address as reconciliation sees it.
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct WatchedAddress {
@@ -33,19 +32,12 @@ const WATCHED: &str = "SELECT a.address, a.wallet, a.cursor,
 
 /// Deposit addresses after `after` (by address), `limit` of them.
 pub async fn watched(db: &PgPool, after: Option<&str>, limit: i64) -> Result<Vec<WatchedAddress>, sqlx::Error> {
-    sqlx::query_as(&format!("{WATCHED} WHERE $1::TEXT IS NULL OR a.address > $1 ORDER BY a.address LIMIT $2"))
-    .bind(after)
-    .bind(limit)
-    .fetch_all(db)
-    .await
+    sqlx::query_as(&format!("{WATCHED} WHERE $1::TEXT IS NULL OR a.address > $1 ORDER BY a.address LIMIT $2")).bind(after).bind(limit).fetch_all(db).await
 }
 
 /// One wallet's deposit address, if it has one.
 pub async fn watched_wallet(db: &PgPool, wallet: &str) -> Result<Option<WatchedAddress>, sqlx::Error> {
-    sqlx::query_as(&format!("{WATCHED} WHERE a.wallet = $1"))
-    .bind(wallet)
-    .fetch_optional(db)
-    .await
+    sqlx::query_as(&format!("{WATCHED} WHERE a.wallet = $1")).bind(wallet).fetch_optional(db).await
 }
 
 /// Moves an address's cursor forward to `signature` (never back: two readers may race).

@@ -23,11 +23,6 @@ pub async fn reserve(db: &PgPool, wallet: &str, day: NaiveDate, amount: u64, cap
 
 /// Gives a reservation back (the grant did not reach the vault).
 pub async fn release(db: &PgPool, wallet: &str, day: NaiveDate, amount: u64) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE faucet_grants SET amount = amount - $3 WHERE wallet = $1 AND day = $2")
-        .bind(wallet)
-        .bind(day)
-        .bind(amount as i64)
-        .execute(db)
-        .await?;
+    sqlx::query("UPDATE faucet_grants SET amount = amount - $3 WHERE wallet = $1 AND day = $2").bind(wallet).bind(day).bind(amount as i64).execute(db).await?;
     Ok(())
 }

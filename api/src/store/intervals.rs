@@ -53,10 +53,8 @@ pub struct ListingReport {
 /// (there is one: the venue's collector holds a lock) could not record one change twice.
 pub async fn record_listing(db: &PgPool, exchange: &str, listing: &[(String, i32)], now: DateTime<Utc>) -> Result<ListingReport, sqlx::Error> {
     let mut tx = db.begin().await?;
-    let known: Vec<(String, i32)> = sqlx::query_as("SELECT symbol, interval_minutes FROM perps WHERE exchange = $1 FOR UPDATE")
-        .bind(exchange)
-        .fetch_all(&mut *tx)
-        .await?;
+    let known: Vec<(String, i32)> =
+        sqlx::query_as("SELECT symbol, interval_minutes FROM perps WHERE exchange = $1 FOR UPDATE").bind(exchange).fetch_all(&mut *tx).await?;
     let known: std::collections::HashMap<String, i32> = known.into_iter().collect();
     let mut report = ListingReport::default();
     for (symbol, minutes) in listing {
@@ -99,11 +97,12 @@ pub async fn record_listing(db: &PgPool, exchange: &str, listing: &[(String, i32
         .execute(&mut *tx)
         .await?;
     }
-    let delisted: Vec<String> = sqlx::query_scalar("UPDATE perps SET listed = FALSE WHERE exchange = $1 AND listed AND NOT (symbol = ANY($2)) RETURNING symbol")
-        .bind(exchange)
-        .bind(&symbols)
-        .fetch_all(&mut *tx)
-        .await?;
+    let delisted: Vec<String> =
+        sqlx::query_scalar("UPDATE perps SET listed = FALSE WHERE exchange = $1 AND listed AND NOT (symbol = ANY($2)) RETURNING symbol")
+            .bind(exchange)
+            .bind(&symbols)
+            .fetch_all(&mut *tx)
+            .await?;
     report.delisted = delisted.len() as u64;
     sqlx::query("DELETE FROM crowd_latest WHERE exchange = $1 AND symbol = ANY($2)").bind(exchange).bind(&delisted).execute(&mut *tx).await?;
     tx.commit().await?;
@@ -155,7 +154,14 @@ pub async fn stats(db: &PgPool, most_changed: i64) -> Result<IntervalStatsRow, s
 
 /// Every perp with its change count, current interval and last change, sorted (ties by
 /// exchange and symbol), with how many match.
-pub async fn threaded(db: &PgPool, filter: &PerpFilter, sort: ThreadSort, descending: bool, limit: i64, offset: i64) -> Result<(Vec<PerpRow>, i64), sqlx::Error> {
+pub async fn threaded(
+    db: &PgPool,
+    filter: &PerpFilter,
+    sort: ThreadSort,
+    descending: bool,
+    limit: i64,
+    offset: i64,
+) -> Result<(Vec<PerpRow>, i64), sqlx::Error> {
     let mut q = QueryBuilder::new("SELECT exchange, symbol, interval_minutes, listed, first_seen_at, change_count, last_changed_at FROM perps");
     push_where(filter, &mut q);
     let direction = if descending { "DESC" } else { "ASC" };

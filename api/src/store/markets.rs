@@ -7,9 +7,9 @@ use funding_market::client;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
+use super::positions;
 use crate::domain::market::{MarketStatus, Side};
 use crate::domain::quote::PricedMarket;
-use super::positions;
 
 /// A market with what its series contributes (symbol, exchange, tier).
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -79,12 +79,11 @@ pub struct MarketPage {
 /// parts (unfinished, then finished), each in the order of a partial index, with the offset
 /// skipped on the index alone before the rows are read.
 pub async fn list_markets(db: &PgPool, status: Option<MarketStatus>, limit: i64, offset: i64) -> Result<MarketPage, sqlx::Error> {
-    let counts: Vec<(MarketStatus, i64, i64)> = sqlx::query_as(
-        "SELECT status, sum(n)::BIGINT, count(*) FROM market_status_counts WHERE $1::text IS NULL OR status = $1 GROUP BY status",
-    )
-    .bind(status)
-    .fetch_all(db)
-    .await?;
+    let counts: Vec<(MarketStatus, i64, i64)> =
+        sqlx::query_as("SELECT status, sum(n)::BIGINT, count(*) FROM market_status_counts WHERE $1::text IS NULL OR status = $1 GROUP BY status")
+            .bind(status)
+            .fetch_all(db)
+            .await?;
     let total: i64 = counts.iter().map(|(_, n, _)| n).sum();
     let count_rows: i64 = counts.iter().map(|(_, _, rows)| rows).sum();
     let unfinished: i64 = counts.iter().filter(|(s, _, _)| !FINISHED.contains(s)).map(|(_, n, _)| n).sum();
@@ -146,10 +145,8 @@ pub async fn settled_rounds(db: &PgPool, series_id: Uuid, limit: i64, offset: i6
     .bind(offset)
     .fetch_all(db)
     .await?;
-    let total = sqlx::query_scalar("SELECT count(*) FROM markets WHERE series_id = $1 AND status IN ('settled', 'voided')")
-        .bind(series_id)
-        .fetch_one(db)
-        .await?;
+    let total =
+        sqlx::query_scalar("SELECT count(*) FROM markets WHERE series_id = $1 AND status IN ('settled', 'voided')").bind(series_id).fetch_one(db).await?;
     Ok((rows, total))
 }
 
@@ -206,11 +203,7 @@ pub async fn trade(db: &PgPool, id: Uuid) -> Result<Option<TradeRow>, sqlx::Erro
 }
 
 pub async fn price_history(db: &PgPool, market_id: Uuid, limit: i64) -> Result<Vec<(DateTime<Utc>, i32)>, sqlx::Error> {
-    sqlx::query_as("SELECT at, yes_price_ppm FROM market_prices WHERE market_id = $1 ORDER BY at LIMIT $2")
-        .bind(market_id)
-        .bind(limit)
-        .fetch_all(db)
-        .await
+    sqlx::query_as("SELECT at, yes_price_ppm FROM market_prices WHERE market_id = $1 ORDER BY at LIMIT $2").bind(market_id).bind(limit).fetch_all(db).await
 }
 
 /// One trade of a transaction, as its event names it: a transaction can hold several (on
@@ -266,10 +259,7 @@ macro_rules! plan_columns {
 }
 
 pub async fn plan(db: &PgPool, id: Uuid) -> Result<Option<MarketPlan>, sqlx::Error> {
-    sqlx::query_as(concat!("SELECT ", plan_columns!(), " FROM markets m JOIN series s ON s.id = m.series_id WHERE m.id = $1"))
-        .bind(id)
-        .fetch_optional(db)
-        .await
+    sqlx::query_as(concat!("SELECT ", plan_columns!(), " FROM markets m JOIN series s ON s.id = m.series_id WHERE m.id = $1")).bind(id).fetch_optional(db).await
 }
 
 /// What a trade reads of its trader beside the market's plan: what the wallet can spend

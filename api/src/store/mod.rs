@@ -25,9 +25,9 @@ pub mod withdrawals;
 
 use std::time::Duration;
 
+use sqlx::Postgres;
 use sqlx::migrate::MigrateDatabase;
 use sqlx::postgres::PgPool;
-use sqlx::Postgres;
 
 pub use indexer::MIGRATOR;
 
@@ -35,10 +35,7 @@ pub use indexer::MIGRATOR;
 /// connection, so a dead Postgres yields an error quickly instead of a hung request. Idle
 /// connections are checked as `indexer::pool_options` says.
 pub fn pool(url: &str, max_connections: u32, acquire_timeout: Duration) -> Result<PgPool, sqlx::Error> {
-    indexer::pool_options()
-        .max_connections(max_connections)
-        .acquire_timeout(acquire_timeout)
-        .connect_lazy(url)
+    indexer::pool_options().max_connections(max_connections).acquire_timeout(acquire_timeout).connect_lazy(url)
 }
 
 /// Creates the database named in `url` if it does not exist yet, then applies the migrations.

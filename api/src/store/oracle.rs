@@ -116,12 +116,10 @@ pub struct PayoutRow {
 
 /// The round's oracle state, transactions and readings (oldest first), and its payouts.
 pub async fn resolution(db: &PgPool, market_id: Uuid) -> Result<Option<(ResolutionRow, Vec<ObservationRow>, Vec<PayoutRow>)>, sqlx::Error> {
-    let Some(row) = sqlx::query_as(
-        "SELECT oracle_attempts, void_reason, finalize_signature, close_signature, paid_out_at FROM markets WHERE id = $1",
-    )
-    .bind(market_id)
-    .fetch_optional(db)
-    .await?
+    let Some(row) = sqlx::query_as("SELECT oracle_attempts, void_reason, finalize_signature, close_signature, paid_out_at FROM markets WHERE id = $1")
+        .bind(market_id)
+        .fetch_optional(db)
+        .await?
     else {
         return Ok(None);
     };

@@ -150,7 +150,11 @@ pub async fn retry_later(db: &PgPool, outbox_id: i64, subscription_id: i64, dela
 
 /// A delivery with nothing to say (`domain::push::notification`).
 pub async fn mark_skipped(db: &PgPool, outbox_id: i64, subscription_id: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE push_deliveries SET status = 'skipped' WHERE outbox_id = $1 AND subscription_id = $2").bind(outbox_id).bind(subscription_id).execute(db).await?;
+    sqlx::query("UPDATE push_deliveries SET status = 'skipped' WHERE outbox_id = $1 AND subscription_id = $2")
+        .bind(outbox_id)
+        .bind(subscription_id)
+        .execute(db)
+        .await?;
     Ok(())
 }
 
@@ -168,10 +172,6 @@ pub async fn mark_failed(db: &PgPool, outbox_id: i64, subscription_id: i64, erro
 /// The secret called `name`, made by `generate` the first time any replica asks (the first
 /// writer wins; every later caller reads its value).
 pub async fn secret(db: &PgPool, name: &str, generate: impl FnOnce() -> String) -> Result<String, sqlx::Error> {
-    sqlx::query("INSERT INTO service_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING")
-        .bind(name)
-        .bind(generate())
-        .execute(db)
-        .await?;
+    sqlx::query("INSERT INTO service_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING").bind(name).bind(generate()).execute(db).await?;
     sqlx::query_scalar("SELECT value FROM service_secrets WHERE name = $1").bind(name).fetch_one(db).await
 }

@@ -58,9 +58,7 @@ pub async fn mark_for_void(db: &PgPool, id: Uuid) -> Result<bool, sqlx::Error> {
 
 /// The latest settlement of the series before `settlement` (voided rounds aside).
 pub async fn previous_settlement(db: &PgPool, series_id: Uuid, settlement: DateTime<Utc>) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT max(settlement_ts) FROM markets WHERE series_id = $1 AND settlement_ts < $2 AND status <> 'voided' AND void_reason IS NULL",
-    )
+    sqlx::query_scalar("SELECT max(settlement_ts) FROM markets WHERE series_id = $1 AND settlement_ts < $2 AND status <> 'voided' AND void_reason IS NULL")
         .bind(series_id)
         .bind(settlement)
         .fetch_one(db)

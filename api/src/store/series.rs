@@ -83,10 +83,7 @@ pub async fn list_series(db: &PgPool, exchange: Option<&str>, limit: i64, offset
     .bind(offset)
     .fetch_all(db)
     .await?;
-    let total = sqlx::query_scalar("SELECT count(*) FROM series WHERE active AND ($1::text IS NULL OR exchange = $1)")
-        .bind(exchange)
-        .fetch_one(db)
-        .await?;
+    let total = sqlx::query_scalar("SELECT count(*) FROM series WHERE active AND ($1::text IS NULL OR exchange = $1)").bind(exchange).fetch_one(db).await?;
     Ok((rows, total))
 }
 
@@ -107,7 +104,6 @@ pub async fn series_by_slug(db: &PgPool, slug: &str) -> Result<Option<SeriesRow>
 pub async fn series_by_id(db: &PgPool, id: Uuid) -> Result<Option<SeriesRow>, sqlx::Error> {
     sqlx::query_as(&series_cards("SELECT * FROM series s WHERE s.id = $1")).bind(id).fetch_optional(db).await
 }
-
 
 /// Serialises `ensure` across processes. Replicas starting together run it at once, and
 /// `ON CONFLICT` absorbs a race only on its arbiter index, (exchange, symbol): two concurrent

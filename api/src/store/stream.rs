@@ -18,10 +18,7 @@ pub struct StreamEvent {
 /// Up to `limit` unpublished events (every row is: a published one is deleted) in the order
 /// they were appended, locked for this transaction.
 pub async fn claim(tx: &mut PgConnection, limit: i64) -> Result<Vec<StreamEvent>, sqlx::Error> {
-    sqlx::query_as("SELECT id, channel, kind, ref FROM stream_events ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED")
-        .bind(limit)
-        .fetch_all(tx)
-        .await
+    sqlx::query_as("SELECT id, channel, kind, ref FROM stream_events ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED").bind(limit).fetch_all(tx).await
 }
 
 /// The next sequence numbers, `counts[i]` of them for event `i` (one per update it stands

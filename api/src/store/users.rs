@@ -27,10 +27,7 @@ pub async fn sign_in(db: &PgPool, wallet: &str) -> Result<User, sqlx::Error> {
 }
 
 pub async fn find(db: &PgPool, id: Uuid) -> Result<Option<User>, sqlx::Error> {
-    sqlx::query_as("SELECT id, wallet_address, display_name, created_at, last_active_at FROM users WHERE id = $1")
-        .bind(id)
-        .fetch_optional(db)
-        .await
+    sqlx::query_as("SELECT id, wallet_address, display_name, created_at, last_active_at FROM users WHERE id = $1").bind(id).fetch_optional(db).await
 }
 
 /// Sets (or, with `None`, clears) a user's display name.

@@ -66,7 +66,9 @@ pub enum Queued {
     /// The request's idempotency key already made this withdrawal.
     Existing(WithdrawalRow),
     /// The amount exceeds what is available (this much, micro-USDC).
-    Insufficient { available: u64 },
+    Insufficient {
+        available: u64,
+    },
     /// The destination needs a token account and today's budget for them is spent.
     AccountBudgetSpent(BudgetSpent),
 }
@@ -118,8 +120,7 @@ pub async fn queue(db: &PgPool, new: NewWithdrawal<'_>) -> Result<Queued, sqlx::
 }
 
 /// What counts a user's new token accounts today: the UTC day's withdrawals that create one.
-const CREATING_TODAY: &str =
-    "user_id = $1 AND create_account AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'";
+const CREATING_TODAY: &str = "user_id = $1 AND create_account AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'";
 
 /// Whether today's budget already counts `new`'s token account for its user (a destination
 /// counts once a day however many withdrawals go to it). Exact under the wallet's lock.
@@ -223,11 +224,13 @@ pub async fn confirm(db: &PgPool, id: Uuid, signature: &str) -> Result<bool, sql
 /// Marks a processing withdrawal failed with its reason: its reservation is released (and its
 /// signed transaction dropped).
 pub async fn fail(db: &PgPool, id: Uuid, signature: &str, reason: &str) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query("UPDATE withdrawals SET status = 'failed', failure = $3, failed_at = now(), wire = NULL WHERE id = $1 AND status = 'processing' AND signature = $2")
-        .bind(id)
-        .bind(signature)
-        .bind(reason)
-        .execute(db)
-        .await?;
+    let done = sqlx::query(
+        "UPDATE withdrawals SET status = 'failed', failure = $3, failed_at = now(), wire = NULL WHERE id = $1 AND status = 'processing' AND signature = $2",
+    )
+    .bind(id)
+    .bind(signature)
+    .bind(reason)
+    .execute(db)
+    .await?;
     Ok(done.rows_affected() == 1)
 }

@@ -49,7 +49,14 @@ impl Worker for CollectorWorker {
                 match self.collector.collect_intervals(&Utc::now).await {
                     Ok((listing, report)) => {
                         if report.new + report.changes.len() + report.delisted as usize > 0 {
-                            tracing::info!(worker = self.name(), listed = listing.len(), new = report.new, changes = report.changes.len(), delisted = report.delisted, "listing recorded");
+                            tracing::info!(
+                                worker = self.name(),
+                                listed = listing.len(),
+                                new = report.new,
+                                changes = report.changes.len(),
+                                delisted = report.delisted,
+                                "listing recorded"
+                            );
                         }
                         if last_sweep.is_none_or(|t| t.elapsed() >= self.crowd_period) {
                             let started = Instant::now();

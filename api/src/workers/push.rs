@@ -11,8 +11,8 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::{Pass, Worker, WorkerResult, every};
-use crate::services::push::{self, PushSender};
 use crate::services::Services;
+use crate::services::push::{self, PushSender};
 
 /// "FMPUSHER": the advisory-lock key of the push sender.
 pub const PUSH_LOCK: i64 = 0x464D_5055_5348_4552;

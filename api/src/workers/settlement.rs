@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use futures_util::{FutureExt, StreamExt};
 use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 use super::{Pass, Worker, WorkerResult, every};

@@ -36,12 +36,12 @@ async fn sign_in_creates_the_user_once_and_the_token_says_who_it_is(db: PgPool) 
     let hours = (expires.to_utc() - Utc::now()).num_minutes() as f64 / 60.0;
     assert!((23.9..=24.0).contains(&hours), "token lives {hours} h");
 
-    let profile: Value = me(&app, (&bearer(token).0, &bearer(token).1)).await.json().await.unwrap();
+    let profile: Value = me(&app, (bearer(token).0, &bearer(token).1)).await.json().await.unwrap();
     assert_eq!(profile["data"]["wallet_address"], address(&key));
     assert_eq!(profile["data"]["display_name"], Value::Null);
 
     let again = app.sign_in(&key).await;
-    let second: Value = me(&app, (&bearer(&again).0, &bearer(&again).1)).await.json().await.unwrap();
+    let second: Value = me(&app, (bearer(&again).0, &bearer(&again).1)).await.json().await.unwrap();
     assert_eq!(second["data"]["id"], profile["data"]["id"]);
     let users: i64 = sqlx::query_scalar("SELECT count(*) FROM users").fetch_one(&db).await.unwrap();
     assert_eq!(users, 1);
@@ -116,10 +116,7 @@ async fn concurrent_redemptions_of_one_nonce_issue_one_token(db: PgPool) {
     let key = wallet();
     let (nonce, message) = app.challenge(&key).await;
     let body = json!({"wallet_address": address(&key), "signature": sign(&key, &message), "nonce": nonce});
-    let statuses = concurrently(8, |http| {
-        http.post(format!("{}/v1/auth/verify", app.base)).json(&body).send()
-    })
-    .await;
+    let statuses = concurrently(8, |http| http.post(format!("{}/v1/auth/verify", app.base)).json(&body).send()).await;
     let statuses: Vec<u16> = statuses.iter().map(|(s, _)| *s).collect();
     assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 1, "{statuses:?}");
     assert!(statuses.iter().all(|s| *s == 200 || *s == 401));
@@ -143,11 +140,7 @@ async fn bad_tokens_are_unauthorized(db: PgPool) {
     let mut other_wallet = claims.clone();
     other_wallet["sub"] = json!(uuid::Uuid::new_v4());
     tampered[1] = base64url_encode(other_wallet.to_string().as_bytes());
-    let none_alg = format!(
-        "{}.{}.",
-        base64url_encode(br#"{"alg":"none","typ":"JWT"}"#),
-        base64url_encode(claims.to_string().as_bytes())
-    );
+    let none_alg = format!("{}.{}.", base64url_encode(br#"{"alg":"none","typ":"JWT"}"#), base64url_encode(claims.to_string().as_bytes()));
     let forged = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(&[9u8; 32])).unwrap();
     let expired = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &expired, &EncodingKey::from_secret(&secret)).unwrap();
     let hs512 = jsonwebtoken::encode(&Header::new(Algorithm::HS512), &claims, &EncodingKey::from_secret(&secret)).unwrap();

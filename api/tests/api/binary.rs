@@ -24,21 +24,23 @@ async fn starts_creates_its_database_and_stops_on_sigterm() {
     let name = format!("fm_binary_{}", uuid::Uuid::new_v4().simple());
     let database_url = database_url(&name);
     let (port, metrics_port, pubsub_port) = (free_port(), free_port(), free_port());
-    let mut child = KillOnDrop(Command::new(env!("CARGO_BIN_EXE_funding-api"))
-        .env("FM_BIND_ADDR", format!("127.0.0.1:{port}"))
-        .env("FM_METRICS_ADDR", format!("127.0.0.1:{metrics_port}"))
-        .env("FM_PUBSUB_ADDR", format!("127.0.0.1:{pubsub_port}"))
-        .env("DATABASE_URL", &database_url)
-        .env("REDIS_URL", redis_url())
-        .env("RUST_LOG", "warn")
-        // One series outside the simulator's own default set: the embedded simulator must
-        // serve whatever is configured.
-        .env("FM_SERIES", "binance:BTCUSDT,okx:LINKUSDT")
-        .env("FM_RATE_PUBLIC_PER_MIN", "100000")
-        .env("FM_SIM_PERPS_PER_VENUE", "100")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap());
+    let mut child = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_funding-api"))
+            .env("FM_BIND_ADDR", format!("127.0.0.1:{port}"))
+            .env("FM_METRICS_ADDR", format!("127.0.0.1:{metrics_port}"))
+            .env("FM_PUBSUB_ADDR", format!("127.0.0.1:{pubsub_port}"))
+            .env("DATABASE_URL", &database_url)
+            .env("REDIS_URL", redis_url())
+            .env("RUST_LOG", "warn")
+            // One series outside the simulator's own default set: the embedded simulator must
+            // serve whatever is configured.
+            .env("FM_SERIES", "binance:BTCUSDT,okx:LINKUSDT")
+            .env("FM_RATE_PUBLIC_PER_MIN", "100000")
+            .env("FM_SIM_PERPS_PER_VENUE", "100")
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
 
     let client = reqwest::Client::new();
     let started = Instant::now();
@@ -83,7 +85,8 @@ async fn starts_creates_its_database_and_stops_on_sigterm() {
     // the three venues that publish a ratio.
     let mut tracked = (0, 0);
     while started.elapsed() < Duration::from_secs(60) {
-        let threaded: serde_json::Value = client.get(format!("http://127.0.0.1:{port}/v1/intervals/threaded?limit=1")).send().await.unwrap().json().await.unwrap();
+        let threaded: serde_json::Value =
+            client.get(format!("http://127.0.0.1:{port}/v1/intervals/threaded?limit=1")).send().await.unwrap().json().await.unwrap();
         let crowd: serde_json::Value = client.get(format!("http://127.0.0.1:{port}/v1/crowd/summary")).send().await.unwrap().json().await.unwrap();
         tracked = (threaded["meta"]["total"].as_u64().unwrap(), crowd["data"]["total_symbols_tracked"].as_u64().unwrap());
         if tracked == (400, 300) {
@@ -110,10 +113,7 @@ async fn starts_creates_its_database_and_stops_on_sigterm() {
     assert_eq!(client.get(format!("http://127.0.0.1:{port}/metrics")).send().await.unwrap().status(), 404, "not on the API's address");
 
     let mut db = PgConnection::connect(&database_url).await.unwrap();
-    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
-        .fetch_one(&mut db)
-        .await
-        .unwrap();
+    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success").fetch_one(&mut db).await.unwrap();
     assert_eq!(applied as usize, api::store::MIGRATOR.iter().count());
     db.close().await.unwrap();
 

@@ -73,7 +73,10 @@ async fn only_configured_origins_when_listed(db: PgPool) {
     // The setting is checked at start.
     let parse = |value: &str| api::Config::from_lookup(|name| (name == "FM_CORS_ORIGINS").then(|| value.to_owned()));
     assert_eq!(parse("*").unwrap().http.cors_origins, None);
-    assert_eq!(parse("https://a.example/, http://localhost:3000").unwrap().http.cors_origins, Some(vec!["https://a.example".into(), "http://localhost:3000".into()]));
+    assert_eq!(
+        parse("https://a.example/, http://localhost:3000").unwrap().http.cors_origins,
+        Some(vec!["https://a.example".into(), "http://localhost:3000".into()])
+    );
     for bad in ["a.example", "https://a.example/app", "ftp://a.example", "https://*.example"] {
         assert!(parse(bad).unwrap_err().to_string().contains("FM_CORS_ORIGINS"), "{bad}");
     }

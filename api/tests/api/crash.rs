@@ -137,7 +137,9 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
     }
     let mut rounds = Vec::new();
     for (i, settlement) in settlements.iter().enumerate() {
-        let id = insert_round(&db, "hyperliquid-btcusdc", *settlement - chrono::Duration::hours(1), *settlement - chrono::Duration::minutes(5), *settlement, "open").await;
+        let id =
+            insert_round(&db, "hyperliquid-btcusdc", *settlement - chrono::Duration::hours(1), *settlement - chrono::Duration::minutes(5), *settlement, "open")
+                .await;
         chain.set_clock_offset((*settlement - chrono::Duration::minutes(10) - Utc::now()).num_seconds());
         onchain.ensure_market(&markets::plan(&db, id).await.unwrap().unwrap()).await.unwrap();
         for (j, w) in wallets.iter().enumerate() {
@@ -161,7 +163,13 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
         for w in &wallets {
             let account = chain.account(&client::position_pda(&address, w).to_string()).await.unwrap().unwrap();
             let p: Position = client::decode(&account.data).unwrap();
-            let payout = if voided.contains(market) { p.refund_claim() } else if yes { p.yes_shares } else { p.no_shares };
+            let payout = if voided.contains(market) {
+                p.refund_claim()
+            } else if yes {
+                p.yes_shares
+            } else {
+                p.no_shares
+            };
             owed.push(Owed { market: *market, wallet: *w, payout });
         }
     }
@@ -185,11 +193,7 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
         // the work before the twentieth kill. With all 50 closed before the first run, a CI run
         // under the whole suite finished everything in 14 runs and failed the mid-work check.
         let released = (run + 1) * MARKETS / KILLS;
-        sqlx::query("UPDATE markets SET status = 'closed' WHERE id = ANY($1) AND status = 'open'")
-            .bind(&rounds[..released])
-            .execute(&db)
-            .await
-            .unwrap();
+        sqlx::query("UPDATE markets SET status = 'closed' WHERE id = ANY($1) AND status = 'open'").bind(&rounds[..released]).execute(&db).await.unwrap();
         let work = steps_of(released);
         let mut child = start(&url);
         drain(&mut child);
@@ -266,7 +270,8 @@ async fn sigkill_twenty_times_while_settling_fifty_rounds_pays_every_position_on
     let open: i64 = sqlx::query_scalar("SELECT count(*) FROM positions").fetch_one(&db).await.unwrap();
     assert_eq!(open, 0, "no position left open in Postgres");
     for (market, settlement) in rounds.iter().zip(&settlements) {
-        let (status, actual): (String, Option<i64>) = sqlx::query_as("SELECT status, actual_rate FROM markets WHERE id = $1").bind(market).fetch_one(&db).await.unwrap();
+        let (status, actual): (String, Option<i64>) =
+            sqlx::query_as("SELECT status, actual_rate FROM markets WHERE id = $1").bind(market).fetch_one(&db).await.unwrap();
         if voided.contains(market) {
             assert_eq!(status, "voided");
         } else {

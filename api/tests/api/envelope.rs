@@ -90,7 +90,13 @@ fn probes(timeout: Duration) -> Router {
         .route("/query", get(|ApiQuery(p): ApiQuery<Page>| async move { Data::new(p.limit) }))
         .route("/path/{id}", get(|ApiPath(id): ApiPath<uuid::Uuid>| async move { Data::new(id) }))
         .route("/panic", get(|| async { if true { panic!("secret panic detail") } else { Data::new(()) } }))
-        .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await; Data::new(()) }))
+        .route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Data::new(())
+            }),
+        )
         .route("/internal", get(|| async { Err::<Data<()>, _>(ApiError::internal("password=hunter2 at db01")) }))
         .route("/limited", get(|| async { Err::<Data<()>, _>(ApiError::RateLimited { retry_after_secs: 7 }) }));
     api::http::middleware::apply(routes, timeout, None)
@@ -101,11 +107,11 @@ async fn malformed_bodies_are_invalid_input() {
     let app = serve(probes(Duration::from_secs(5))).await;
     let url = format!("{}/json", app.base);
     let cases: Vec<(&str, Option<&str>)> = vec![
-        ("{\"side\": \"yes\",", Some("application/json")),          // truncated
+        ("{\"side\": \"yes\",", Some("application/json")),                   // truncated
         ("{\"side\": 1, \"usdc_amount\": \"5\"}", Some("application/json")), // wrong type
-        ("{\"side\": \"yes\"}", Some("application/json")),            // missing field
-        ("side=yes", Some("application/x-www-form-urlencoded")),      // not JSON
-        ("{\"side\": \"yes\", \"usdc_amount\": \"5\"}", None),          // no content type
+        ("{\"side\": \"yes\"}", Some("application/json")),                   // missing field
+        ("side=yes", Some("application/x-www-form-urlencoded")),             // not JSON
+        ("{\"side\": \"yes\", \"usdc_amount\": \"5\"}", None),               // no content type
     ];
     for (body, content_type) in cases {
         let mut request = app.http.post(&url).body(body.to_owned());

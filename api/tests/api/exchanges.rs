@@ -29,9 +29,9 @@ async fn every_venue_returns_the_simulated_history_exactly_across_pages() {
     let (base, sim) = sim().await;
     for (exchange, symbol, days) in [
         (Exchange::Binance, "BTCUSDT", 40),
-        (Exchange::Bybit, "ETHUSDT", 90),        // > 200 rows: pages backwards
-        (Exchange::Okx, "SOLUSDT", 45),          // > 100 rows: pages with `after`
-        (Exchange::Hyperliquid, "BTCUSDC", 30),  // hourly, > 500 rows
+        (Exchange::Bybit, "ETHUSDT", 90),       // > 200 rows: pages backwards
+        (Exchange::Okx, "SOLUSDT", 45),         // > 100 rows: pages with `after`
+        (Exchange::Hyperliquid, "BTCUSDC", 30), // hourly, > 500 rows
     ] {
         let s = sim.model.find(exchange.id(), symbol).unwrap().clone();
         let (start, end) = (NOW - days * DAY_MS, NOW);
@@ -221,7 +221,11 @@ async fn listings_and_crowd_in_each_venues_documented_format() {
 
     let binance = client(Exchange::Binance, &base);
     let perps = binance.listing().await.unwrap();
-    assert_eq!(perps, [listed("BTCUSDT", 480, Some(1_179_363_104_562), None), listed("BLZUSDT", 240, Some(5_123_000), None)], "delivery contracts left out; absent from fundingInfo = 8 h");
+    assert_eq!(
+        perps,
+        [listed("BTCUSDT", 480, Some(1_179_363_104_562), None), listed("BLZUSDT", 240, Some(5_123_000), None)],
+        "delivery contracts left out; absent from fundingInfo = 8 h"
+    );
     let btc = binance.crowd(&perps[0]).await.unwrap().unwrap();
     // 10,659.509 BTC × 11,793.63104562 = 125,714,316.2734… USD.
     assert_eq!(btc, CrowdReading { long_ppm: 661_700, short_ppm: 338_200, timestamp_ms: 1_583_139_900_000, open_interest_cents: Some(12_571_431_627) });
@@ -231,7 +235,11 @@ async fn listings_and_crowd_in_each_venues_documented_format() {
 
     let bybit = client(Exchange::Bybit, &base);
     let perps = bybit.listing().await.unwrap();
-    assert_eq!(perps, [listed("BTCUSDT", 480, None, Some(322_775_000_000)), listed("ETHUSDT", 240, None, Some(300_010_050))], "both pages; futures and pre-launch left out");
+    assert_eq!(
+        perps,
+        [listed("BTCUSDT", 480, None, Some(322_775_000_000)), listed("ETHUSDT", 240, None, Some(300_010_050))],
+        "both pages; futures and pre-launch left out"
+    );
     let reading = bybit.crowd(&perps[0]).await.unwrap().unwrap();
     assert_eq!(reading, CrowdReading { long_ppm: 490_000, short_ppm: 510_000, timestamp_ms: 1_696_262_400_000, open_interest_cents: Some(322_775_000_000) });
     let refused = bybit.crowd(&listed("NOPEUSDT", 480, None, None)).await;
@@ -247,7 +255,11 @@ async fn listings_and_crowd_in_each_venues_documented_format() {
     assert!(matches!(refused, Err(ExchangeError::Api { ref code, .. }) if code == "51001"), "{refused:?}");
 
     let hyperliquid = client(Exchange::Hyperliquid, &base);
-    assert_eq!(hyperliquid.listing().await.unwrap(), [listed("BTCUSDC", 60, None, None), listed("kPEPEUSDC", 60, None, None)], "only coins with a Hyperliquid perp");
+    assert_eq!(
+        hyperliquid.listing().await.unwrap(),
+        [listed("BTCUSDC", 60, None, None), listed("kPEPEUSDC", 60, None, None)],
+        "only coins with a Hyperliquid perp"
+    );
     assert!(!hyperliquid.has_crowd_data());
     assert_eq!(hyperliquid.crowd(&listed("BTCUSDC", 60, None, None)).await.unwrap(), None);
 }

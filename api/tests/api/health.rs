@@ -75,17 +75,8 @@ async fn follows_redis_being_stopped_and_restarted(db: PgPool) {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn migrations_create_the_users_table(db: PgPool) {
     let wallet = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
-    sqlx::query("INSERT INTO users (id, wallet_address) VALUES ($1, $2)")
-        .bind(uuid::Uuid::new_v4())
-        .bind(wallet)
-        .execute(&db)
-        .await
-        .unwrap();
-    let duplicate = sqlx::query("INSERT INTO users (id, wallet_address) VALUES ($1, $2)")
-        .bind(uuid::Uuid::new_v4())
-        .bind(wallet)
-        .execute(&db)
-        .await;
+    sqlx::query("INSERT INTO users (id, wallet_address) VALUES ($1, $2)").bind(uuid::Uuid::new_v4()).bind(wallet).execute(&db).await.unwrap();
+    let duplicate = sqlx::query("INSERT INTO users (id, wallet_address) VALUES ($1, $2)").bind(uuid::Uuid::new_v4()).bind(wallet).execute(&db).await;
     assert!(duplicate.is_err(), "one user per wallet");
 }
 

@@ -97,7 +97,7 @@ pub struct RedisServer(Child);
 
 impl RedisServer {
     pub async fn start(port: u16) -> RedisServer {
-        let child = Command::new("redis-server")
+        let mut child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
             .spawn()
@@ -108,6 +108,8 @@ impl RedisServer {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("redis-server did not start on port {port}");
     }
 
@@ -145,8 +147,7 @@ impl TestApp {
 
     /// A challenge for `key`'s wallet: (nonce, message).
     pub async fn challenge(&self, key: &ed25519_dalek::SigningKey) -> (String, String) {
-        let body: serde_json::Value =
-            self.post_json("/v1/auth/challenge", serde_json::json!({"wallet_address": address(key)})).await.json().await.unwrap();
+        let body: serde_json::Value = self.post_json("/v1/auth/challenge", serde_json::json!({"wallet_address": address(key)})).await.json().await.unwrap();
         let data = &body["data"];
         (data["nonce"].as_str().unwrap().to_owned(), data["message"].as_str().unwrap().to_owned())
     }

@@ -56,7 +56,8 @@ async fn from_sign_in_to_the_leaderboard_through_both_paths(db: PgPool) {
     let (status, bought) = t.post(&format!("/v1/markets/{a}/trade"), &token, json!({"side": "yes", "usdc_amount": "30"})).await;
     assert_eq!(status, 200, "{bought}");
     let third = micros(&bought["data"]["shares"]) / 3;
-    let (status, sold) = t.post(&format!("/v1/markets/{a}/sell"), &token, json!({"side": "yes", "shares": format!("{}.{:06}", third / 1_000_000, third % 1_000_000)})).await;
+    let (status, sold) =
+        t.post(&format!("/v1/markets/{a}/sell"), &token, json!({"side": "yes", "shares": format!("{}.{:06}", third / 1_000_000, third % 1_000_000)})).await;
     assert_eq!(status, 200, "{sold}");
 
     // Wallet-signed: market B created through co-sign, then a NO buy the wallet signs itself.
@@ -68,13 +69,20 @@ async fn from_sign_in_to_the_leaderboard_through_both_paths(db: PgPool) {
     let mut create: Transaction = bincode::deserialize(&BASE64.decode(ensured["data"]["transaction"].as_str().unwrap()).unwrap()).unwrap();
     let blockhash = create.message.recent_blockhash;
     create.partial_sign(&[&keypair], blockhash);
-    let (status, cosigned) = post_replay(&t, &format!("/v1/markets/{b}/co-sign"), &token, json!({"transaction": BASE64.encode(bincode::serialize(&create).unwrap())})).await;
+    let (status, cosigned) =
+        post_replay(&t, &format!("/v1/markets/{b}/co-sign"), &token, json!({"transaction": BASE64.encode(bincode::serialize(&create).unwrap())})).await;
     assert_eq!(status, 200, "{cosigned}");
     t.chain.send_and_confirm(&BASE64.decode(cosigned["data"]["transaction"].as_str().unwrap()).unwrap()).await.unwrap();
     let me = keypair.pubkey();
     let signature = send(&t, &[client::buy_shares(me, me, b.as_bytes(), Side::No, 25_000_000, 0)], &keypair).await;
     let no_shares = position(&t, b, &me).await.no_shares;
-    let (status, confirmed) = post_replay(&t, "/v1/trade/confirm", &token, json!({"market_id": b, "tx_sig": signature, "side": "no", "shares": format!("{}.{:06}", no_shares / 1_000_000, no_shares % 1_000_000)})).await;
+    let (status, confirmed) = post_replay(
+        &t,
+        "/v1/trade/confirm",
+        &token,
+        json!({"market_id": b, "tx_sig": signature, "side": "no", "shares": format!("{}.{:06}", no_shares / 1_000_000, no_shares % 1_000_000)}),
+    )
+    .await;
     assert_eq!(status, 200, "{confirmed}");
 
     // Positions: one side in each market, exactly the chain's shares.
@@ -129,7 +137,11 @@ async fn from_sign_in_to_the_leaderboard_through_both_paths(db: PgPool) {
     for query in ["", "?period=24h", "?period=7d&sort_by=volume", "?period=30d&sort_by=win_rate&limit=5", "?period=all&sort_by=pnl"] {
         let body: Value = t.app.get(&format!("/v1/leaderboard{query}")).await.json().await.unwrap();
         let first = &body["data"][0];
-        assert_eq!((first["rank"].as_i64(), first["wallet_address"].as_str(), first["display_name"].as_str()), (Some(1), Some(wallet.as_str()), Some("Alice")), "{query}: {body}");
+        assert_eq!(
+            (first["rank"].as_i64(), first["wallet_address"].as_str(), first["display_name"].as_str()),
+            (Some(1), Some(wallet.as_str()), Some("Alice")),
+            "{query}: {body}"
+        );
         assert_eq!((micros(&first["total_pnl"]), first["total_trades"].as_i64(), first["win_rate"].as_str()), (realized, Some(3), Some("0.5000")));
         let volume = 30_000_000 + micros(&sold["data"]["cost_usdc"]) + 25_000_000;
         assert_eq!(micros(&first["total_volume"]), volume);

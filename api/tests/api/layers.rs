@@ -39,7 +39,19 @@ fn offending(layer: &str, needles: &[&str]) -> Vec<String> {
 fn the_domain_knows_no_framework_and_no_other_layer() {
     let found = offending(
         "domain",
-        &["sqlx", "axum", "redis", "reqwest", "crate::store", "crate::services", "crate::http", "crate::chain", "crate::workers", "crate::app", "crate::exchanges"],
+        &[
+            "sqlx",
+            "axum",
+            "redis",
+            "reqwest",
+            "crate::store",
+            "crate::services",
+            "crate::http",
+            "crate::chain",
+            "crate::workers",
+            "crate::app",
+            "crate::exchanges",
+        ],
     );
     assert!(found.is_empty(), "domain must stay pure:\n{}", found.join("\n"));
 }

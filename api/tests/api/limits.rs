@@ -2,8 +2,8 @@
 
 use std::time::{Duration, Instant};
 
-use api::http::auth::TokenCaller;
 use api::http::auth::ReplayChecked;
+use api::http::auth::TokenCaller;
 use api::http::envelope::Data;
 use api::http::ratelimit::authenticate_and_limit;
 use axum::Router;
@@ -54,7 +54,8 @@ async fn replay_headers_are_single_use_and_fresh(db: PgPool) {
     let at = |offset: i64| Some((chrono::Utc::now().timestamp() + offset).to_string());
     let fresh = nonce();
     assert_eq!(send(Some(fresh.clone()), at(0)).await.unwrap().status(), 200);
-    let cases: [(&str, Option<String>, Option<i64>, u16, &str); 9] = [
+    type Case = (&'static str, Option<String>, Option<i64>, u16, &'static str);
+    let cases: [Case; 9] = [
         ("reused nonce", Some(fresh.clone()), Some(0), 422, "REPLAY_DETECTED"),
         ("reused nonce, other case", Some(fresh.to_uppercase()), Some(0), 422, "REPLAY_DETECTED"),
         ("stale timestamp", Some(nonce()), Some(-301), 422, "REPLAY_DETECTED"),
@@ -314,7 +315,8 @@ async fn the_local_rpc_is_rate_limited_and_bounded(db: PgPool) {
     config.http.rate_rpc_per_sec = 3;
     let app = spawn(state_with(config, db, &redis_url()).with_onchain(onchain)).await;
     let base = app.base.clone();
-    let results = burst(8, move |http| http.post(format!("{base}/rpc")).json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "getHealth"})).send()).await;
+    let results =
+        burst(8, move |http| http.post(format!("{base}/rpc")).json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "getHealth"})).send()).await;
     assert_eq!(results.iter().filter(|(s, _)| *s == 200).count(), 3, "3 per second");
     assert_eq!(results.iter().filter(|(s, _)| *s == 429).count(), 5);
     assert!(results.iter().all(|(_, h)| h["x-ratelimit-limit"] == "3"));

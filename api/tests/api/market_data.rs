@@ -54,7 +54,12 @@ async fn collect(db: &PgPool) -> Collected {
     let collectors: Vec<Collector> = Exchange::ALL.iter().map(|e| collector(db, *e, &base, None)).collect();
     for c in &collectors {
         let (listing, report) = c.collect_intervals(&|| at(then)).await.unwrap();
-        assert_eq!((listing.len(), report.new, report.changes.len()), (PER_VENUE, PER_VENUE, 0), "{:?}: first sight records, changes nothing", c.venue().exchange());
+        assert_eq!(
+            (listing.len(), report.new, report.changes.len()),
+            (PER_VENUE, PER_VENUE, 0),
+            "{:?}: first sight records, changes nothing",
+            c.venue().exchange()
+        );
         let (_, again) = c.collect_intervals(&|| at(then)).await.unwrap();
         assert_eq!((again.new, again.changes.len(), again.delisted), (0, 0, 0), "a listing recorded twice changes nothing");
     }
@@ -241,7 +246,8 @@ async fn the_crowd_endpoints(db: PgPool) {
 
     // A perp the venue stops listing leaves the crowd data (its history stays until retention),
     // in every response within a second of the change (its notice ends the kept responses).
-    let keep: Vec<(String, i32)> = sqlx::query_as("SELECT symbol, interval_minutes FROM perps WHERE exchange = 'bybit' AND symbol <> 'ETHUSDT'").fetch_all(&db).await.unwrap();
+    let keep: Vec<(String, i32)> =
+        sqlx::query_as("SELECT symbol, interval_minutes FROM perps WHERE exchange = 'bybit' AND symbol <> 'ETHUSDT'").fetch_all(&db).await.unwrap();
     let report = intervals::record_listing(&db, "bybit", &keep, Utc::now()).await.unwrap();
     assert_eq!((report.delisted, report.new, report.changes.len()), (1, 0, 0));
     let changed = std::time::Instant::now();

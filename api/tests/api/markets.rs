@@ -3,9 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use api::app::config::default_series;
 use api::exchanges::{Exchange, ExchangeClient, FundingRate};
 use api::services::scheduler::Scheduler;
-use api::app::config::default_series;
 use api::services::settlement::{self, Verdict};
 use api::store::series;
 use chrono::{DateTime, Utc};
@@ -66,7 +66,10 @@ async fn series_are_listed_filtered_and_paged(db: PgPool) {
     assert_eq!(cards[0]["tier"], 1, "tier 1 first");
     let btc = cards.iter().find(|c| c["slug"] == "binance-btcusdt").unwrap();
     assert_eq!((btc["display_name"].as_str(), btc["symbol"].as_str(), btc["exchange"].as_str()), (Some("BTC/USDT"), Some("BTCUSDT"), Some("binance")));
-    assert_eq!((btc["total_volume"].as_str(), btc["yes_rate"].as_str(), btc["avg_funding_rate"].as_str()), (Some("0.000000"), Some("0.00"), Some("0.00000000")));
+    assert_eq!(
+        (btc["total_volume"].as_str(), btc["yes_rate"].as_str(), btc["avg_funding_rate"].as_str()),
+        (Some("0.000000"), Some("0.00"), Some("0.00000000"))
+    );
     assert_eq!(btc["current_round"], Value::Null);
 
     let (_, page2) = json(&app, "/v1/series?limit=5&page=2").await;
@@ -188,7 +191,10 @@ async fn quotes_are_the_programs_fill_and_refuse_bad_input(db: PgPool) {
     assert_eq!(q["max_payout"], q["shares"]);
     assert_eq!((q["fee_usdc"].as_str(), q["total_cost"].as_str(), q["amount"].as_str()), (Some("0.255000"), Some("25.755000"), Some("25.500000")));
     let (new_yes, new_no) = fill.after.prices_micro();
-    assert_eq!((q["new_yes_price"].clone(), q["new_no_price"].clone()), (api::domain::money::micros(new_yes as i64).into(), api::domain::money::micros(new_no as i64).into()));
+    assert_eq!(
+        (q["new_yes_price"].clone(), q["new_no_price"].clone()),
+        (api::domain::money::micros(new_yes as i64).into(), api::domain::money::micros(new_no as i64).into())
+    );
     let impact = new_no as i64 - opening.prices_micro().1 as i64;
     assert!(impact > 0);
     assert_eq!(q["price_impact"], api::domain::money::micros(impact));
@@ -233,7 +239,12 @@ async fn trades_and_price_history_are_served(db: PgPool) {
             .bind(Uuid::new_v4()).bind(market).bind(side).bind(shares).bind(amount).bind(amount / 100).bind(at)
             .execute(&db).await.unwrap();
         sqlx::query("INSERT INTO market_prices (market_id, at, yes_price_ppm) VALUES ($1, $2, $3)")
-            .bind(market).bind(at).bind(510_000 + i as i32).execute(&db).await.unwrap();
+            .bind(market)
+            .bind(at)
+            .bind(510_000 + i as i32)
+            .execute(&db)
+            .await
+            .unwrap();
     }
     let (_, trades) = json(&app, &format!("/v1/markets/{market}/trades")).await;
     let items = trades["data"].as_array().unwrap();
@@ -269,10 +280,14 @@ async fn the_scheduler_makes_series_live(db: PgPool) {
 async fn series_are_ensured_by_concurrent_replicas(db: PgPool) {
     for _ in 0..200 {
         sqlx::query("DELETE FROM series").execute(&db).await.unwrap();
-        let calls: Vec<_> = (0..8).map(|_| tokio::spawn({
-            let db = db.clone();
-            async move { series::ensure(&db, &default_series()).await }
-        })).collect();
+        let calls: Vec<_> = (0..8)
+            .map(|_| {
+                tokio::spawn({
+                    let db = db.clone();
+                    async move { series::ensure(&db, &default_series()).await }
+                })
+            })
+            .collect();
         let mut created = 0;
         for call in calls {
             created += call.await.unwrap().expect("every replica starts");
@@ -348,10 +363,7 @@ async fn market_pages_are_slices_of_the_full_listing(db: PgPool) {
     // Many status changes between scheduler passes: the listing that finds their rows has
     // them folded, and answers the same throughout.
     for _ in 0..20 {
-        sqlx::query("UPDATE markets SET status = CASE status WHEN 'open' THEN 'closed' WHEN 'closed' THEN 'open' ELSE status END")
-            .execute(&db)
-            .await
-            .unwrap();
+        sqlx::query("UPDATE markets SET status = CASE status WHEN 'open' THEN 'closed' WHEN 'closed' THEN 'open' ELSE status END").execute(&db).await.unwrap();
     }
     check_listing(&app, &db).await;
     let started = std::time::Instant::now();
@@ -374,7 +386,10 @@ async fn add_a_trade(db: &PgPool, wallet: &str, day: chrono::NaiveDate, trade: (
 
 /// One statement adding a trade to each (wallet, day), as the projection's batch does: days new
 /// and days already there at once. The keys must differ (one statement cannot upsert a row twice).
-async fn add_trades(db: &PgPool, trades: &[((String, chrono::NaiveDate), (i64, i64, i32, i32))]) {
+/// A trader's day, and what it adds: volume, P&L, settled and won positions.
+type DayTrades = ((String, chrono::NaiveDate), (i64, i64, i32, i32));
+
+async fn add_trades(db: &PgPool, trades: &[DayTrades]) {
     let (mut wallets, mut days, mut volumes, mut pnls, mut settled, mut wins) = (vec![], vec![], vec![], vec![], vec![], vec![]);
     for ((wallet, day), (volume, pnl, s, w)) in trades {
         wallets.push(wallet.clone());
@@ -476,7 +491,12 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
     use api::domain::portfolio::{Period, SortBy};
     use api::services::users;
     // The service's ranking of `period` (today's start), as rows.
-    async fn leaderboard(services: &api::services::Services, period: Period, sort: SortBy, limit: i64) -> Result<Vec<api::store::positions::LeaderRow>, api::services::ServiceError> {
+    async fn leaderboard(
+        services: &api::services::Services,
+        period: Period,
+        sort: SortBy,
+        limit: i64,
+    ) -> Result<Vec<api::store::positions::LeaderRow>, api::services::ServiceError> {
         Ok(users::leaderboard(services, users::leaderboard_start(period), sort, limit).await?.rows)
     }
     use rand::{Rng, SeedableRng};
@@ -489,7 +509,13 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
     for w in 0..150 {
         let wallet = format!("{w:0>32}");
         if w % 3 == 0 {
-            sqlx::query("INSERT INTO users (id, wallet_address, display_name) VALUES ($1, $2, $3)").bind(Uuid::new_v4()).bind(&wallet).bind(format!("trader {w}")).execute(&db).await.unwrap();
+            sqlx::query("INSERT INTO users (id, wallet_address, display_name) VALUES ($1, $2, $3)")
+                .bind(Uuid::new_v4())
+                .bind(&wallet)
+                .bind(format!("trader {w}"))
+                .execute(&db)
+                .await
+                .unwrap();
         }
         for _ in 0..4 {
             let day = today - chrono::Days::new(rng.random_range(0..40));
@@ -500,9 +526,7 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
     let sorts = [SortBy::Pnl, SortBy::WinRate, SortBy::Volume];
     let from_postgres = |period: Period, sort: SortBy, limit: i64| {
         let db = db.clone();
-        async move {
-            api::store::positions::leaderboard(&db, period.start(Utc::now()), sort, limit).await.unwrap()
-        }
+        async move { api::store::positions::leaderboard(&db, period.start(Utc::now()), sort, limit).await.unwrap() }
     };
     let all_equal = || {
         let services = services.clone();
@@ -541,28 +565,42 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
         match round % 3 {
             0 => add_a_trade(&db, &wallet, today, (900_000_000 + round, 400_000_000 + round, 2, 2)).await,
             1 => {
-                sqlx::query("DELETE FROM trader_stats WHERE wallet = (SELECT wallet FROM trader_totals ORDER BY realized_pnl DESC LIMIT 1)").execute(&db).await.unwrap();
-            }
-            _ => {
-                sqlx::query("UPDATE users SET display_name = $2 WHERE wallet_address = (SELECT wallet FROM trader_totals ORDER BY realized_pnl DESC LIMIT 1 OFFSET $1)")
-                    .bind(round)
-                    .bind(format!("renamed {round}"))
+                sqlx::query("DELETE FROM trader_stats WHERE wallet = (SELECT wallet FROM trader_totals ORDER BY realized_pnl DESC LIMIT 1)")
                     .execute(&db)
                     .await
                     .unwrap();
+            }
+            _ => {
+                sqlx::query(
+                    "UPDATE users SET display_name = $2 WHERE wallet_address = (SELECT wallet FROM trader_totals ORDER BY realized_pnl DESC LIMIT 1 OFFSET $1)",
+                )
+                .bind(round)
+                .bind(format!("renamed {round}"))
+                .execute(&db)
+                .await
+                .unwrap();
             }
         }
         let committed = std::time::Instant::now();
         let expected = from_postgres(Period::Week, SortBy::Pnl, 100).await;
         let expected_all = from_postgres(Period::All, SortBy::Pnl, 100).await;
         // The API's pages too (rendered once per ranking version and kept).
-        let shown = |rows: &[api::store::positions::LeaderRow]| rows.iter().map(|r| (r.wallet.clone(), r.display_name.clone(), r.realized_pnl)).collect::<Vec<_>>();
+        let shown =
+            |rows: &[api::store::positions::LeaderRow]| rows.iter().map(|r| (r.wallet.clone(), r.display_name.clone(), r.realized_pnl)).collect::<Vec<_>>();
         let served = |query: &'static str| {
             let app = &app;
             async move {
                 let body: serde_json::Value = app.get(&format!("/v1/leaderboard?{query}")).await.json().await.unwrap();
                 let entries = body["data"].as_array().unwrap().iter();
-                entries.map(|e| (e["wallet_address"].as_str().unwrap().to_owned(), e["display_name"].as_str().map(str::to_owned), crate::trading::micros(&e["total_pnl"]))).collect::<Vec<_>>()
+                entries
+                    .map(|e| {
+                        (
+                            e["wallet_address"].as_str().unwrap().to_owned(),
+                            e["display_name"].as_str().map(str::to_owned),
+                            crate::trading::micros(&e["total_pnl"]),
+                        )
+                    })
+                    .collect::<Vec<_>>()
             }
         };
         while leaderboard(&services, Period::Week, SortBy::Pnl, 100).await.unwrap() != expected

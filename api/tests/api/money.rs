@@ -55,7 +55,10 @@ async fn deposit_trade_withdraw_with_exact_balances(db: PgPool) {
     // The faucet minted to the deposit address; reconciliation found the transfer and swept it.
     let found = deposits_of(&t, &alice).await;
     assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!((found[0]["amount"].as_str(), found[0]["status"].as_str(), found[0]["detected_by"].as_str()), (Some("25.000000"), Some("credited"), Some("reconciliation")));
+    assert_eq!(
+        (found[0]["amount"].as_str(), found[0]["status"].as_str(), found[0]["detected_by"].as_str()),
+        (Some("25.000000"), Some("credited"), Some("reconciliation"))
+    );
     assert_eq!(found[0]["address"].as_str(), Some(address.as_str()));
     assert!(found[0]["sweep_signature"].is_string() && found[0]["credited_at"].is_string());
     assert_eq!(token_balance(&t, &address).await, 0);
@@ -218,7 +221,10 @@ async fn webhook_deliveries_are_authenticated_and_credited_once(db: PgPool) {
     assert_eq!(t.vault(&alice.wallet).await, 4_000_000);
     let listed = deposits_of(&t, &alice).await;
     assert_eq!(listed.len(), 2);
-    assert_eq!((listed[0]["signature"].as_str(), listed[0]["detected_by"].as_str(), listed[0]["amount"].as_str()), (Some(signature.as_str()), Some("webhook"), Some("3.000000")));
+    assert_eq!(
+        (listed[0]["signature"].as_str(), listed[0]["detected_by"].as_str(), listed[0]["amount"].as_str()),
+        (Some(signature.as_str()), Some("webhook"), Some("3.000000"))
+    );
 
     // A deposit whose webhook never came: reconciliation finds it and sweeps it. The repeated
     // delivery above set off a second sweep, which may still be on its way and take this
@@ -238,7 +244,10 @@ async fn webhook_deliveries_are_authenticated_and_credited_once(db: PgPool) {
     assert_eq!(t.vault(&alice.wallet).await, 6_500_000);
     assert_eq!(micros(&balance(&t, &alice).await["usdc_balance"]), 6_500_000);
     let listed = deposits_of(&t, &alice).await;
-    assert_eq!((listed[0]["signature"].as_str(), listed[0]["detected_by"].as_str(), listed[0]["status"].as_str()), (Some(missed.as_str()), Some("reconciliation"), Some("credited")));
+    assert_eq!(
+        (listed[0]["signature"].as_str(), listed[0]["detected_by"].as_str(), listed[0]["status"].as_str()),
+        (Some(missed.as_str()), Some("reconciliation"), Some("credited"))
+    );
     // Its webhook arriving late changes nothing.
     let late = delivery(&missed, t.chain.status(&missed).await.unwrap().unwrap().0, &address, &alice.wallet, &usdc, 2_500_000);
     assert_eq!(post_webhook(&t, Some(WEBHOOK_AUTH), &late).await.1["data"]["repeated"], 1);

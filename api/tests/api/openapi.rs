@@ -127,9 +127,13 @@ async fn every_documented_operation_is_served(db: PgPool) {
     let app = spawn(state(db, &redis_url())).await;
     let doc = document(&app).await;
     for (path, item) in doc["paths"].as_object().unwrap() {
-        let concrete = path.replace("{exchange}", "binance").replace("{symbol}", "BTCUSDT").replace('{', "").replace('}', "");
+        let concrete = path.replace("{exchange}", "binance").replace("{symbol}", "BTCUSDT").replace(['{', '}'], "");
         for method in METHODS.into_iter().filter(|m| item.get(*m).is_some()) {
-            let request = app.http.request(method.to_uppercase().parse().unwrap(), format!("{}{concrete}", app.base)).header("content-type", "application/json").body("{}");
+            let request = app
+                .http
+                .request(method.to_uppercase().parse().unwrap(), format!("{}{concrete}", app.base))
+                .header("content-type", "application/json")
+                .body("{}");
             let response = request.send().await.unwrap();
             let status = response.status().as_u16();
             let body: Value = response.json().await.unwrap_or(Value::Null);

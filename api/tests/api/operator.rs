@@ -92,8 +92,25 @@ async fn an_operator_brings_a_fresh_deployment_into_service(db: PgPool) {
         let (url, authority, operator_key, oracle, mint) = (url.clone(), authority.clone(), operator_key.clone(), oracle.clone(), mint.clone());
         async move {
             admin(&[
-                "init", "--url", &url, "--upgrade-authority", upgrade_authority.to_str().unwrap(), "--authority", &authority, "--operator", &operator_key,
-                "--oracle", &oracle, "--usdc-mint", &mint, "--fee-bps", "150", "--min-deposit", "2.5", "--min-trade", "1",
+                "init",
+                "--url",
+                &url,
+                "--upgrade-authority",
+                upgrade_authority.to_str().unwrap(),
+                "--authority",
+                &authority,
+                "--operator",
+                &operator_key,
+                "--oracle",
+                &oracle,
+                "--usdc-mint",
+                &mint,
+                "--fee-bps",
+                "150",
+                "--min-deposit",
+                "2.5",
+                "--min-trade",
+                "1",
             ])
             .await
         }
@@ -139,8 +156,18 @@ async fn an_operator_brings_a_fresh_deployment_into_service(db: PgPool) {
     let now = chrono::Utc::now().timestamp();
     let (to_resolve, to_void) = (Uuid::new_v4(), Uuid::new_v4());
     for id in [to_resolve, to_void] {
-        let params = CreateMarketParams { market_id: *id.as_bytes(), series: [0; 32], open_ts: now - 7200, close_ts: now - 3600, settlement_ts: now - 60, b: 10_000_000, prior_ppm: 500_000 };
-        operator::send(&rpc, &authority_key, &[], &[client::create_market(authority_key.pubkey(), authority_key.pubkey(), chain.mint(), params)]).await.unwrap();
+        let params = CreateMarketParams {
+            market_id: *id.as_bytes(),
+            series: [0; 32],
+            open_ts: now - 7200,
+            close_ts: now - 3600,
+            settlement_ts: now - 60,
+            b: 10_000_000,
+            prior_ppm: 500_000,
+        };
+        operator::send(&rpc, &authority_key, &[], &[client::create_market(authority_key.pubkey(), authority_key.pubkey(), chain.mint(), params)])
+            .await
+            .unwrap();
     }
 
     // By hand, with the oracle key: refused with another key, a bad rate, or twice.

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use api::chain::Crank;
 use api::domain::market::MarketStatus;
+use api::domain::series as series_spec;
 use api::exchanges::{Exchange, ExchangeClient, RateSource};
 use api::services::Services;
-use api::domain::series as series_spec;
 use api::services::oracle::{Oracle, Report};
 use api::services::scheduler::Scheduler;
 use api::services::settlement;
@@ -143,11 +143,8 @@ async fn agreeing_sources_settle_and_every_winner_is_paid_exactly(db: PgPool) {
     assert!(shown["transactions"]["close"].is_string() && shown["paid_out_at"].is_string(), "{shown}");
 
     // One notification per holder and per payout, with the amount.
-    let outbox: Vec<(String, String, Value)> = sqlx::query_as("SELECT kind, wallet, payload FROM outbox WHERE market_id = $1 ORDER BY id")
-        .bind(market)
-        .fetch_all(&db)
-        .await
-        .unwrap();
+    let outbox: Vec<(String, String, Value)> =
+        sqlx::query_as("SELECT kind, wallet, payload FROM outbox WHERE market_id = $1 ORDER BY id").bind(market).fetch_all(&db).await.unwrap();
     assert_eq!(outbox.iter().filter(|(k, _, _)| k == "market_settled").count(), 2, "{outbox:?}");
     let paid: Vec<_> = outbox.iter().filter(|(k, _, _)| k == "settlement_payout").collect();
     assert_eq!(paid.len(), 2);
@@ -279,14 +276,18 @@ async fn a_five_minute_round_trades_closes_settles_and_pays(db: PgPool) {
     let start = mark + chrono::Duration::seconds(30);
     let clock = |at: DateTime<Utc>| t.chain.set_clock_offset((at - Utc::now()).num_milliseconds().div_euclid(1000) + 1);
     clock(start);
-    let symbols = default_symbols().into_iter().map(|s| if (s.venue, s.symbol.as_str()) == ("binance", "BTCUSDT") { SimSymbol::new("binance", "BTCUSDT", 5) } else { s }).collect();
+    let symbols = default_symbols()
+        .into_iter()
+        .map(|s| if (s.venue, s.symbol.as_str()) == ("binance", "BTCUSDT") { SimSymbol::new("binance", "BTCUSDT", 5) } else { s })
+        .collect();
     let v = venue_with(symbols, start).await;
     let scheduler = Scheduler::new(db.clone(), v.hosts.clone(), Duration::from_secs(24 * 3600));
     let report = scheduler.run_once(start).await.unwrap();
     // An hour of them; the one settling at mark + 5 min would close before it opens.
     assert_eq!(report.created, 11, "{report:?}");
 
-    let rounds: Vec<(Uuid, DateTime<Utc>, DateTime<Utc>, DateTime<Utc>, String)> =
+    type Round = (Uuid, DateTime<Utc>, DateTime<Utc>, DateTime<Utc>, String);
+    let rounds: Vec<Round> =
         sqlx::query_as("SELECT id, open_ts, close_ts, settlement_ts, status FROM markets ORDER BY settlement_ts").fetch_all(&db).await.unwrap();
     for (i, (_, open, close, settlement, _)) in rounds.iter().enumerate() {
         assert_eq!(*settlement, mark + minutes(5 * (i as i64 + 2)));

@@ -65,7 +65,17 @@ impl Client {
 }
 
 async fn rpc(t: &crate::trading::Trading, method: &str, params: Value) -> Value {
-    let answer: Value = t.app.http.post(format!("{}/rpc", t.app.base)).json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})).send().await.unwrap().json().await.unwrap();
+    let answer: Value = t
+        .app
+        .http
+        .post(format!("{}/rpc", t.app.base))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert!(answer.get("error").is_none(), "{method}: {answer}");
     answer["result"].clone()
 }
@@ -82,7 +92,8 @@ async fn a_wallets_transaction_reaches_every_kind_of_subscriber(db: PgPool) {
     let user = client::user_pda(&wallet.verifying_key().to_bytes().into()).to_string();
     let account_sub = client.call(1, "accountSubscribe", json!([user, {"encoding": "base64", "commitment": "confirmed"}])).await["result"].as_u64().unwrap();
     let program_sub = client.call(3, "programSubscribe", json!([funding_market::ID.to_string(), {"encoding": "base64"}])).await["result"].as_u64().unwrap();
-    let logs_sub = client.call(4, "logsSubscribe", json!([{"mentions": [funding_market::ID.to_string()]}, {"commitment": "confirmed"}])).await["result"].as_u64().unwrap();
+    let logs_sub =
+        client.call(4, "logsSubscribe", json!([{"mentions": [funding_market::ID.to_string()]}, {"commitment": "confirmed"}])).await["result"].as_u64().unwrap();
     let slot_sub = client.call(5, "slotSubscribe", json!([])).await["result"].as_u64().unwrap();
     let root_sub = client.call(6, "rootSubscribe", json!([])).await["result"].as_u64().unwrap();
     let ids = [account_sub, program_sub, logs_sub, slot_sub, root_sub];
@@ -137,7 +148,10 @@ async fn a_wallets_transaction_reaches_every_kind_of_subscriber(db: PgPool) {
     let quiet_from = slots.last().copied().unwrap().max(created_in);
     loop {
         let message = client.next().await;
-        if message["method"] == "slotNotification" && message["params"]["subscription"] == slot_sub && message["params"]["result"]["slot"].as_u64().unwrap() > quiet_from {
+        if message["method"] == "slotNotification"
+            && message["params"]["subscription"] == slot_sub
+            && message["params"]["result"]["slot"].as_u64().unwrap() > quiet_from
+        {
             break;
         }
     }
@@ -204,7 +218,8 @@ fn resident_bytes() -> u64 {
 /// The largest account the chain holds (Token-2022's ProgramData, about 507 KB) and its size.
 async fn largest_account(chain: &indexer::chain::EmbeddedChain) -> (String, u64) {
     let loader = anchor_lang::solana_program::bpf_loader_upgradeable::ID.to_string();
-    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "getProgramAccounts", "params": [loader, {"encoding": "base64", "dataSlice": {"offset": 0, "length": 0}}]});
+    let request =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "getProgramAccounts", "params": [loader, {"encoding": "base64", "dataSlice": {"offset": 0, "length": 0}}]});
     let listing = chain.json_rpc(&request).await;
     let largest = listing["result"].as_array().unwrap().iter().max_by_key(|a| a["account"]["space"].as_u64().unwrap()).unwrap().clone();
     (largest["pubkey"].as_str().unwrap().to_owned(), largest["account"]["space"].as_u64().unwrap())
@@ -278,7 +293,10 @@ async fn connections_and_subscriptions_are_bounded(db: PgPool) {
     }
     let grown = peak.saturating_sub(before);
     let copies = MAX_CONNECTIONS_PER_IP as u64 * MAX_SUBSCRIPTIONS as u64 * space;
-    println!("pubsub RSS before {before} B, after {} subscriptions {peak} B (grew {grown} B); a copy per subscription: {copies} B", MAX_CONNECTIONS_PER_IP * MAX_SUBSCRIPTIONS);
+    println!(
+        "pubsub RSS before {before} B, after {} subscriptions {peak} B (grew {grown} B); a copy per subscription: {copies} B",
+        MAX_CONNECTIONS_PER_IP * MAX_SUBSCRIPTIONS
+    );
     assert!(grown < 200 * 1024 * 1024, "grew {grown} bytes");
 
     // A connection closed gives its place back.

@@ -43,7 +43,11 @@ struct Device {
 
 impl Device {
     fn new() -> Device {
-        Device { id: Uuid::new_v4().simple().to_string(), secret: p256::SecretKey::from_slice(&rand::random::<[u8; 32]>()).expect("a random scalar (2^-128 chance of not)"), auth: rand::random() }
+        Device {
+            id: Uuid::new_v4().simple().to_string(),
+            secret: p256::SecretKey::from_slice(&rand::random::<[u8; 32]>()).expect("a random scalar (2^-128 chance of not)"),
+            auth: rand::random(),
+        }
     }
 
     fn public(&self) -> Vec<u8> {
@@ -96,12 +100,16 @@ struct Received {
     body: Bytes,
 }
 
+/// A status to answer, with its `Retry-After` if any.
+type Scripted = (u16, Option<&'static str>);
+
 /// The test's push service: records every message and answers each device's scripted
 /// statuses in turn (201 when none is left).
 #[derive(Clone, Default)]
 struct Script {
     received: Arc<Mutex<Vec<Received>>>,
-    answers: Arc<Mutex<HashMap<String, VecDeque<(u16, Option<&'static str>)>>>>,
+    /// Per endpoint path, the statuses (and `Retry-After`) to answer in turn.
+    answers: Arc<Mutex<HashMap<String, VecDeque<Scripted>>>>,
 }
 
 struct PushService {
@@ -150,7 +158,8 @@ fn open(received: &Received, device: &Device, push: &PushService, vapid_public: 
     assert!(header("topic").starts_with("fm-event-"));
     let authorization = header("authorization");
     let params = authorization.strip_prefix("vapid ").expect("the vapid scheme (RFC 8292 §3)");
-    let field = |key: &str| params.split(',').map(str::trim).find_map(|p| p.strip_prefix(&format!("{key}="))).unwrap_or_else(|| panic!("no {key}= in {params}"));
+    let field =
+        |key: &str| params.split(',').map(str::trim).find_map(|p| p.strip_prefix(&format!("{key}="))).unwrap_or_else(|| panic!("no {key}= in {params}"));
     assert_eq!(field("k"), vapid_public, "signed by the service's key");
     let token = field("t");
     let (signed, signature) = token.rsplit_once('.').unwrap();
@@ -301,7 +310,9 @@ async fn the_four_events_reach_a_subscribed_browser_signed_and_encrypted_once(db
         "deposit_confirmed" => json!({"title": "Deposit confirmed", "amount": "5.000000", "url": "/portfolio"}),
         "market_settled" => json!({"title": "Market settled", "market_id": market.to_string(), "url": format!("/markets/{market}")}),
         "settlement_payout" => json!({"title": "Settlement payout", "market_id": market.to_string(), "url": format!("/markets/{market}")}),
-        "withdrawal_confirmed" => json!({"title": "Withdrawal confirmed", "amount": "2.000000", "withdrawal_id": withdrawal, "url": format!("/withdrawals/{withdrawal}")}),
+        "withdrawal_confirmed" => {
+            json!({"title": "Withdrawal confirmed", "amount": "2.000000", "withdrawal_id": withdrawal, "url": format!("/withdrawals/{withdrawal}")})
+        }
         other => panic!("unexpected event {other}"),
     };
     for device in [&phone, &laptop] {

@@ -137,10 +137,8 @@ async fn singleton_jobs_run_once_across_processes_and_move_when_the_holder_dies(
     // No round was ever created twice.
     let mut db = PgConnection::connect(&database_url).await.unwrap();
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let (total, distinct): (i64, i64) = sqlx::query_as("SELECT count(*), count(DISTINCT (series_id, settlement_ts)) FROM markets")
-        .fetch_one(&mut db)
-        .await
-        .unwrap();
+    let (total, distinct): (i64, i64) =
+        sqlx::query_as("SELECT count(*), count(DISTINCT (series_id, settlement_ts)) FROM markets").fetch_one(&mut db).await.unwrap();
     assert!(total > 0);
     assert_eq!(total, distinct);
     drop((serve_a, serve_b, w0, w1));

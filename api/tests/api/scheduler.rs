@@ -3,11 +3,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use api::exchanges::{Exchange, ExchangeClient};
-use api::store::rounds::advance_statuses;
-use api::services::scheduler::Scheduler;
 use api::app::config::default_series;
 use api::domain::series::SeriesSpec;
+use api::exchanges::{Exchange, ExchangeClient};
+use api::services::scheduler::Scheduler;
+use api::store::rounds::advance_statuses;
 use api::store::series;
 use chrono::{DateTime, TimeZone, Utc};
 use sim_exchange::model::{DAY_MS, EPOCH_MS, HOUR_MS};
@@ -203,10 +203,8 @@ async fn an_exchange_outage_skips_only_its_series(db: PgPool) {
     let report = scheduler.run_once(at(NOW)).await.unwrap();
     assert_eq!(report.skipped.len(), 4, "{report:?}");
     assert!(report.skipped.iter().all(|s| s.starts_with("okx-")));
-    let okx: i64 = sqlx::query_scalar("SELECT count(*) FROM markets m JOIN series s ON s.id = m.series_id WHERE s.exchange = 'okx'")
-        .fetch_one(&db)
-        .await
-        .unwrap();
+    let okx: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM markets m JOIN series s ON s.id = m.series_id WHERE s.exchange = 'okx'").fetch_one(&db).await.unwrap();
     let others: i64 = sqlx::query_scalar("SELECT count(*) FROM markets").fetch_one(&db).await.unwrap();
     assert_eq!(okx, 0);
     assert!(others > 0);

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use api::chain::{Crank, OnChain};
 use api::domain::rate::FundingRate;
-use api::services::{ServiceError, Services};
 use api::services::settlement::{self, Verdict};
+use api::services::{ServiceError, Services};
 use chrono::Utc;
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -80,7 +80,8 @@ async fn a_resolved_round_pays_each_winning_share_one_usdc(db: PgPool) {
         assert_eq!((micros(&shown["usdc_balance"]) as u64, micros(&shown["locked_in_positions"])), (vault, 0), "the projection equals the chain");
     }
     assert!(t.chain.account(&funding_market::client::market_pda(market.as_bytes()).to_string()).await.unwrap().is_none(), "the market is closed");
-    let paid_out: Option<chrono::DateTime<Utc>> = sqlx::query_scalar("SELECT paid_out_at FROM markets WHERE id = $1").bind(market).fetch_one(&db).await.unwrap();
+    let paid_out: Option<chrono::DateTime<Utc>> =
+        sqlx::query_scalar("SELECT paid_out_at FROM markets WHERE id = $1").bind(market).fetch_one(&db).await.unwrap();
     assert!(paid_out.is_some());
     // Again: nothing left to pay, nothing paid twice.
     assert_eq!(settlement::pay_out(&s, market, Utc::now()).await.unwrap(), Crank::Closed);
@@ -134,10 +135,12 @@ async fn an_interrupted_crank_finishes_without_paying_twice(db: PgPool) {
     // order (seven custodial settles to a transaction; the memo aside), close_market riding in
     // the last (every open position was in hand).
     assert_eq!(sent, 2, "several positions per transaction");
-    let per_tx: Vec<i32> = sqlx::query_scalar("SELECT jsonb_array_length(instructions) - 1 FROM embedded_ledger WHERE seq > (SELECT max(seq) - 2 FROM embedded_ledger) ORDER BY seq")
-        .fetch_all(&db)
-        .await
-        .unwrap();
+    let per_tx: Vec<i32> = sqlx::query_scalar(
+        "SELECT jsonb_array_length(instructions) - 1 FROM embedded_ledger WHERE seq > (SELECT max(seq) - 2 FROM embedded_ledger) ORDER BY seq",
+    )
+    .fetch_all(&db)
+    .await
+    .unwrap();
     assert_eq!(per_tx, [7, 2 + 1]);
     for (i, ((who, shares), before)) in traders.iter().zip(before).enumerate() {
         let won = if i % 2 == 1 { *shares as u64 } else { 0 };
@@ -153,9 +156,16 @@ async fn a_round_no_one_traded_settles_off_chain(db: PgPool) {
     settlement::finalize(&s, market, Verdict::Settled(FundingRate(0)), Utc::now()).await.unwrap();
     let shown: Value = t.app.get(&format!("/v1/markets/{market}")).await.json().await.unwrap();
     assert_eq!((shown["data"]["status"].as_str(), shown["data"]["outcome"].as_str()), (Some("settled"), Some("no")), "exactly 0 is NO: {shown}");
-    let paid_out: Option<chrono::DateTime<Utc>> = sqlx::query_scalar("SELECT paid_out_at FROM markets WHERE id = $1").bind(market).fetch_one(&db).await.unwrap();
+    let paid_out: Option<chrono::DateTime<Utc>> =
+        sqlx::query_scalar("SELECT paid_out_at FROM markets WHERE id = $1").bind(market).fetch_one(&db).await.unwrap();
     assert!(paid_out.is_some(), "nothing to pay");
-    assert!(sqlx::query_scalar::<_, Uuid>("SELECT id FROM markets WHERE paid_out_at IS NULL AND status IN ('settled','voided')").fetch_all(&db).await.unwrap().is_empty());
+    assert!(
+        sqlx::query_scalar::<_, Uuid>("SELECT id FROM markets WHERE paid_out_at IS NULL AND status IN ('settled','voided')")
+            .fetch_all(&db)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 /// The oracle's pass ends its rounds together (`finalize_all`): several resolves in one
@@ -167,7 +177,11 @@ async fn rounds_finalized_together_fail_one_at_a_time(db: PgPool) {
     let a = trader(&t, "100").await;
     let (due, early, untraded) = (open_market(&db, "open").await, open_market(&db, "open").await, open_market(&db, "open").await);
     // `early` settles two hours later on chain: still too early once the clock passes `due`'s.
-    sqlx::query("UPDATE markets SET close_ts = close_ts + interval '2 hours', settlement_ts = settlement_ts + interval '2 hours' WHERE id = $1").bind(early).execute(&db).await.unwrap();
+    sqlx::query("UPDATE markets SET close_ts = close_ts + interval '2 hours', settlement_ts = settlement_ts + interval '2 hours' WHERE id = $1")
+        .bind(early)
+        .execute(&db)
+        .await
+        .unwrap();
     let a_yes = buy(&t, &a, due, "yes", "4").await as u64;
     buy(&t, &a, early, "yes", "4").await;
     let s = services(&t).await;
@@ -214,7 +228,9 @@ async fn the_24_hour_leaderboard_is_the_last_24_hours(db: PgPool) {
             tokio::time::sleep(Duration::from_millis(1_100)).await;
             let body: Value = app.get(&format!("/v1/leaderboard?period={period}&limit=100")).await.json().await.unwrap();
             let entries = body["data"].as_array().unwrap().iter();
-            entries.map(|e| (e["wallet_address"].as_str().unwrap().to_owned(), e["total_pnl"].clone(), e["total_volume"].clone(), e["win_rate"].clone())).collect::<Vec<_>>()
+            entries
+                .map(|e| (e["wallet_address"].as_str().unwrap().to_owned(), e["total_pnl"].clone(), e["total_volume"].clone(), e["win_rate"].clone()))
+                .collect::<Vec<_>>()
         }
     };
     let all = board("all").await;
@@ -223,7 +239,10 @@ async fn the_24_hour_leaderboard_is_the_last_24_hours(db: PgPool) {
     let shift = |hours: i64| {
         let db = db.clone();
         async move {
-            for table in ["UPDATE trades SET created_at = now() - make_interval(hours => $1::INT)", "UPDATE settlements SET at = now() - make_interval(hours => $1::INT)"] {
+            for table in [
+                "UPDATE trades SET created_at = now() - make_interval(hours => $1::INT)",
+                "UPDATE settlements SET at = now() - make_interval(hours => $1::INT)",
+            ] {
                 sqlx::query(table).bind(hours as i32).execute(&db).await.unwrap();
             }
         }

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use api::app::config::default_series;
-use api::store::series;
 use api::chain::OnChain;
+use api::store::series;
 use chrono::{DateTime, Utc};
 use funding_market::client;
 use indexer::chain::EmbeddedChain;
@@ -41,7 +41,8 @@ pub async fn trading_with(db: &PgPool, config: api::app::config::Config) -> Trad
 /// An open market of `binance-btcusdt` (b = 100 USDC, prior 0.5) closing in 55 minutes.
 pub async fn open_market(db: &PgPool, status: &str) -> Uuid {
     let now = Utc::now();
-    insert_round(db, "binance-btcusdt", now - chrono::Duration::minutes(5), now + chrono::Duration::minutes(55), now + chrono::Duration::minutes(60), status).await
+    insert_round(db, "binance-btcusdt", now - chrono::Duration::minutes(5), now + chrono::Duration::minutes(55), now + chrono::Duration::minutes(60), status)
+        .await
 }
 
 /// A round of series `slug` as the scheduler makes it (b = 100 USDC, prior 0.5), with its
@@ -126,7 +127,10 @@ async fn a_trader_funds_buys_and_sells_through_the_program(db: PgPool) {
     let (status, deposit) = t.get("/v1/deposit/address", &token).await;
     assert_eq!(status, 200, "{deposit}");
     assert_eq!(deposit["data"]["address"], client::deposit_pda(&wallet.parse().unwrap()).to_string());
-    assert_eq!((deposit["data"]["chain"].as_str(), deposit["data"]["token"].as_str(), deposit["data"]["min_deposit"].as_str()), (Some("solana"), Some("USDC"), Some("1.00")));
+    assert_eq!(
+        (deposit["data"]["chain"].as_str(), deposit["data"]["token"].as_str(), deposit["data"]["min_deposit"].as_str()),
+        (Some("solana"), Some("USDC"), Some("1.00"))
+    );
 
     let (status, funded) = t.faucet(&wallet, "100").await;
     assert_eq!(status, 200, "{funded}");
@@ -364,7 +368,11 @@ async fn the_faucet_has_a_daily_cap(db: PgPool) {
     let (status, body) = t.faucet(&stranger, "0.5").await;
     assert_eq!((status, body["data"]["usdc_balance"].as_str()), (200, Some("0.000000")), "{body}");
     let (status, body) = t.faucet(&stranger, "9999.5").await;
-    assert_eq!((status, body["data"]["usdc_balance"].as_str(), body["data"]["remaining_today"].as_str()), (200, Some("10000.000000"), Some("0.000000")), "{body}");
+    assert_eq!(
+        (status, body["data"]["usdc_balance"].as_str(), body["data"]["remaining_today"].as_str()),
+        (200, Some("10000.000000"), Some("0.000000")),
+        "{body}"
+    );
 }
 
 /// The service on an RPC chain (here: another service's embedded chain behind its `/rpc`),
@@ -396,7 +404,14 @@ async fn custodial_trading_over_json_rpc(db: PgPool) {
     let refused = app.post_json("/v1/dev/faucet", json!({"wallet_address": wallet, "amount": "1"})).await;
     assert_eq!(code_of(refused).await, (404, "NOT_FOUND".to_owned()));
     let market = open_market(&db, "open").await;
-    let response = app.http.post(format!("{}/v1/markets/{market}/trade", app.base)).bearer_auth(&token).json(&json!({"side": "yes", "usdc_amount": "5"})).send().await.unwrap();
+    let response = app
+        .http
+        .post(format!("{}/v1/markets/{market}/trade", app.base))
+        .bearer_auth(&token)
+        .json(&json!({"side": "yes", "usdc_amount": "5"}))
+        .send()
+        .await
+        .unwrap();
     let status = response.status().as_u16();
     let body: Value = response.json().await.unwrap();
     assert_eq!(status, 200, "{body}");
@@ -414,7 +429,8 @@ async fn custodial_trading_over_json_rpc(db: PgPool) {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn traders_and_the_indexer_side_by_side(db: PgPool) {
     let t = trading(&db, Duration::from_secs(60)).await;
-    let indexer = indexer::follow::Indexer::new(t.chain.clone(), indexer::projection::Projector::new(db.clone(), &funding_market::ID), &funding_market::ID.to_string());
+    let indexer =
+        indexer::follow::Indexer::new(t.chain.clone(), indexer::projection::Projector::new(db.clone(), &funding_market::ID), &funding_market::ID.to_string());
     let confirmations = t.chain.subscribe();
     let following = tokio::spawn(async move { indexer.follow(Duration::from_millis(5), Some(confirmations), std::future::pending()).await });
     let market = open_market(&db, "open").await;
@@ -577,7 +593,7 @@ async fn reads_of_concurrent_trades_each_get_their_own_answer(db: PgPool) {
         .collect();
     // All of them in one statement too, whatever groups the tasks made.
     let as_one: Vec<TradeRead> = reads.iter().map(|(market, wallet, amount)| TradeRead { market: *market, wallet: wallet.clone(), amount: *amount }).collect();
-    let in_one = markets::plans_for_traders(&mut *db.acquire().await.unwrap(), &as_one).await.unwrap();
+    let in_one = markets::plans_for_traders(&mut db.acquire().await.unwrap(), &as_one).await.unwrap();
     assert_eq!(in_one.len(), reads.len());
     for (((market, wallet, amount), task), in_one) in reads.into_iter().zip(tasks).zip(in_one) {
         let grouped = task.await.unwrap();

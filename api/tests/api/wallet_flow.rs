@@ -123,8 +123,17 @@ async fn a_wallet_creates_the_market_trades_and_confirms(db: PgPool) {
     let nonce = Uuid::new_v4().to_string();
     let now = chrono::Utc::now().timestamp().to_string();
     for expected in [200, 422] {
-        let response = t.app.http.post(format!("{}/v1/trade/confirm", t.app.base)).bearer_auth(&alice.token)
-            .header("X-Request-Nonce", &nonce).header("X-Request-Timestamp", &now).json(&confirm).send().await.unwrap();
+        let response = t
+            .app
+            .http
+            .post(format!("{}/v1/trade/confirm", t.app.base))
+            .bearer_auth(&alice.token)
+            .header("X-Request-Nonce", &nonce)
+            .header("X-Request-Timestamp", &now)
+            .json(&confirm)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status().as_u16(), expected);
     }
 
@@ -179,7 +188,15 @@ async fn co_sign_refuses_every_variant_but_the_exact_one(db: PgPool) {
         let ix = &m.instructions[0];
         Instruction {
             program_id: m.account_keys[ix.program_id_index as usize],
-            accounts: ix.accounts.iter().map(|&i| AccountMeta { pubkey: m.account_keys[i as usize], is_signer: m.is_signer(i as usize), is_writable: m.is_maybe_writable(i as usize, None) }).collect(),
+            accounts: ix
+                .accounts
+                .iter()
+                .map(|&i| AccountMeta {
+                    pubkey: m.account_keys[i as usize],
+                    is_signer: m.is_signer(i as usize),
+                    is_writable: m.is_maybe_writable(i as usize, None),
+                })
+                .collect(),
             data: ix.data.clone(),
         }
     };
@@ -199,11 +216,16 @@ async fn co_sign_refuses_every_variant_but_the_exact_one(db: PgPool) {
     let b_at = 8 + 16 + 32 + 24;
     let transfer_out = Instruction {
         program_id: anchor_lang::pubkey!("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"),
-        accounts: vec![AccountMeta::new(client::treasury_pda(), false), AccountMeta::new(client::vault_pda(&a), false), AccountMeta::new_readonly(onchain_authority, true)],
+        accounts: vec![
+            AccountMeta::new(client::treasury_pda(), false),
+            AccountMeta::new(client::vault_pda(&a), false),
+            AccountMeta::new_readonly(onchain_authority, true),
+        ],
         data: [vec![3], 1_000_000_000u64.to_le_bytes().to_vec()].concat(),
     };
     let compute_limit = Instruction { program_id: COMPUTE_BUDGET, accounts: vec![], data: [vec![2], 300_000u32.to_le_bytes().to_vec()].concat() };
-    let compute_with_account = Instruction { program_id: COMPUTE_BUDGET, accounts: vec![AccountMeta::new(client::treasury_pda(), false)], data: compute_limit.data.clone() };
+    let compute_with_account =
+        Instruction { program_id: COMPUTE_BUDGET, accounts: vec![AccountMeta::new(client::treasury_pda(), false)], data: compute_limit.data.clone() };
     let nonce_account = Keypair::new().pubkey();
     let advance_nonce = system_instruction::advance_nonce_account(&nonce_account, &a);
     let mut readonly_treasury = expected.clone();
@@ -244,11 +266,27 @@ async fn co_sign_refuses_every_variant_but_the_exact_one(db: PgPool) {
         bytes.extend_from_slice(&[0; 8]);
         BASE64.encode(bytes)
     };
-    let other_market_data = { let mut tx = other_create.clone(); tx.partial_sign(&[&alice.keypair], other_create.message.recent_blockhash); encode(&tx) };
+    let other_market_data = {
+        let mut tx = other_create.clone();
+        tx.partial_sign(&[&alice.keypair], other_create.message.recent_blockhash);
+        encode(&tx)
+    };
 
     let cases: Vec<(&str, &str, String)> = vec![
         ("extra instruction", &alice.token, signed(&[expected.clone(), system_instruction::transfer(&a, &mallory.keypair.pubkey(), 1)], &a, &[&alice.keypair])),
-        ("other program instead", &alice.token, signed(&[Instruction { program_id: anchor_lang::pubkey!("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr"), accounts: vec![AccountMeta::new_readonly(onchain_authority, true)], data: b"hi".to_vec() }], &a, &[&alice.keypair])),
+        (
+            "other program instead",
+            &alice.token,
+            signed(
+                &[Instruction {
+                    program_id: anchor_lang::pubkey!("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr"),
+                    accounts: vec![AccountMeta::new_readonly(onchain_authority, true)],
+                    data: b"hi".to_vec(),
+                }],
+                &a,
+                &[&alice.keypair],
+            ),
+        ),
         ("another market's create_market", &alice.token, other_market_data),
         ("changed b (subsidy)", &alice.token, signed(&[with_data(&|d| d[b_at..b_at + 8].copy_from_slice(&u64::MAX.to_le_bytes()))], &a, &[&alice.keypair])),
         ("changed prior", &alice.token, signed(&[with_data(&|d| d[b_at + 8..b_at + 12].copy_from_slice(&980_000u32.to_le_bytes()))], &a, &[&alice.keypair])),
@@ -256,7 +294,11 @@ async fn co_sign_refuses_every_variant_but_the_exact_one(db: PgPool) {
         ("transfer from the treasury beside it", &alice.token, signed(&[expected.clone(), transfer_out.clone()], &a, &[&alice.keypair])),
         ("transfer from the treasury alone", &alice.token, signed(&[transfer_out], &a, &[&alice.keypair])),
         ("other fee payer", &alice.token, signed(std::slice::from_ref(&expected), &mallory.keypair.pubkey(), &[&mallory.keypair])),
-        ("authority as fee payer", &alice.token, encode(&Transaction::new_unsigned(Message::new_with_blockhash(std::slice::from_ref(&expected), Some(&onchain_authority), &blockhash)))),
+        (
+            "authority as fee payer",
+            &alice.token,
+            encode(&Transaction::new_unsigned(Message::new_with_blockhash(std::slice::from_ref(&expected), Some(&onchain_authority), &blockhash))),
+        ),
         ("durable nonce", &alice.token, signed(&[advance_nonce, expected.clone()], &a, &[&alice.keypair])),
         ("two create_market", &alice.token, signed(&[expected.clone(), expected.clone()], &a, &[&alice.keypair])),
         ("compute budget with an account", &alice.token, signed(&[compute_with_account, expected.clone()], &a, &[&alice.keypair])),
@@ -285,7 +327,13 @@ async fn co_sign_refuses_every_variant_but_the_exact_one(db: PgPool) {
     let (status, body) = t.get(&format!("/v1/markets/{closed}/ensure-onchain"), &alice.token).await;
     assert_eq!((status, body["error"]["code"].as_str()), (422, Some("MARKET_CLOSED")));
     // The exact transaction, with a compute-budget instruction beside it, is signed.
-    let (status, body) = post_replay(&t, &format!("/v1/markets/{market}/co-sign"), &alice.token, json!({"transaction": signed(&[compute_limit, expected.clone()], &a, &[&alice.keypair])})).await;
+    let (status, body) = post_replay(
+        &t,
+        &format!("/v1/markets/{market}/co-sign"),
+        &alice.token,
+        json!({"transaction": signed(&[compute_limit, expected.clone()], &a, &[&alice.keypair])}),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     // And nothing of the refused ones was ever on chain: the market still needs creating.
     assert_eq!(ensure(&t, market, &alice.token).await["status"], "needs_cosign");
@@ -313,7 +361,12 @@ async fn the_embedded_chain_speaks_json_rpc(db: PgPool) {
     // A buy built on an RPC blockhash, sent over RPC; read back over RPC.
     let (blockhash, _) = rpc.latest_blockhash().await.unwrap();
     let a = alice.keypair.pubkey();
-    let buy = Transaction::new_signed_with_payer(&[client::buy_shares(a, a, market.as_bytes(), Side::Yes, 5_000_000, 0)], Some(&a), &[&alice.keypair], blockhash.parse().unwrap());
+    let buy = Transaction::new_signed_with_payer(
+        &[client::buy_shares(a, a, market.as_bytes(), Side::Yes, 5_000_000, 0)],
+        Some(&a),
+        &[&alice.keypair],
+        blockhash.parse().unwrap(),
+    );
     let signature = rpc.send_and_confirm(&bincode::serialize(&buy).unwrap(), Duration::from_secs(10)).await.unwrap();
     let tx = rpc.transaction(&signature).await.unwrap().unwrap();
     assert_eq!((tx.err.clone(), tx.signers.clone()), (None, vec![a.to_string()]));
@@ -324,7 +377,12 @@ async fn the_embedded_chain_speaks_json_rpc(db: PgPool) {
     assert!(rpc.clock().await.unwrap().unix_timestamp > 1_700_000_000);
     // A failing transaction is refused at preflight with the program's error.
     let (blockhash, _) = rpc.latest_blockhash().await.unwrap();
-    let too_big = Transaction::new_signed_with_payer(&[client::buy_shares(a, a, market.as_bytes(), Side::Yes, 500_000_000, 0)], Some(&a), &[&alice.keypair], blockhash.parse().unwrap());
+    let too_big = Transaction::new_signed_with_payer(
+        &[client::buy_shares(a, a, market.as_bytes(), Side::Yes, 500_000_000, 0)],
+        Some(&a),
+        &[&alice.keypair],
+        blockhash.parse().unwrap(),
+    );
     match rpc.send_and_confirm(&bincode::serialize(&too_big).unwrap(), Duration::from_secs(10)).await {
         Err(indexer::chain::ChainError::Rpc { code: -32002, err: Some(err), .. }) => {
             assert!(matches!(err, solana_transaction_error::TransactionError::InstructionError(..)), "{err:?}")
@@ -336,7 +394,8 @@ async fn the_embedded_chain_speaks_json_rpc(db: PgPool) {
     let listed = rpc.signatures_after(&funding_market::ID.to_string(), None).await.unwrap();
     assert!(listed.iter().any(|s| s.signature == signature));
     assert!(listed.windows(2).all(|w| w[0].slot < w[1].slot), "oldest first");
-    let indexer = indexer::follow::Indexer::new(rpc.clone(), indexer::projection::Projector::new(db.clone(), &funding_market::ID), &funding_market::ID.to_string());
+    let indexer =
+        indexer::follow::Indexer::new(rpc.clone(), indexer::projection::Projector::new(db.clone(), &funding_market::ID), &funding_market::ID.to_string());
     indexer.run_once().await.unwrap();
     let projected: i64 = sqlx::query_scalar("SELECT balance FROM vault_balances WHERE wallet = $1").bind(a.to_string()).fetch_one(&db).await.unwrap();
     assert_eq!(projected as u64, t.vault(&a.to_string()).await);

@@ -28,19 +28,18 @@ struct Probe {
 
 impl Probe {
     fn new(panic_first: bool, job_ms: u64, key: Option<i64>) -> Probe {
-        Probe {
-            runs: Arc::default(),
-            finished: Arc::default(),
-            running: Arc::default(),
-            most_at_once: Arc::default(),
-            panic_first,
-            job_ms,
-            key,
-        }
+        Probe { runs: Arc::default(), finished: Arc::default(), running: Arc::default(), most_at_once: Arc::default(), panic_first, job_ms, key }
     }
 
     fn sharing(&self, key: i64) -> Probe {
-        Probe { runs: Arc::default(), finished: Arc::default(), running: self.running.clone(), most_at_once: self.most_at_once.clone(), key: Some(key), ..*self }
+        Probe {
+            runs: Arc::default(),
+            finished: Arc::default(),
+            running: self.running.clone(),
+            most_at_once: self.most_at_once.clone(),
+            key: Some(key),
+            ..*self
+        }
     }
 }
 

@@ -103,7 +103,9 @@ async fn a_trade_through_one_replica_reaches_a_client_of_the_other(db: PgPool) {
     // The trade goes through replica A.
     buy(&r.a, &alice, market, "yes", "10").await;
 
-    let updates = collect(&mut watcher, |got| got.iter().any(|m| m["event"] == "trade") && got.iter().any(|m| m["event"] == "market" && m["data"]["trade_count"] == 1)).await;
+    let updates =
+        collect(&mut watcher, |got| got.iter().any(|m| m["event"] == "trade") && got.iter().any(|m| m["event"] == "market" && m["data"]["trade_count"] == 1))
+            .await;
     for update in &updates {
         assert_eq!((update["type"].as_str(), update["channel"].as_str()), (Some("update"), Some(format!("market:{market}").as_str())), "{update}");
         assert!(update["seq"].as_i64().unwrap() > from, "numbered after the snapshot: {update}");
@@ -293,8 +295,7 @@ async fn a_statements_trades_are_one_event_a_channel_and_one_update_a_trade(db: 
     .unwrap();
 
     // One row per channel, channels in the order of their first trade, a market before its trader.
-    let rows: Vec<(String, Value)> =
-        sqlx::query_as("SELECT channel, ref FROM stream_events WHERE kind = 'trade' ORDER BY id").fetch_all(&db).await.unwrap();
+    let rows: Vec<(String, Value)> = sqlx::query_as("SELECT channel, ref FROM stream_events WHERE kind = 'trade' ORDER BY id").fetch_all(&db).await.unwrap();
     let ids = |t: &[usize]| json!({"trade_ids": t.iter().map(|&i| trades[i].to_string()).collect::<Vec<_>>()});
     assert_eq!(
         rows,
@@ -359,9 +360,7 @@ async fn a_statements_trades_are_one_event_a_channel_and_one_update_a_trade(db: 
 async fn balances_stream_an_event_per_change(db: PgPool) {
     let events = || {
         let db = db.clone();
-        async move {
-            sqlx::query_scalar::<_, String>("SELECT channel FROM stream_events WHERE kind = 'balance' ORDER BY id").fetch_all(&db).await.unwrap()
-        }
+        async move { sqlx::query_scalar::<_, String>("SELECT channel FROM stream_events WHERE kind = 'balance' ORDER BY id").fetch_all(&db).await.unwrap() }
     };
     let write = |wallets: &[&str], balances: &[i64], slot: i64| {
         sqlx::query(
@@ -408,9 +407,7 @@ async fn a_publish_batch_holds_at_most_max_updates_unless_one_event_holds_more(d
     trades(MAX_UPDATES + 1).execute(&db).await.unwrap();
     let unpublished = || {
         let db = db.clone();
-        async move {
-            sqlx::query_scalar::<_, i64>("SELECT count(*) FROM stream_events WHERE kind = 'trade'").fetch_one(&db).await.unwrap()
-        }
+        async move { sqlx::query_scalar::<_, i64>("SELECT count(*) FROM stream_events WHERE kind = 'trade'").fetch_one(&db).await.unwrap() }
     };
     // The markets' events and the first statement's (together under the bound), not the second.
     assert_eq!(stream::publish(&services).await.unwrap(), stream::Batch { rows: before as usize + 1, more: true }, "the second is left");
@@ -491,7 +488,17 @@ async fn a_revoked_api_key_ends_the_private_subscriptions(db: PgPool) {
     use api::http::routes::ws::CREDENTIAL_RECHECK;
     let t = crate::trading::trading(&db, Duration::from_secs(10)).await;
     let alice = trader(&t, "5").await;
-    let created: Value = t.app.http.post(format!("{}/v1/api-keys", t.app.base)).header("authorization", format!("Bearer {}", alice.token)).send().await.unwrap().json().await.unwrap();
+    let created: Value = t
+        .app
+        .http
+        .post(format!("{}/v1/api-keys", t.app.base))
+        .header("authorization", format!("Bearer {}", alice.token))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let (key, id) = (created["data"]["key"].as_str().unwrap().to_owned(), created["data"]["id"].as_str().unwrap().to_owned());
 
     let mut socket = connect(&t.app).await;
@@ -500,7 +507,8 @@ async fn a_revoked_api_key_ends_the_private_subscriptions(db: PgPool) {
     send(&mut socket, json!({"type": "subscribe", "channel": "account"})).await;
     assert_eq!(next(&mut socket).await["type"], "snapshot");
 
-    let revoked = t.app.http.delete(format!("{}/v1/api-keys/{id}", t.app.base)).header("authorization", format!("Bearer {}", alice.token)).send().await.unwrap();
+    let revoked =
+        t.app.http.delete(format!("{}/v1/api-keys/{id}", t.app.base)).header("authorization", format!("Bearer {}", alice.token)).send().await.unwrap();
     assert_eq!(revoked.status(), 200);
     let deadline = tokio::time::Instant::now() + CREDENTIAL_RECHECK + Duration::from_secs(10);
     let ended = loop {

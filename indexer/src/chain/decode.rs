@@ -9,9 +9,7 @@
 use solana_message::compiled_instruction::CompiledInstruction;
 use solana_transaction_error::TransactionError;
 use solana_transaction_status_client_types::option_serializer::OptionSerializer;
-use solana_transaction_status_client_types::{
-    EncodedConfirmedTransactionWithStatusMeta, EncodedTransaction, InnerInstructions, UiInstruction, UiMessage,
-};
+use solana_transaction_status_client_types::{EncodedConfirmedTransactionWithStatusMeta, EncodedTransaction, InnerInstructions, UiInstruction, UiMessage};
 
 use super::{ChainError, ConfirmedTransaction, InnerInstruction, Instruction};
 

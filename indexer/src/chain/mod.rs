@@ -8,8 +8,8 @@
 mod decode;
 pub mod embedded;
 mod error;
-pub mod token;
 pub mod rpc;
+pub mod token;
 
 use std::time::Duration;
 

@@ -53,16 +53,27 @@ mod tests {
     }
 
     fn tx(instructions: Vec<Instruction>, inner: Vec<InnerInstruction>) -> ConfirmedTransaction {
-        ConfirmedTransaction { signature: "s".into(), slot: 1, transaction_index: None, block_time: None, err: None, signers: vec![], instructions, inner_instructions: inner }
+        ConfirmedTransaction {
+            signature: "s".into(),
+            slot: 1,
+            transaction_index: None,
+            block_time: None,
+            err: None,
+            signers: vec![],
+            instructions,
+            inner_instructions: inner,
+        }
     }
 
     #[test]
     fn transfers_mints_and_sweeps_add_up() {
         let transfer = |from: &str, to: &str, amount: u64| token_ix(TokenInstruction::Transfer { amount }.pack(), &[from, to, "owner"]);
-        let checked = |from: &str, to: &str, amount: u64| token_ix(TokenInstruction::TransferChecked { amount, decimals: 6 }.pack(), &[from, "mint", to, "owner"]);
+        let checked =
+            |from: &str, to: &str, amount: u64| token_ix(TokenInstruction::TransferChecked { amount, decimals: 6 }.pack(), &[from, "mint", to, "owner"]);
         let mint = |to: &str, amount: u64| token_ix(TokenInstruction::MintTo { amount }.pack(), &["mint", to, "authority"]);
         let sweep = InnerInstruction { outer_index: 1, instruction: transfer("dep", "vault", 7) };
-        let other_program = Instruction { program_id: "Other".into(), accounts: vec!["x".into(), "dep".into()], data: TokenInstruction::Transfer { amount: 99 }.pack() };
+        let other_program =
+            Instruction { program_id: "Other".into(), accounts: vec!["x".into(), "dep".into()], data: TokenInstruction::Transfer { amount: 99 }.pack() };
         let t = tx(vec![transfer("a", "dep", 5), other_program, checked("b", "dep", 2_000_000), mint("dep", 3), transfer("dep", "dep", 4)], vec![sweep]);
         assert_eq!(balance_change(&t, "dep"), 5 - 7 + 2_000_000 + 3);
         assert_eq!(balance_change(&t, "vault"), 7);

@@ -21,11 +21,25 @@ pub fn tx(signature: &str, slot: u64, events: Vec<Vec<u8>>) -> ConfirmedTransact
     let program = funding_market::ID.to_string();
     let mut inner: Vec<InnerInstruction> = vec![
         // A token transfer and a non-event call of our program sit beside the events.
-        InnerInstruction { outer_index: 0, instruction: Instruction { program_id: anchor_spl_token(), accounts: vec![], data: vec![3, 1, 0, 0, 0, 0, 0, 0, 0] } },
+        InnerInstruction {
+            outer_index: 0,
+            instruction: Instruction { program_id: anchor_spl_token(), accounts: vec![], data: vec![3, 1, 0, 0, 0, 0, 0, 0, 0] },
+        },
         InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), accounts: vec![], data: vec![9; 12] } },
     ];
-    inner.extend(events.into_iter().map(|data| InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), accounts: vec![], data } }));
-    ConfirmedTransaction { signature: signature.into(), slot, transaction_index: None, block_time: Some(T), err: None, signers: vec![], instructions: vec![], inner_instructions: inner }
+    inner.extend(
+        events.into_iter().map(|data| InnerInstruction { outer_index: 0, instruction: Instruction { program_id: program.clone(), accounts: vec![], data } }),
+    );
+    ConfirmedTransaction {
+        signature: signature.into(),
+        slot,
+        transaction_index: None,
+        block_time: Some(T),
+        err: None,
+        signers: vec![],
+        instructions: vec![],
+        inner_instructions: inner,
+    }
 }
 
 fn anchor_spl_token() -> String {
@@ -48,16 +62,41 @@ pub async fn seed_market(db: &PgPool) -> Uuid {
 /// The `MarketCreated` of `market_id` at `market` (b = 200 USDC, even prior, opening at `T`).
 pub fn market_created(market: Pubkey, market_id: Uuid) -> MarketCreated {
     MarketCreated {
-        market, market_id: *market_id.as_bytes(), series: [0; 32], open_ts: T, close_ts: T + 3300, settlement_ts: T + 3600,
-        b: 200_000_000, q_yes: 0, q_no: 0, subsidy: 138_629_437, yes_price: 500_000, no_price: 500_000, ts: T,
+        market,
+        market_id: *market_id.as_bytes(),
+        series: [0; 32],
+        open_ts: T,
+        close_ts: T + 3300,
+        settlement_ts: T + 3600,
+        b: 200_000_000,
+        q_yes: 0,
+        q_no: 0,
+        subsidy: 138_629_437,
+        yes_price: 500_000,
+        no_price: 500_000,
+        ts: T,
     }
 }
 
 pub fn trade(market: Pubkey, wallet: Pubkey, count: u64, yes_after: u64, q_yes: u64, user_vault: u64) -> TradeExecuted {
     TradeExecuted {
-        market, wallet, side: Side::Yes, is_buy: true, shares: 10_000_000, amount: 5_000_000, fee: 50_000,
-        q_yes, q_no: 0, yes_price: 510_000 + count, no_price: 490_000 - count, volume: 5_000_000 * count, trade_count: count,
-        position_yes: yes_after, position_no: 0, vault_balance: 100_000_000, user_vault_balance: user_vault, ts: T + count as i64,
+        market,
+        wallet,
+        side: Side::Yes,
+        is_buy: true,
+        shares: 10_000_000,
+        amount: 5_000_000,
+        fee: 50_000,
+        q_yes,
+        q_no: 0,
+        yes_price: 510_000 + count,
+        no_price: 490_000 - count,
+        volume: 5_000_000 * count,
+        trade_count: count,
+        position_yes: yes_after,
+        position_no: 0,
+        vault_balance: 100_000_000,
+        user_vault_balance: user_vault,
+        ts: T + count as i64,
     }
 }
-

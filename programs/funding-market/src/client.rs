@@ -43,6 +43,11 @@ impl<K: std::hash::Hash + Eq, V: Clone> Remembered<K, V> {
     pub fn len(&self) -> usize {
         self.entries.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
+
+    /// Whether nothing is remembered yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// How many derived addresses `pda` remembers (about 2 MB; past it, it starts over).

@@ -108,7 +108,9 @@ async fn lmsr_compute_units() {
     };
     let baseline = units(run(0, 100 * USDC, 0, 0, 0)).await;
     println!("baseline (entry + parse): {baseline} CU");
-    for (label, b, q_yes, q_no) in [("b=100, at 0.5", 100 * USDC, 0, 0), ("b=100, skewed", 100 * USDC, 180 * USDC, 95 * USDC), ("b=200, far skew", 200 * USDC, 5_000 * USDC, 0)] {
+    for (label, b, q_yes, q_no) in
+        [("b=100, at 0.5", 100 * USDC, 0, 0), ("b=100, skewed", 100 * USDC, 180 * USDC, 95 * USDC), ("b=200, far skew", 200 * USDC, 5_000 * USDC, 0)]
+    {
         let buy = units(run(1, b, q_yes, q_no, 25 * USDC)).await - baseline;
         let sell = units(run(2, b, q_yes.max(40 * USDC), q_no, 40 * USDC)).await - baseline;
         let price = units(run(3, b, q_yes, q_no, 0)).await - baseline;

@@ -148,5 +148,9 @@ fn the_typescript_types_are_the_idls() {
     }
     let committed = std::fs::read_to_string(path).expect("idl/funding_market.ts is committed");
     assert!(committed == expected, "idl/funding_market.ts differs from the IDL: run UPDATE_IDL_TS=1 cargo test -p funding-market --test idl");
-    assert!(expected.contains("\"name\": \"buyShares\"") && expected.contains("\"name\": \"userAccount\"") && expected.contains("\"address\": \"98ey5bZy5fsSRR6XLhB8Yy3kUPpviZSDL9pq9oL14g7J\""));
+    assert!(
+        expected.contains("\"name\": \"buyShares\"")
+            && expected.contains("\"name\": \"userAccount\"")
+            && expected.contains("\"address\": \"98ey5bZy5fsSRR6XLhB8Yy3kUPpviZSDL9pq9oL14g7J\"")
+    );
 }

@@ -42,8 +42,8 @@ async fn a_market_from_creation_to_payout() {
     assert!(!h.exists(client::position_pda(&client::market_pda(&id), &alice.pubkey())).await);
 }
 
-use funding_market::error::FundingMarketError as E;
 use anchor_lang::error::ErrorCode as A;
+use funding_market::error::FundingMarketError as E;
 use solana_keypair::Keypair;
 
 const ID1: [u8; 16] = [1u8; 16];
@@ -173,10 +173,7 @@ async fn substituted_accounts_are_refused() {
     ix.accounts[5].pubkey = fake_treasury;
     assert_eq!(h.send(&[ix], &[&authority]).await, Err(anchor_error(A::ConstraintAddress)));
     let foreign = h.foreign_token_account(&alice.pubkey()).await;
-    assert_eq!(
-        h.send(&[client::withdraw(alice.pubkey(), alice.pubkey(), foreign, USDC)], &[&alice]).await,
-        Err(anchor_error(A::ConstraintTokenMint))
-    );
+    assert_eq!(h.send(&[client::withdraw(alice.pubkey(), alice.pubkey(), foreign, USDC)], &[&alice]).await, Err(anchor_error(A::ConstraintTokenMint)));
 
     // Settlement must pay the position's owner and refund the rent to its payer.
     h.buy(&alice, &ID1, Side::Yes, 2 * USDC, 0).await.unwrap();
@@ -365,7 +362,7 @@ async fn trades_emit_their_event_as_an_inner_instruction() {
     let params = Harness::market_params(7, 200 * USDC, 640_000);
     let create = client::create_market(authority.pubkey(), h.payer(), h.mint.pubkey(), params.clone());
     let created: Vec<MarketCreated> =
-        h.inner_instruction_data(&[create.clone()], &[&authority]).await.iter().filter_map(|d| client::decode_event(d)).collect();
+        h.inner_instruction_data(std::slice::from_ref(&create), &[&authority]).await.iter().filter_map(|d| client::decode_event(d)).collect();
     assert_eq!(created.len(), 1);
     assert_eq!((created[0].b, created[0].yes_price + created[0].no_price), (200 * USDC, USDC));
     assert!((created[0].yes_price as i64 - 640_000).abs() <= 1);
@@ -373,7 +370,8 @@ async fn trades_emit_their_event_as_an_inner_instruction() {
 
     let id = [7u8; 16];
     let buy = client::buy_shares(alice.pubkey(), alice.pubkey(), &id, Side::No, 12 * USDC, 0);
-    let events: Vec<TradeExecuted> = h.inner_instruction_data(&[buy.clone()], &[&alice]).await.iter().filter_map(|d| client::decode_event(d)).collect();
+    let events: Vec<TradeExecuted> =
+        h.inner_instruction_data(std::slice::from_ref(&buy), &[&alice]).await.iter().filter_map(|d| client::decode_event(d)).collect();
     h.send(&[buy], &[&alice]).await.unwrap();
     let market = h.market(&id).await;
     let position = h.position(&id, &alice.pubkey()).await;

@@ -15,14 +15,8 @@
 //! So every integer result is on the market maker's side of the exact real value, and the
 //! market's collateral always covers C(q) ≥ max(q_yes, q_no) (the solvency invariant).
 
-use crate::fixed::{
-    E36, ERROR_ULPS, FRAC_BITS, ONE_U, exp_neg_parts, ln_1p_exp_neg, ln_exp_m1, ln_ratio, log_sum_exp,
-    mul_shr, ratio, softplus,
-};
-use crate::{
-    AMOUNT_MAX, LIQUIDITY_MAX, LIQUIDITY_MIN, LmsrError, MAX_SKEW, MICRO, PRIOR_MAX_PPM,
-    PRIOR_MIN_PPM, QUANTITY_MAX,
-};
+use crate::fixed::{E36, ERROR_ULPS, FRAC_BITS, ONE_U, exp_neg_parts, ln_1p_exp_neg, ln_exp_m1, ln_ratio, log_sum_exp, mul_shr, ratio, softplus};
+use crate::{AMOUNT_MAX, LIQUIDITY_MAX, LIQUIDITY_MIN, LmsrError, MAX_SKEW, MICRO, PRIOR_MAX_PPM, PRIOR_MIN_PPM, QUANTITY_MAX};
 
 /// Which outcome a trade buys or sells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -5,12 +5,11 @@ use lmsr::{LIQUIDITY_MAX, LIQUIDITY_MIN, Lmsr, MAX_SKEW, MICRO, Price, Side};
 use proptest::prelude::*;
 
 fn state() -> impl Strategy<Value = Lmsr> {
-    (LIQUIDITY_MIN..=LIQUIDITY_MAX, 0u64..=MAX_SKEW * MICRO, 0u64..1_000_000 * MICRO, any::<bool>())
-        .prop_map(|(b, skew_milli, base, yes_ahead)| {
-            let skew = (b as u128 * skew_milli as u128 / MICRO as u128) as u64;
-            let (y, n) = if yes_ahead { (base + skew, base) } else { (base, base + skew) };
-            Lmsr::new(b, y, n).unwrap()
-        })
+    (LIQUIDITY_MIN..=LIQUIDITY_MAX, 0u64..=MAX_SKEW * MICRO, 0u64..1_000_000 * MICRO, any::<bool>()).prop_map(|(b, skew_milli, base, yes_ahead)| {
+        let skew = (b as u128 * skew_milli as u128 / MICRO as u128) as u64;
+        let (y, n) = if yes_ahead { (base + skew, base) } else { (base, base + skew) };
+        Lmsr::new(b, y, n).unwrap()
+    })
 }
 
 fn side() -> impl Strategy<Value = Side> {
@@ -46,8 +45,8 @@ proptest! {
 
     #[test]
     fn buying_raises_the_price_and_selling_lowers_it(s in state(), side in side(), c in amount()) {
-        if let Ok(fill) = s.buy(side, c) {
-            if fill.amount_out > 0 {
+        if let Ok(fill) = s.buy(side, c)
+            && fill.amount_out > 0 {
                 prop_assert!(fill.after.price(side) > s.price(side));
                 prop_assert!(fill.after.price(side.other()) < s.price(side.other()));
                 prop_assert!(fill.after.prices_micro() >= s.prices_micro() || side == Side::No);
@@ -56,17 +55,15 @@ proptest! {
                 prop_assert_eq!(back.after, s);
                 prop_assert!(back.after.price(side) < fill.after.price(side));
             }
-        }
     }
 
     #[test]
     fn buy_then_sell_never_returns_more_than_was_paid(s in state(), side in side(), c in amount()) {
-        if let Ok(fill) = s.buy(side, c) {
-            if fill.amount_out > 0 {
+        if let Ok(fill) = s.buy(side, c)
+            && fill.amount_out > 0 {
                 let back = fill.after.sell(side, fill.amount_out).unwrap();
                 prop_assert!(back.amount_out <= c, "paid {c}, got back {}", back.amount_out);
             }
-        }
     }
 
     /// `buy` rounds shares down and `cost` rounds USDC up, each against the trader, so quoting
@@ -75,11 +72,10 @@ proptest! {
     /// more. (That the exact cost never exceeds the payment is pinned by the reference tests.)
     #[test]
     fn cost_of_the_shares_a_payment_buys_is_the_payment(s in state(), side in side(), c in amount()) {
-        if let Ok(fill) = s.buy(side, c) {
-            if fill.amount_out > 0 {
+        if let Ok(fill) = s.buy(side, c)
+            && fill.amount_out > 0 {
                 prop_assert!(s.cost(side, fill.amount_out).unwrap() <= c + 1);
             }
-        }
     }
 
     #[test]
@@ -95,10 +91,9 @@ proptest! {
     /// rounding cannot be farmed.
     #[test]
     fn split_purchases_gain_nothing(s in state(), side in side(), c1 in amount(), c2 in amount()) {
-        if let (Ok(first), Ok(whole)) = (s.buy(side, c1), s.buy(side, c1 + c2)) {
-            if let Ok(second) = first.after.buy(side, c2) {
+        if let (Ok(first), Ok(whole)) = (s.buy(side, c1), s.buy(side, c1 + c2))
+            && let Ok(second) = first.after.buy(side, c2) {
                 prop_assert!(first.amount_out + second.amount_out <= whole.amount_out + 1);
             }
-        }
     }
 }

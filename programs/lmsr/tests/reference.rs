@@ -20,15 +20,13 @@ fn liquidity() -> impl Strategy<Value = u64> {
 
 /// A state anywhere in the domain: b, the smaller quantity, and a skew up to MAX_SKEW·b.
 fn state() -> impl Strategy<Value = Lmsr> {
-    (liquidity(), 0.0f64..1.0, 0u64..=1_000_000_000 * MICRO / 4, any::<bool>()).prop_map(
-        |(b, skew_frac, base, yes_ahead)| {
-            // Skews both small (near 0.5) and large (near the edge) are drawn: x^3 concentrates.
-            let skew = (skew_frac.powi(3) * (MAX_SKEW * b) as f64) as u64;
-            let base = base.min(QUANTITY_MAX - skew);
-            let (q_yes, q_no) = if yes_ahead { (base + skew, base) } else { (base, base + skew) };
-            Lmsr::new(b, q_yes, q_no).unwrap()
-        },
-    )
+    (liquidity(), 0.0f64..1.0, 0u64..=1_000_000_000 * MICRO / 4, any::<bool>()).prop_map(|(b, skew_frac, base, yes_ahead)| {
+        // Skews both small (near 0.5) and large (near the edge) are drawn: x^3 concentrates.
+        let skew = (skew_frac.powi(3) * (MAX_SKEW * b) as f64) as u64;
+        let base = base.min(QUANTITY_MAX - skew);
+        let (q_yes, q_no) = if yes_ahead { (base + skew, base) } else { (base, base + skew) };
+        Lmsr::new(b, q_yes, q_no).unwrap()
+    })
 }
 
 fn side() -> impl Strategy<Value = Side> {

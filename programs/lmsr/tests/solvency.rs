@@ -70,9 +70,9 @@ fn simulate(seed: u64, markets: usize, trades: usize) -> u64 {
         // Chunks of at most b from the larger side keep every sale inside the domain.
         loop {
             let larger = if state.q(Side::Yes) >= state.q(Side::No) { Side::Yes } else { Side::No };
-            let Some((side, t)) = [larger, larger.other()].into_iter().find_map(|side| {
-                holdings.iter().position(|h| *h.clone().of(side) > 0).map(|t| (side, t))
-            }) else {
+            let Some((side, t)) =
+                [larger, larger.other()].into_iter().find_map(|side| holdings.iter().position(|h| *h.clone().of(side) > 0).map(|t| (side, t)))
+            else {
                 break;
             };
             let chunk = (*holdings[t].of(side)).min(b);

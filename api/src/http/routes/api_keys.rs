@@ -11,8 +11,8 @@ use crate::http::AppState;
 use crate::http::auth::TokenCaller;
 use crate::http::envelope::{Data, Meta};
 use crate::http::error::ApiError;
-use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiJsonOrEmpty, ApiPath};
+use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::services::api_keys;
 use crate::store::api_keys::ApiKeyRow;
 
@@ -51,15 +51,36 @@ pub struct CreatedApiKey {
     key: String,
 }
 
-#[utoipa::path(post, path = "/api-keys", tag = "auth", request_body(content = Option<CreateRequest>, description = "Optional label; an empty body is allowed"), security(("bearer" = [])),
-    responses((status = 201, description = "The key, with its secret (shown once)", body = Envelope<CreatedApiKey>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
-pub async fn create(State(state): State<AppState>, TokenCaller(caller): TokenCaller, ApiJsonOrEmpty(req): ApiJsonOrEmpty<CreateRequest>) -> Result<Data<CreatedApiKey>, ApiError> {
+#[utoipa::path(
+    post,
+    path = "/api-keys",
+    tag = "auth",
+    request_body(content = Option<CreateRequest>, description = "Optional label; an empty body is allowed"),
+    security(("bearer" = [])),
+    responses(
+        (status = 201, description = "The key, with its secret (shown once)", body = Envelope<CreatedApiKey>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+    )
+)]
+pub async fn create(
+    State(state): State<AppState>,
+    TokenCaller(caller): TokenCaller,
+    ApiJsonOrEmpty(req): ApiJsonOrEmpty<CreateRequest>,
+) -> Result<Data<CreatedApiKey>, ApiError> {
     let (record, key) = api_keys::create(&state.services, caller.user_id, &req.label, req.scopes.as_deref()).await?;
     Ok(Data(StatusCode::CREATED, CreatedApiKey { record: record.into(), key }, Meta::default()))
 }
 
-#[utoipa::path(get, path = "/api-keys", tag = "auth", security(("bearer" = [])),
-    responses((status = 200, description = "The caller's keys (prefixes only)", body = Envelope<Vec<ApiKeyRecord>>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/api-keys",
+    tag = "auth",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The caller's keys (prefixes only)", body = Envelope<Vec<ApiKeyRecord>>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+    )
+)]
 pub async fn list(State(state): State<AppState>, TokenCaller(caller): TokenCaller) -> Result<Data<Vec<ApiKeyRecord>>, ApiError> {
     Ok(Data::new(api_keys::list(&state.services, caller.user_id).await?.into_iter().map(ApiKeyRecord::from).collect()))
 }
@@ -70,8 +91,18 @@ pub struct Revoked {
     revoked: bool,
 }
 
-#[utoipa::path(delete, path = "/api-keys/{id}", tag = "auth", params(("id" = uuid::Uuid, Path, description = "The key id")), security(("bearer" = [])),
-    responses((status = 200, description = "Revoked", body = Envelope<Revoked>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
+#[utoipa::path(
+    delete,
+    path = "/api-keys/{id}",
+    tag = "auth",
+    params(("id" = uuid::Uuid, Path, description = "The key id")),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Revoked", body = Envelope<Revoked>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+    )
+)]
 pub async fn revoke(State(state): State<AppState>, TokenCaller(caller): TokenCaller, ApiPath(id): ApiPath<Uuid>) -> Result<Data<Revoked>, ApiError> {
     api_keys::revoke(&state.services, caller.user_id, id).await?;
     Ok(Data::new(Revoked { id, revoked: true }))

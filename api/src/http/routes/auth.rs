@@ -26,8 +26,13 @@ pub struct Challenge {
 }
 
 /// Step 1 of wallet sign-in: a nonce and the message to sign with the wallet.
-#[utoipa::path(post, path = "/auth/challenge", tag = "auth", request_body = ChallengeRequest,
-    responses((status = 200, description = "The challenge", body = Envelope<Challenge>)))]
+#[utoipa::path(
+    post,
+    path = "/auth/challenge",
+    tag = "auth",
+    request_body = ChallengeRequest,
+    responses((status = 200, description = "The challenge", body = Envelope<Challenge>))
+)]
 pub async fn challenge(State(state): State<AppState>, ApiJson(req): ApiJson<ChallengeRequest>) -> Result<Data<Challenge>, ApiError> {
     let c = sign_in::challenge(&state.services, &req.wallet_address).await?;
     Ok(Data::new(Challenge { nonce: c.nonce, message: c.message, expires_at: c.expires_at.to_rfc3339_opts(SecondsFormat::Millis, true) }))
@@ -50,9 +55,16 @@ pub struct Token {
 }
 
 /// Step 3: the signed challenge redeemed for an access token.
-#[utoipa::path(post, path = "/auth/verify", tag = "auth", request_body = VerifyRequest,
-    responses((status = 200, description = "The token", body = Envelope<Token>),
-        (status = 401, description = "UNAUTHORIZED: bad signature, unknown or expired nonce", body = ErrorEnvelope)))]
+#[utoipa::path(
+    post,
+    path = "/auth/verify",
+    tag = "auth",
+    request_body = VerifyRequest,
+    responses(
+        (status = 200, description = "The token", body = Envelope<Token>),
+        (status = 401, description = "UNAUTHORIZED: bad signature, unknown or expired nonce", body = ErrorEnvelope),
+    )
+)]
 pub async fn verify(State(state): State<AppState>, ApiJson(req): ApiJson<VerifyRequest>) -> Result<Data<Token>, ApiError> {
     let t = sign_in::verify(&state.services, &req.wallet_address, &req.signature, &req.nonce).await?;
     Ok(Data::new(Token { token: t.token, expires_at: t.expires_at.to_rfc3339_opts(SecondsFormat::Millis, true) }))

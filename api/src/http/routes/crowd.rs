@@ -11,8 +11,8 @@ use crate::domain::money::{places, ppm};
 use crate::http::AppState;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
-use crate::http::openapi::{Envelope, ErrorEnvelope, PerpParams};
 use crate::http::extract::{ApiPath, ApiQuery, one_of};
+use crate::http::openapi::{Envelope, ErrorEnvelope, PerpParams};
 use crate::http::page::ZeroBasedPage;
 use crate::services::market_data;
 use crate::store::crowd::CrowdRow;
@@ -65,8 +65,19 @@ fn sort_name(s: CrowdSort) -> &'static str {
 
 /// `GET /v1/crowd/leaderboard`: perps ranked by short share (`most_shorted`, default) or long
 /// share (`most_longed`); ranks count from 1 across pages of the filtered list.
-#[utoipa::path(get, path = "/crowd/leaderboard", tag = "crowd", params(("sort" = Option<String>, Query, description = "most_shorted (default) or most_longed", pattern = "^(most_shorted|most_longed)$"), PerpParams, ZeroBasedPage),
-    responses((status = 200, description = "Perps ranked by crowd share", body = Envelope<Vec<Entry>>)))]
+#[utoipa::path(
+    get,
+    path = "/crowd/leaderboard",
+    tag = "crowd",
+    params(
+        ("sort" = Option<String>, Query, description = "most_shorted (default) or most_longed", pattern = "^(most_shorted|most_longed)$"),
+        PerpParams,
+        ZeroBasedPage,
+    ),
+    responses(
+        (status = 200, description = "Perps ranked by crowd share", body = Envelope<Vec<Entry>>),
+    )
+)]
 pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<LeaderboardQuery>) -> Result<Data<Vec<Entry>>, ApiError> {
     let filter = market_filter(q.exchange.as_deref(), q.search.as_deref())?;
     let sort = one_of("sort", q.sort.as_deref().unwrap_or("most_shorted"), &[CrowdSort::MostShorted, CrowdSort::MostLonged], sort_name)?;
@@ -123,8 +134,15 @@ struct Shorted {
 
 /// `GET /v1/crowd/summary` (optionally for one `exchange`): with nothing tracked yet the
 /// averages, extremes and `updated_at` are null.
-#[utoipa::path(get, path = "/crowd/summary", tag = "crowd", params(("exchange" = Option<String>, Query, description = "binance, bybit, okx or hyperliquid", pattern = "^(binance|bybit|okx|hyperliquid)$")),
-    responses((status = 200, description = "Averages and extremes", body = Envelope<Summary>)))]
+#[utoipa::path(
+    get,
+    path = "/crowd/summary",
+    tag = "crowd",
+    params(
+        ("exchange" = Option<String>, Query, description = "binance, bybit, okx or hyperliquid", pattern = "^(binance|bybit|okx|hyperliquid)$"),
+    ),
+    responses((status = 200, description = "Averages and extremes", body = Envelope<Summary>))
+)]
 pub async fn summary(State(state): State<AppState>, ApiQuery(q): ApiQuery<SummaryQuery>) -> Result<Data<Summary>, ApiError> {
     let filter = market_filter(q.exchange.as_deref(), None)?;
     let (s, longed, shorted) = market_data::crowd_summary(&state.services, &filter).await?;
@@ -167,8 +185,20 @@ struct Point {
 
 /// `GET /v1/crowd/{exchange}/{symbol}`: the latest reading and the last `hours` (default 24)
 /// of history, oldest first.
-#[utoipa::path(get, path = "/crowd/{exchange}/{symbol}", tag = "crowd", params(("exchange" = String, Path, description = "binance, bybit, okx or hyperliquid"), ("symbol" = String, Path, description = "The venue symbol, e.g. BTCUSDT"), ("hours" = Option<i64>, Query, description = "History to show, 1 to 8760, default 24", minimum = 1, maximum = 8760)),
-    responses((status = 200, description = "The latest reading and its history, oldest first", body = Envelope<Detail>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/crowd/{exchange}/{symbol}",
+    tag = "crowd",
+    params(
+        ("exchange" = String, Path, description = "binance, bybit, okx or hyperliquid"),
+        ("symbol" = String, Path, description = "The venue symbol, e.g. BTCUSDT"),
+        ("hours" = Option<i64>, Query, description = "History to show, 1 to 8760, default 24", minimum = 1, maximum = 8760),
+    ),
+    responses(
+        (status = 200, description = "The latest reading and its history, oldest first", body = Envelope<Detail>),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+    )
+)]
 pub async fn detail(
     State(state): State<AppState>,
     ApiPath((exchange, symbol)): ApiPath<(String, String)>,
@@ -188,7 +218,10 @@ pub async fn detail(
         long_pct: share(latest.long_ppm as i64),
         short_pct: share(latest.short_ppm as i64),
         open_interest_usd: latest.open_interest_cents.map(|c| places(c as i128, 2, 2)),
-        history: history.into_iter().map(|(timestamp, long, short)| Point { long_pct: share(long as i64), short_pct: share(short as i64), timestamp }).collect(),
+        history: history
+            .into_iter()
+            .map(|(timestamp, long, short)| Point { long_pct: share(long as i64), short_pct: share(short as i64), timestamp })
+            .collect(),
         exchange: latest.exchange,
         symbol: latest.symbol,
         updated_at: latest.updated_at,

@@ -33,8 +33,16 @@ pub enum JsonRpc {
     Batch(Vec<Value>),
 }
 
-#[utoipa::path(post, path = "/rpc", tag = "chain", request_body(content = JsonRpc, description = "A Solana JSON-RPC 2.0 request, or a batch"),
-    responses((status = 200, description = "The JSON-RPC 2.0 answer, or an array of them for a batch (errors inside, as a node answers)", body = JsonRpc), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
+#[utoipa::path(
+    post,
+    path = "/rpc",
+    tag = "chain",
+    request_body(content = JsonRpc, description = "A Solana JSON-RPC 2.0 request, or a batch"),
+    responses(
+        (status = 200, description = "The JSON-RPC 2.0 answer, or an array of them for a batch (errors inside, as a node answers)", body = JsonRpc),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+    )
+)]
 pub async fn rpc(State(state): State<AppState>, body: Bytes) -> Response {
     let Some(AnyChain::Embedded(chain)) = state.services.onchain.as_ref().map(|o| o.chain()) else {
         return ApiError::NotFound("/rpc exists only on the embedded chain".into()).into_response();

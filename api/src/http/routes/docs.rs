@@ -16,8 +16,14 @@ use crate::http::extract::ApiPath;
 pub struct Document(pub Bytes);
 
 /// The OpenAPI 3.1 document of this API (plain JSON, not an envelope: tools read it as is).
-#[utoipa::path(get, path = "/openapi.json", tag = "health",
-    responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json", body = Object)))]
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "health",
+    responses(
+        (status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json", body = Object),
+    )
+)]
 pub async fn openapi_json(Extension(Document(json)): Extension<Document>) -> Response {
     ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], json).into_response()
 }

@@ -35,8 +35,15 @@ struct Components {
 
 /// The report is the `data` of a normal envelope even when a component is down: the
 /// components are what the caller needs, and the 503 status says the service is not ready.
-#[utoipa::path(get, path = "/health", tag = "health",
-    responses((status = 200, description = "Every component is ok", body = Envelope<Health>), (status = 503, description = "A component is down (the report says which)", body = Envelope<Health>)))]
+#[utoipa::path(
+    get,
+    path = "/health",
+    tag = "health",
+    responses(
+        (status = 200, description = "Every component is ok", body = Envelope<Health>),
+        (status = 503, description = "A component is down (the report says which)", body = Envelope<Health>),
+    )
+)]
 pub async fn health(State(state): State<AppState>) -> Data<Health> {
     let limit = state.http.health_timeout;
     let (postgres, redis, chain) = tokio::join!(
@@ -66,11 +73,7 @@ async fn chain_status(state: &AppState, limit: Duration) -> Option<&'static str>
     })
 }
 
-async fn check<E: std::fmt::Display>(
-    component: &'static str,
-    limit: Duration,
-    probe: impl Future<Output = Result<(), E>>,
-) -> &'static str {
+async fn check<E: std::fmt::Display>(component: &'static str, limit: Duration, probe: impl Future<Output = Result<(), E>>) -> &'static str {
     match tokio::time::timeout(limit, probe).await {
         Ok(Ok(())) => "ok",
         Ok(Err(e)) => {

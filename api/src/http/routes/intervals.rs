@@ -12,8 +12,8 @@ use crate::domain::market_data::{ThreadSort, interval_label};
 use crate::http::AppState;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
-use crate::http::openapi::{Envelope, ErrorEnvelope, PerpParams};
 use crate::http::extract::{ApiPath, ApiQuery, one_of};
+use crate::http::openapi::{Envelope, ErrorEnvelope, PerpParams};
 use crate::http::page::ZeroBasedPage;
 use crate::services::market_data;
 use crate::store::intervals::ChangeRow;
@@ -56,8 +56,13 @@ impl From<ChangeRow> for Change {
 
 /// `GET /v1/intervals`: every change, newest first; `exchange` and `search` filters, a
 /// zero-indexed `page` of `limit` (default 50).
-#[utoipa::path(get, path = "/intervals", tag = "intervals", params(PerpParams, ZeroBasedPage),
-    responses((status = 200, description = "Changes, newest first", body = Envelope<Vec<Change>>)))]
+#[utoipa::path(
+    get,
+    path = "/intervals",
+    tag = "intervals",
+    params(PerpParams, ZeroBasedPage),
+    responses((status = 200, description = "Changes, newest first", body = Envelope<Vec<Change>>))
+)]
 pub async fn changes(State(state): State<AppState>, ApiQuery(q): ApiQuery<ChangesQuery>) -> Result<Data<Vec<Change>>, ApiError> {
     let filter = market_filter(q.exchange.as_deref(), q.search.as_deref())?;
     let (page, mut meta) = q.page.resolve(CHANGES_LIMIT, MAX_LIMIT)?;
@@ -82,8 +87,12 @@ struct SymbolChanges {
 
 /// `GET /v1/intervals/stats`: totals; every venue appears in `exchanges` (0 when it has none),
 /// and the ten symbols changed most, their changes summed across venues.
-#[utoipa::path(get, path = "/intervals/stats", tag = "intervals",
-    responses((status = 200, description = "Totals", body = Envelope<Stats>)))]
+#[utoipa::path(
+    get,
+    path = "/intervals/stats",
+    tag = "intervals",
+    responses((status = 200, description = "Totals", body = Envelope<Stats>))
+)]
 pub async fn stats(State(state): State<AppState>) -> Result<Data<Stats>, ApiError> {
     let stats = market_data::stats(&state.services).await?;
     let mut exchanges: BTreeMap<&'static str, i64> = Exchange::ALL.iter().map(|e| (e.id(), 0)).collect();
@@ -125,8 +134,18 @@ fn sort_name(s: ThreadSort) -> &'static str {
 /// `GET /v1/intervals/threaded`: every tracked perp (those never changed too, with
 /// `change_count` 0 and `last_changed_at` null), sorted by `changes` (default) or `symbol`,
 /// `order` `desc` (default) or `asc`.
-#[utoipa::path(get, path = "/intervals/threaded", tag = "intervals", params(PerpParams, ("sort" = Option<String>, Query, description = "changes (default) or symbol", pattern = "^(changes|symbol)$"), ("order" = Option<String>, Query, description = "desc (default) or asc", pattern = "^(desc|asc)$"), ZeroBasedPage),
-    responses((status = 200, description = "Every tracked perp", body = Envelope<Vec<Thread>>)))]
+#[utoipa::path(
+    get,
+    path = "/intervals/threaded",
+    tag = "intervals",
+    params(
+        PerpParams,
+        ("sort" = Option<String>, Query, description = "changes (default) or symbol", pattern = "^(changes|symbol)$"),
+        ("order" = Option<String>, Query, description = "desc (default) or asc", pattern = "^(desc|asc)$"),
+        ZeroBasedPage,
+    ),
+    responses((status = 200, description = "Every tracked perp", body = Envelope<Vec<Thread>>))
+)]
 pub async fn threaded(State(state): State<AppState>, ApiQuery(q): ApiQuery<ThreadedQuery>) -> Result<Data<Vec<Thread>>, ApiError> {
     let filter = market_filter(q.exchange.as_deref(), q.search.as_deref())?;
     let sort = one_of("sort", q.sort.as_deref().unwrap_or("changes"), &[ThreadSort::Changes, ThreadSort::Symbol], sort_name)?;
@@ -136,7 +155,13 @@ pub async fn threaded(State(state): State<AppState>, ApiQuery(q): ApiQuery<Threa
     meta.total = Some(total as u64);
     let threads = rows
         .into_iter()
-        .map(|p| Thread { symbol: p.symbol, exchange: p.exchange, change_count: p.change_count, current_interval: interval_label(p.interval_minutes), last_changed_at: p.last_changed_at })
+        .map(|p| Thread {
+            symbol: p.symbol,
+            exchange: p.exchange,
+            change_count: p.change_count,
+            current_interval: interval_label(p.interval_minutes),
+            last_changed_at: p.last_changed_at,
+        })
         .collect();
     Ok(Data::paged(threads, meta))
 }
@@ -159,8 +184,19 @@ struct HistoryEntry {
 }
 
 /// `GET /v1/intervals/{exchange}/{symbol}`: the current interval and every change, newest first.
-#[utoipa::path(get, path = "/intervals/{exchange}/{symbol}", tag = "intervals", params(("exchange" = String, Path, description = "binance, bybit, okx or hyperliquid"), ("symbol" = String, Path, description = "The venue symbol, e.g. BTCUSDT")),
-    responses((status = 200, description = "The current interval and every change", body = Envelope<Detail>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/intervals/{exchange}/{symbol}",
+    tag = "intervals",
+    params(
+        ("exchange" = String, Path, description = "binance, bybit, okx or hyperliquid"),
+        ("symbol" = String, Path, description = "The venue symbol, e.g. BTCUSDT"),
+    ),
+    responses(
+        (status = 200, description = "The current interval and every change", body = Envelope<Detail>),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+    )
+)]
 pub async fn detail(State(state): State<AppState>, ApiPath((exchange, symbol)): ApiPath<(String, String)>) -> Result<Data<Detail>, ApiError> {
     let (perp, history) = market_data::interval_history(&state.services, &exchange, &symbol).await?;
     let history = history
@@ -181,8 +217,19 @@ pub struct AnalysisBody {
 }
 
 /// `GET /v1/intervals/{exchange}/{symbol}/analysis` (definitions: `domain::market_data::Analysis`).
-#[utoipa::path(get, path = "/intervals/{exchange}/{symbol}/analysis", tag = "intervals", params(("exchange" = String, Path, description = "binance, bybit, okx or hyperliquid"), ("symbol" = String, Path, description = "The venue symbol, e.g. BTCUSDT")),
-    responses((status = 200, description = "How often and how the interval changes", body = Envelope<AnalysisBody>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/intervals/{exchange}/{symbol}/analysis",
+    tag = "intervals",
+    params(
+        ("exchange" = String, Path, description = "binance, bybit, okx or hyperliquid"),
+        ("symbol" = String, Path, description = "The venue symbol, e.g. BTCUSDT"),
+    ),
+    responses(
+        (status = 200, description = "How often and how the interval changes", body = Envelope<AnalysisBody>),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+    )
+)]
 pub async fn analysis(State(state): State<AppState>, ApiPath((exchange, symbol)): ApiPath<(String, String)>) -> Result<Data<AnalysisBody>, ApiError> {
     let (perp, a) = market_data::analysis(&state.services, &exchange, &symbol, Utc::now()).await?;
     Ok(Data::new(AnalysisBody {

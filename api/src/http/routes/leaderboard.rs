@@ -11,8 +11,8 @@ use crate::domain::portfolio::{Period, PeriodStart, SortBy, Totals};
 use crate::http::AppState;
 use crate::http::envelope::{Data, Rendered};
 use crate::http::error::ApiError;
-use crate::http::openapi::Envelope;
 use crate::http::extract::ApiQuery;
+use crate::http::openapi::Envelope;
 use crate::services::users;
 use crate::store::positions::LeaderRow;
 
@@ -58,8 +58,17 @@ impl Entry {
     }
 }
 
-#[utoipa::path(get, path = "/leaderboard", tag = "leaderboard", params(("period" = Option<String>, Query, description = "24h (the last 24 hours), 7d or 30d (today and the 7 or 30 UTC days before), or all (default)", pattern = "^(24h|7d|30d|all)$"), ("sort_by" = Option<String>, Query, description = "pnl (default), win_rate or volume", pattern = "^(pnl|win_rate|volume)$"), ("limit" = Option<i64>, Query, description = "1 to 100, default 50", minimum = 1, maximum = 100)),
-    responses((status = 200, description = "Traders ranked", body = Envelope<Vec<Entry>>)))]
+#[utoipa::path(
+    get,
+    path = "/leaderboard",
+    tag = "leaderboard",
+    params(
+        ("period" = Option<String>, Query, description = "24h (the last 24 hours), 7d or 30d (today and the 7 or 30 UTC days before), or all (default)", pattern = "^(24h|7d|30d|all)$"),
+        ("sort_by" = Option<String>, Query, description = "pnl (default), win_rate or volume", pattern = "^(pnl|win_rate|volume)$"),
+        ("limit" = Option<i64>, Query, description = "1 to 100, default 50", minimum = 1, maximum = 100),
+    ),
+    responses((status = 200, description = "Traders ranked", body = Envelope<Vec<Entry>>))
+)]
 pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<LeaderboardQuery>) -> Result<Rendered, ApiError> {
     let period = match q.period.as_deref().unwrap_or("all") {
         "24h" => Period::Day,
@@ -76,7 +85,11 @@ pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<Le
     };
     let limit = match q.limit.as_deref() {
         None => 50,
-        Some(l) => l.parse::<i64>().ok().filter(|l| (1..=MAX_LIMIT).contains(l)).ok_or_else(|| ApiError::InvalidInput(format!("limit must be an integer from 1 to {MAX_LIMIT}")))?,
+        Some(l) => l
+            .parse::<i64>()
+            .ok()
+            .filter(|l| (1..=MAX_LIMIT).contains(l))
+            .ok_or_else(|| ApiError::InvalidInput(format!("limit must be an integer from 1 to {MAX_LIMIT}")))?,
     };
     let start = users::leaderboard_start(period);
     let current = users::leaderboard_version(&state.services);

@@ -16,8 +16,8 @@ use crate::domain::rate::{FundingRate, rate_exact};
 use crate::http::AppState;
 use crate::http::envelope::{Data, Rendered};
 use crate::http::error::ApiError;
-use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiPath, ApiQuery, one_of, side};
+use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::page::PageQuery;
 use crate::services::{markets, oracle};
 use crate::store::markets::{MarketRow, TradeRow};
@@ -134,8 +134,16 @@ pub struct ListQuery {
     page: PageQuery,
 }
 
-#[utoipa::path(get, path = "/markets", tag = "markets", params(("status" = Option<MarketStatus>, Query, description = "Only markets in this status"), PageQuery),
-    responses((status = 200, description = "Markets", body = Envelope<Vec<Market>>)))]
+#[utoipa::path(
+    get,
+    path = "/markets",
+    tag = "markets",
+    params(
+        ("status" = Option<MarketStatus>, Query, description = "Only markets in this status"),
+        PageQuery,
+    ),
+    responses((status = 200, description = "Markets", body = Envelope<Vec<Market>>))
+)]
 pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Rendered, ApiError> {
     let page = q.page.resolve(MAX_LIMIT)?;
     let status = q.status.as_deref().map(|s| one_of("status", s, &MarketStatus::ALL, MarketStatus::as_str)).transpose()?;
@@ -154,8 +162,16 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery
 /// A listing page: status, limit, offset.
 pub type PageKey = (Option<MarketStatus>, i64, i64);
 
-#[utoipa::path(get, path = "/markets/{id}", tag = "markets", params(("id" = String, Path, description = "The market id (a UUID)")),
-    responses((status = 200, description = "The market", body = Envelope<Market>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/markets/{id}",
+    tag = "markets",
+    params(("id" = String, Path, description = "The market id (a UUID)")),
+    responses(
+        (status = 200, description = "The market", body = Envelope<Market>),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+    )
+)]
 pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Market>, ApiError> {
     Ok(Data::new(Arc::unwrap_or_clone(markets::market(&state.services, market_id(&id)?).await?).into()))
 }
@@ -216,8 +232,16 @@ pub struct PayoutView {
     at: DateTime<Utc>,
 }
 
-#[utoipa::path(get, path = "/markets/{id}/resolution", tag = "markets", params(("id" = String, Path, description = "The market id (a UUID)")),
-    responses((status = 200, description = "How the oracle decided the round", body = Envelope<Resolution>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/markets/{id}/resolution",
+    tag = "markets",
+    params(("id" = String, Path, description = "The market id (a UUID)")),
+    responses(
+        (status = 200, description = "How the oracle decided the round", body = Envelope<Resolution>),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+    )
+)]
 pub async fn resolution(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Resolution>, ApiError> {
     let r = oracle::resolution(&state.services, market_id(&id)?).await?;
     let settled = r.market.status == MarketStatus::Settled;
@@ -277,13 +301,17 @@ impl From<TradeRow> for TradeItem {
     }
 }
 
-#[utoipa::path(get, path = "/markets/{id}/trades", tag = "markets", params(("id" = String, Path, description = "The market id (a UUID)"), PageQuery),
-    responses((status = 200, description = "The market's trades, newest first", body = Envelope<Vec<TradeItem>>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
-pub async fn trades(
-    State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-    ApiQuery(q): ApiQuery<PageQuery>,
-) -> Result<Data<Vec<TradeItem>>, ApiError> {
+#[utoipa::path(
+    get,
+    path = "/markets/{id}/trades",
+    tag = "markets",
+    params(("id" = String, Path, description = "The market id (a UUID)"), PageQuery),
+    responses(
+        (status = 200, description = "The market's trades, newest first", body = Envelope<Vec<TradeItem>>),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+    )
+)]
+pub async fn trades(State(state): State<AppState>, ApiPath(id): ApiPath<String>, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Data<Vec<TradeItem>>, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
     let (rows, total) = markets::trades(&state.services, market_id(&id)?, page).await?;
     Ok(Data::paged(rows.into_iter().map(TradeItem::from).collect(), page.meta(total)))
@@ -297,14 +325,20 @@ pub struct PricePoint {
 }
 
 /// Beyond the contract: the market's price after creation and after each trade, oldest first.
-#[utoipa::path(get, path = "/markets/{id}/prices", tag = "markets", params(("id" = String, Path, description = "The market id (a UUID)")),
-    responses((status = 200, description = "Price history, oldest first", body = Envelope<Vec<PricePoint>>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/markets/{id}/prices",
+    tag = "markets",
+    params(("id" = String, Path, description = "The market id (a UUID)")),
+    responses(
+        (status = 200, description = "Price history, oldest first", body = Envelope<Vec<PricePoint>>),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+    )
+)]
 pub async fn prices(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Vec<PricePoint>>, ApiError> {
     let points = markets::prices(&state.services, market_id(&id)?).await?;
-    let items = points
-        .into_iter()
-        .map(|(at, yes)| PricePoint { timestamp: at, yes_price: micros(yes as i64), no_price: micros(1_000_000 - yes as i64) })
-        .collect();
+    let items =
+        points.into_iter().map(|(at, yes)| PricePoint { timestamp: at, yes_price: micros(yes as i64), no_price: micros(1_000_000 - yes as i64) }).collect();
     Ok(Data::new(items))
 }
 
@@ -363,8 +397,21 @@ fn order(q: &QuoteQuery) -> Result<(Side, u64), ApiError> {
     Ok((side, amount))
 }
 
-#[utoipa::path(get, path = "/markets/{id}/quote", tag = "markets", params(("id" = String, Path, description = "The market id (a UUID)"), ("side" = String, Query, description = "yes or no", pattern = "^(yes|no)$"), ("amount" = String, Query, description = "USDC to spend, up to six decimals", pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$")),
-    responses((status = 200, description = "What buying would give, at the current price", body = Envelope<Quote>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/markets/{id}/quote",
+    tag = "markets",
+    params(
+        ("id" = String, Path, description = "The market id (a UUID)"),
+        ("side" = String, Query, description = "yes or no", pattern = "^(yes|no)$"),
+        ("amount" = String, Query, description = "USDC to spend, up to six decimals", pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$"),
+    ),
+    responses(
+        (status = 200, description = "What buying would give, at the current price", body = Envelope<Quote>),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+        (status = 422, description = "MARKET_CLOSED", body = ErrorEnvelope),
+    )
+)]
 pub async fn quote(State(state): State<AppState>, ApiPath(id): ApiPath<String>, ApiQuery(q): ApiQuery<QuoteQuery>) -> Result<Data<Quote>, ApiError> {
     let id = market_id(&id)?;
     let (side, amount) = order(&q)?;
@@ -380,8 +427,21 @@ pub struct SeriesQuoteQuery {
 }
 
 /// The alternate quote: the series (by id or slug) and its open round.
-#[utoipa::path(get, path = "/quote", tag = "markets", params(("series_id" = String, Query, description = "A series id or slug"), ("side" = String, Query, description = "yes or no", pattern = "^(yes|no)$"), ("amount" = String, Query, description = "USDC to spend, up to six decimals", pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$")),
-    responses((status = 200, description = "A quote on the series' open round", body = Envelope<Quote>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/quote",
+    tag = "markets",
+    params(
+        ("series_id" = String, Query, description = "A series id or slug"),
+        ("side" = String, Query, description = "yes or no", pattern = "^(yes|no)$"),
+        ("amount" = String, Query, description = "USDC to spend, up to six decimals", pattern = "^[0-9]{1,12}(\\.[0-9]{1,6})?$"),
+    ),
+    responses(
+        (status = 200, description = "A quote on the series' open round", body = Envelope<Quote>),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+        (status = 422, description = "MARKET_CLOSED", body = ErrorEnvelope),
+    )
+)]
 pub async fn series_quote(State(state): State<AppState>, ApiQuery(q): ApiQuery<SeriesQuoteQuery>) -> Result<Data<Quote>, ApiError> {
     let series = q.series_id.as_deref().ok_or_else(|| ApiError::InvalidInput("series_id is required (a series id or slug)".into()))?;
     let (side, amount) = order(&q.quote)?;

@@ -27,12 +27,12 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 
 use super::AppState;
-use super::openapi::{self, ApiDoc};
 use super::error::ApiError;
 use super::extract::one_of;
+use super::openapi::{self, ApiDoc};
+use super::ratelimit::authenticate_and_limit;
 use crate::domain::exchange::Exchange;
 use crate::domain::market_data::PerpFilter;
-use super::ratelimit::authenticate_and_limit;
 
 /// The largest `/v1` request body: every contract body is a few hundred bytes (a co-sign's
 /// transaction under 2 KB).

@@ -15,9 +15,9 @@ use crate::http::AppState;
 use crate::http::auth::{self, AnyCaller, WithdrawCaller};
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
-use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiJson, ApiPath, ApiQuery, amount, refuse_json_nul};
 use crate::http::idempotency::{self, idempotent};
+use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::page::PageQuery;
 use crate::services::deposits::{self, ReportedTransfer};
 use crate::services::withdrawals::{self, Request};
@@ -109,8 +109,17 @@ pub struct WebhookReceipt {
     ignored: usize,
 }
 
-#[utoipa::path(post, path = "/webhooks/deposits", tag = "money", request_body(content = Vec<Object>, description = "A Helius enhanced-transaction delivery (a JSON array)"), security(("webhook_secret" = [])),
-    responses((status = 200, description = "What the delivery recorded", body = Envelope<WebhookReceipt>), (status = 401, description = "UNAUTHORIZED: the Authorization is not the configured secret", body = ErrorEnvelope)))]
+#[utoipa::path(
+    post,
+    path = "/webhooks/deposits",
+    tag = "money",
+    request_body(content = Vec<Object>, description = "A Helius enhanced-transaction delivery (a JSON array)"),
+    security(("webhook_secret" = [])),
+    responses(
+        (status = 200, description = "What the delivery recorded", body = Envelope<WebhookReceipt>),
+        (status = 401, description = "UNAUTHORIZED: the Authorization is not the configured secret", body = ErrorEnvelope),
+    )
+)]
 pub async fn deposit_webhook(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Data<WebhookReceipt>, ApiError> {
     // Checked before the body is read by `ratelimit::authenticate_and_limit`; again here, so the
     // handler is safe wherever it is mounted.
@@ -166,8 +175,17 @@ impl From<DepositRow> for Deposit {
     }
 }
 
-#[utoipa::path(get, path = "/deposits", tag = "money", params(PageQuery), security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "The caller's deposits, newest first", body = Envelope<Vec<Deposit>>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/deposits",
+    tag = "money",
+    params(PageQuery),
+    security(("bearer" = []), ("api_key" = [])),
+    responses(
+        (status = 200, description = "The caller's deposits, newest first", body = Envelope<Vec<Deposit>>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+    )
+)]
 pub async fn deposits(State(state): State<AppState>, AnyCaller(caller): AnyCaller, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Data<Vec<Deposit>>, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
     let rows = deposits::list(&state.services, &caller, page).await?;
@@ -215,10 +233,29 @@ impl From<WithdrawalRow> for Withdrawal {
     }
 }
 
-#[utoipa::path(post, path = "/withdraw", tag = "money", request_body = WithdrawBody, params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key with the same body returns the first answer (24 h)")), security(("bearer" = [], "request_nonce" = [], "request_timestamp" = []), ("api_key" = [])),
+#[utoipa::path(
+    post,
+    path = "/withdraw",
+    tag = "money",
+    request_body = WithdrawBody,
+    params(
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key with the same body returns the first answer (24 h)"),
+    ),
+    security(("bearer" = [], "request_nonce" = [], "request_timestamp" = []), ("api_key" = [])),
     description = "A sign-in token needs the anti-replay headers too; an API key needs the `withdraw` scope. At least 1.000000 USDC.",
-    responses((status = 200, description = "The withdrawal, pending", body = Envelope<Withdrawal>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials, or an API key without the `withdraw` scope", body = ErrorEnvelope), (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope), (status = 422, description = "INSUFFICIENT_BALANCE, REPLAY_DETECTED, or a refusal of the destination or amount", body = ErrorEnvelope)))]
-pub async fn withdraw(State(state): State<AppState>, WithdrawCaller(caller): WithdrawCaller, headers: HeaderMap, ApiJson(body): ApiJson<WithdrawBody>) -> Result<Response, ApiError> {
+    responses(
+        (status = 200, description = "The withdrawal, pending", body = Envelope<Withdrawal>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials, or an API key without the `withdraw` scope", body = ErrorEnvelope),
+        (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope),
+        (status = 422, description = "INSUFFICIENT_BALANCE, REPLAY_DETECTED, or a refusal of the destination or amount", body = ErrorEnvelope),
+    )
+)]
+pub async fn withdraw(
+    State(state): State<AppState>,
+    WithdrawCaller(caller): WithdrawCaller,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<WithdrawBody>,
+) -> Result<Response, ApiError> {
     let amount = amount("amount", &body.amount)?;
     let key = idempotency::key(&headers)?;
     let s = &state.services;
@@ -236,15 +273,38 @@ pub async fn withdraw(State(state): State<AppState>, WithdrawCaller(caller): Wit
     .await
 }
 
-#[utoipa::path(get, path = "/withdrawals/{id}", tag = "money", params(("id" = uuid::Uuid, Path, description = "The withdrawal id")), security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "The withdrawal", body = Envelope<Withdrawal>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/withdrawals/{id}",
+    tag = "money",
+    params(("id" = uuid::Uuid, Path, description = "The withdrawal id")),
+    security(("bearer" = []), ("api_key" = [])),
+    responses(
+        (status = 200, description = "The withdrawal", body = Envelope<Withdrawal>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+    )
+)]
 pub async fn withdrawal(State(state): State<AppState>, AnyCaller(caller): AnyCaller, ApiPath(id): ApiPath<Uuid>) -> Result<Data<Withdrawal>, ApiError> {
     Ok(Data::new(withdrawals::get(&state.services, &caller, id).await?.into()))
 }
 
-#[utoipa::path(get, path = "/withdrawals", tag = "money", params(PageQuery), security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "The caller's withdrawals, newest first", body = Envelope<Vec<Withdrawal>>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
-pub async fn withdrawals(State(state): State<AppState>, AnyCaller(caller): AnyCaller, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Data<Vec<Withdrawal>>, ApiError> {
+#[utoipa::path(
+    get,
+    path = "/withdrawals",
+    tag = "money",
+    params(PageQuery),
+    security(("bearer" = []), ("api_key" = [])),
+    responses(
+        (status = 200, description = "The caller's withdrawals, newest first", body = Envelope<Vec<Withdrawal>>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+    )
+)]
+pub async fn withdrawals(
+    State(state): State<AppState>,
+    AnyCaller(caller): AnyCaller,
+    ApiQuery(q): ApiQuery<PageQuery>,
+) -> Result<Data<Vec<Withdrawal>>, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
     Ok(Data::new(withdrawals::list(&state.services, &caller, page).await?.into_iter().map(Withdrawal::from).collect()))
 }

@@ -9,8 +9,8 @@ use crate::http::AppState;
 use crate::http::auth::{ReplayChecked, TokenCaller};
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
-use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::ApiJson;
+use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::services::push;
 
 /// A browser's `PushSubscription.toJSON()`.
@@ -38,9 +38,24 @@ pub struct Subscribed {
     subscribed: bool,
 }
 
-#[utoipa::path(post, path = "/push/subscribe", tag = "push", request_body = SubscribeBody, security(("bearer" = [], "request_nonce" = [], "request_timestamp" = [])),
-    responses((status = 200, description = "Subscribed", body = Envelope<Subscribed>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 422, description = "REPLAY_DETECTED: the nonce was used before or the timestamp is outside ±300 s", body = ErrorEnvelope)))]
-pub async fn subscribe(State(state): State<AppState>, TokenCaller(caller): TokenCaller, _: ReplayChecked, ApiJson(body): ApiJson<SubscribeBody>) -> Result<Data<Subscribed>, ApiError> {
+#[utoipa::path(
+    post,
+    path = "/push/subscribe",
+    tag = "push",
+    request_body = SubscribeBody,
+    security(("bearer" = [], "request_nonce" = [], "request_timestamp" = [])),
+    responses(
+        (status = 200, description = "Subscribed", body = Envelope<Subscribed>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+        (status = 422, description = "REPLAY_DETECTED: the nonce was used before or the timestamp is outside ±300 s", body = ErrorEnvelope),
+    )
+)]
+pub async fn subscribe(
+    State(state): State<AppState>,
+    TokenCaller(caller): TokenCaller,
+    _: ReplayChecked,
+    ApiJson(body): ApiJson<SubscribeBody>,
+) -> Result<Data<Subscribed>, ApiError> {
     push::subscribe(&state.services, caller.user_id, &body.endpoint, &body.keys.p256dh, &body.keys.auth).await?;
     Ok(Data::new(Subscribed { subscribed: true }))
 }
@@ -57,9 +72,24 @@ pub struct Unsubscribed {
     unsubscribed: bool,
 }
 
-#[utoipa::path(post, path = "/push/unsubscribe", tag = "push", request_body = UnsubscribeBody, security(("bearer" = [], "request_nonce" = [], "request_timestamp" = [])),
-    responses((status = 200, description = "Unsubscribed", body = Envelope<Unsubscribed>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 422, description = "REPLAY_DETECTED: the nonce was used before or the timestamp is outside ±300 s", body = ErrorEnvelope)))]
-pub async fn unsubscribe(State(state): State<AppState>, TokenCaller(caller): TokenCaller, _: ReplayChecked, ApiJson(body): ApiJson<UnsubscribeBody>) -> Result<Data<Unsubscribed>, ApiError> {
+#[utoipa::path(
+    post,
+    path = "/push/unsubscribe",
+    tag = "push",
+    request_body = UnsubscribeBody,
+    security(("bearer" = [], "request_nonce" = [], "request_timestamp" = [])),
+    responses(
+        (status = 200, description = "Unsubscribed", body = Envelope<Unsubscribed>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+        (status = 422, description = "REPLAY_DETECTED: the nonce was used before or the timestamp is outside ±300 s", body = ErrorEnvelope),
+    )
+)]
+pub async fn unsubscribe(
+    State(state): State<AppState>,
+    TokenCaller(caller): TokenCaller,
+    _: ReplayChecked,
+    ApiJson(body): ApiJson<UnsubscribeBody>,
+) -> Result<Data<Unsubscribed>, ApiError> {
     push::unsubscribe(&state.services, caller.user_id, &body.endpoint).await?;
     Ok(Data::new(Unsubscribed { unsubscribed: true }))
 }
@@ -70,8 +100,14 @@ pub struct VapidPublicKey {
     public_key: String,
 }
 
-#[utoipa::path(get, path = "/push/vapid-public-key", tag = "push",
-    responses((status = 200, description = "The key a browser subscribes with", body = Envelope<VapidPublicKey>)))]
+#[utoipa::path(
+    get,
+    path = "/push/vapid-public-key",
+    tag = "push",
+    responses(
+        (status = 200, description = "The key a browser subscribes with", body = Envelope<VapidPublicKey>),
+    )
+)]
 pub async fn vapid_public_key(State(state): State<AppState>) -> Result<Data<VapidPublicKey>, ApiError> {
     Ok(Data::new(VapidPublicKey { public_key: push::vapid_key(&state.services).await?.public.clone() }))
 }

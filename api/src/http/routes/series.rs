@@ -13,8 +13,8 @@ use crate::domain::rate::{FundingRate, rate_8};
 use crate::http::AppState;
 use crate::http::envelope::{Data, Rendered};
 use crate::http::error::ApiError;
-use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiPath, ApiQuery, one_of};
+use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::page::PageQuery;
 use crate::services::markets;
 use crate::store::series::SeriesRow;
@@ -110,8 +110,16 @@ pub struct ListQuery {
     page: PageQuery,
 }
 
-#[utoipa::path(get, path = "/series", tag = "markets", params(("exchange" = Option<String>, Query, description = "binance, bybit, okx or hyperliquid", pattern = "^(binance|bybit|okx|hyperliquid)$"), PageQuery),
-    responses((status = 200, description = "Series cards", body = Envelope<Vec<SeriesCard>>)))]
+#[utoipa::path(
+    get,
+    path = "/series",
+    tag = "markets",
+    params(
+        ("exchange" = Option<String>, Query, description = "binance, bybit, okx or hyperliquid", pattern = "^(binance|bybit|okx|hyperliquid)$"),
+        PageQuery,
+    ),
+    responses((status = 200, description = "Series cards", body = Envelope<Vec<SeriesCard>>))
+)]
 pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Rendered, ApiError> {
     let page = q.page.resolve(MAX_LIMIT)?;
     let exchange = q.exchange.as_deref().map(|e| one_of("exchange", e, &Exchange::ALL, Exchange::id)).transpose()?;
@@ -129,14 +137,30 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery
 /// A listing page: exchange, limit, offset.
 pub type PageKey = (Option<Exchange>, i64, i64);
 
-#[utoipa::path(get, path = "/series/{slug}", tag = "markets", params(("slug" = String, Path, description = "The series slug, e.g. btcusdt-binance")),
-    responses((status = 200, description = "The series card", body = Envelope<SeriesCard>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/series/{slug}",
+    tag = "markets",
+    params(("slug" = String, Path, description = "The series slug, e.g. btcusdt-binance")),
+    responses(
+        (status = 200, description = "The series card", body = Envelope<SeriesCard>),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+    )
+)]
 pub async fn get(State(state): State<AppState>, ApiPath(slug): ApiPath<String>) -> Result<Data<SeriesCard>, ApiError> {
     Ok(Data::new(markets::series_by_slug(&state.services, &slug).await?.into()))
 }
 
-#[utoipa::path(get, path = "/series/{slug}/rounds", tag = "markets", params(("slug" = String, Path, description = "The series slug"), PageQuery),
-    responses((status = 200, description = "Settled rounds, newest first", body = Envelope<Vec<SettledRound>>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/series/{slug}/rounds",
+    tag = "markets",
+    params(("slug" = String, Path, description = "The series slug"), PageQuery),
+    responses(
+        (status = 200, description = "Settled rounds, newest first", body = Envelope<Vec<SettledRound>>),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+    )
+)]
 pub async fn rounds(
     State(state): State<AppState>,
     ApiPath(slug): ApiPath<String>,

@@ -13,11 +13,11 @@ use crate::http::AppState;
 use crate::http::auth::AnyCaller;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
-use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiJson, ApiPath, amount, side};
-use crate::http::idempotency::idempotent;
-use crate::services::trading::{self, BuyOrder, SellOrder, Traded};
 use crate::http::idempotency::Pending;
+use crate::http::idempotency::idempotent;
+use crate::http::openapi::{Envelope, ErrorEnvelope};
+use crate::services::trading::{self, BuyOrder, SellOrder, Traded};
 use crate::services::{ServiceError, Services};
 
 #[derive(Deserialize, Serialize, utoipa::ToSchema)]
@@ -82,8 +82,25 @@ async fn recover(services: &Services, signature: String) -> Result<Option<TradeR
     Ok(trading::recover(services, &signature).await?.map(TradeResult::from))
 }
 
-#[utoipa::path(post, path = "/markets/{id}/trade", tag = "trading", request_body = BuyBody, params(("id" = uuid::Uuid, Path, description = "The market id"), ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key with the same body returns the first answer (24 h)")), security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "The trade", body = Envelope<TradeResult>), (status = 202, description = "Sent but not yet confirmed (`status: pending` and the transaction's signature): repeat the request with the same Idempotency-Key for the result", body = Envelope<Pending>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED, INSUFFICIENT_BALANCE, INSUFFICIENT_SHARES or SLIPPAGE_EXCEEDED", body = ErrorEnvelope)))]
+#[utoipa::path(
+    post,
+    path = "/markets/{id}/trade",
+    tag = "trading",
+    request_body = BuyBody,
+    params(
+        ("id" = uuid::Uuid, Path, description = "The market id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key with the same body returns the first answer (24 h)"),
+    ),
+    security(("bearer" = []), ("api_key" = [])),
+    responses(
+        (status = 200, description = "The trade", body = Envelope<TradeResult>),
+        (status = 202, description = "Sent but not yet confirmed (`status: pending` and the transaction's signature): repeat the request with the same Idempotency-Key for the result", body = Envelope<Pending>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+        (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope),
+        (status = 422, description = "MARKET_CLOSED, INSUFFICIENT_BALANCE, INSUFFICIENT_SHARES or SLIPPAGE_EXCEEDED", body = ErrorEnvelope),
+    )
+)]
 pub async fn buy(
     State(state): State<AppState>,
     AnyCaller(caller): AnyCaller,
@@ -110,8 +127,25 @@ pub async fn buy(
     .await
 }
 
-#[utoipa::path(post, path = "/markets/{id}/sell", tag = "trading", request_body = SellBody, params(("id" = uuid::Uuid, Path, description = "The market id"), ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key with the same body returns the first answer (24 h)")), security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "The trade (cost_usdc: USDC received before the fee)", body = Envelope<TradeResult>), (status = 202, description = "Sent but not yet confirmed (`status: pending` and the transaction's signature): repeat the request with the same Idempotency-Key for the result", body = Envelope<Pending>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED, INSUFFICIENT_BALANCE, INSUFFICIENT_SHARES or SLIPPAGE_EXCEEDED", body = ErrorEnvelope)))]
+#[utoipa::path(
+    post,
+    path = "/markets/{id}/sell",
+    tag = "trading",
+    request_body = SellBody,
+    params(
+        ("id" = uuid::Uuid, Path, description = "The market id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key with the same body returns the first answer (24 h)"),
+    ),
+    security(("bearer" = []), ("api_key" = [])),
+    responses(
+        (status = 200, description = "The trade (cost_usdc: USDC received before the fee)", body = Envelope<TradeResult>),
+        (status = 202, description = "Sent but not yet confirmed (`status: pending` and the transaction's signature): repeat the request with the same Idempotency-Key for the result", body = Envelope<Pending>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+        (status = 409, description = "IDEMPOTENCY_KEY_REUSED (another body) or IDEMPOTENCY_KEY_IN_USE (the first request still runs)", body = ErrorEnvelope),
+        (status = 422, description = "MARKET_CLOSED, INSUFFICIENT_BALANCE, INSUFFICIENT_SHARES or SLIPPAGE_EXCEEDED", body = ErrorEnvelope),
+    )
+)]
 pub async fn sell(
     State(state): State<AppState>,
     AnyCaller(caller): AnyCaller,
@@ -146,8 +180,16 @@ pub struct DepositAddress {
     min_deposit: String,
 }
 
-#[utoipa::path(get, path = "/deposit/address", tag = "money", security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "Where to send USDC", body = Envelope<DepositAddress>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/deposit/address",
+    tag = "money",
+    security(("bearer" = []), ("api_key" = [])),
+    responses(
+        (status = 200, description = "Where to send USDC", body = Envelope<DepositAddress>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+    )
+)]
 pub async fn deposit_address(State(state): State<AppState>, AnyCaller(caller): AnyCaller) -> Result<Data<DepositAddress>, ApiError> {
     let d = trading::deposit_address(&state.services, &caller).await?;
     Ok(Data::new(DepositAddress { address: d.address, chain: "solana", token: "USDC", min_deposit: money::places(d.min_deposit as i128, 6, 2) }))
@@ -166,8 +208,16 @@ impl From<trading::Balance> for Balance {
     }
 }
 
-#[utoipa::path(get, path = "/users/me/balance", tag = "users", security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "The caller's USDC", body = Envelope<Balance>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/users/me/balance",
+    tag = "users",
+    security(("bearer" = []), ("api_key" = [])),
+    responses(
+        (status = 200, description = "The caller's USDC", body = Envelope<Balance>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+    )
+)]
 pub async fn balance(State(state): State<AppState>, AnyCaller(caller): AnyCaller) -> Result<Data<Balance>, ApiError> {
     Ok(Data::new(trading::balance(&state.services, &caller).await?.into()))
 }
@@ -189,8 +239,16 @@ pub struct FaucetResult {
     remaining_today: String,
 }
 
-#[utoipa::path(post, path = "/dev/faucet", tag = "money", request_body = FaucetBody,
-    responses((status = 200, description = "Test USDC granted", body = Envelope<FaucetResult>), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope)))]
+#[utoipa::path(
+    post,
+    path = "/dev/faucet",
+    tag = "money",
+    request_body = FaucetBody,
+    responses(
+        (status = 200, description = "Test USDC granted", body = Envelope<FaucetResult>),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+    )
+)]
 pub async fn faucet(State(state): State<AppState>, ApiJson(body): ApiJson<FaucetBody>) -> Result<Data<FaucetResult>, ApiError> {
     let amount = amount("amount", &body.amount)?;
     let g = trading::faucet(&state.services, &body.wallet_address, amount).await?;

@@ -15,8 +15,8 @@ use crate::http::AppState;
 use crate::http::auth::AnyCaller;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
-use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::page::PageQuery;
 use crate::services::users::{self, Profile as Found};
 
@@ -45,8 +45,16 @@ impl From<Found> for Profile {
     }
 }
 
-#[utoipa::path(get, path = "/users/me", tag = "users", security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "The caller's profile", body = Envelope<Profile>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/users/me",
+    tag = "users",
+    security(("bearer" = []), ("api_key" = [])),
+    responses(
+        (status = 200, description = "The caller's profile", body = Envelope<Profile>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+    )
+)]
 pub async fn me(State(state): State<AppState>, AnyCaller(caller): AnyCaller) -> Result<Data<Profile>, ApiError> {
     Ok(Data::new(users::profile(&state.services, caller.user_id).await?.into()))
 }
@@ -58,8 +66,17 @@ pub struct ProfileUpdate {
 }
 
 /// Sets (or, with `null`, clears) the caller's display name.
-#[utoipa::path(patch, path = "/users/me", tag = "users", request_body = ProfileUpdate, security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "The updated profile", body = Envelope<Profile>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
+#[utoipa::path(
+    patch,
+    path = "/users/me",
+    tag = "users",
+    request_body = ProfileUpdate,
+    security(("bearer" = []), ("api_key" = [])),
+    responses(
+        (status = 200, description = "The updated profile", body = Envelope<Profile>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+    )
+)]
 pub async fn update_me(State(state): State<AppState>, AnyCaller(caller): AnyCaller, ApiJson(body): ApiJson<ProfileUpdate>) -> Result<Data<Profile>, ApiError> {
     Ok(Data::new(users::set_display_name(&state.services, caller.user_id, body.display_name.as_deref()).await?.into()))
 }
@@ -93,8 +110,16 @@ impl From<OpenPosition> for Position {
     }
 }
 
-#[utoipa::path(get, path = "/users/me/positions", tag = "users", security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "Open positions", body = Envelope<Vec<Position>>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/users/me/positions",
+    tag = "users",
+    security(("bearer" = []), ("api_key" = [])),
+    responses(
+        (status = 200, description = "Open positions", body = Envelope<Vec<Position>>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+    )
+)]
 pub async fn positions(State(state): State<AppState>, AnyCaller(caller): AnyCaller) -> Result<Data<Vec<Position>>, ApiError> {
     let open = users::positions(&state.services, &caller).await?;
     Ok(Data::new(open.into_iter().map(Position::from).collect()))
@@ -108,9 +133,22 @@ pub struct HistoryItem {
     trade: TradeItem,
 }
 
-#[utoipa::path(get, path = "/users/me/history", tag = "users", params(PageQuery), security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "The caller's trades, newest first", body = Envelope<Vec<HistoryItem>>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
-pub async fn history(State(state): State<AppState>, AnyCaller(caller): AnyCaller, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Data<Vec<HistoryItem>>, ApiError> {
+#[utoipa::path(
+    get,
+    path = "/users/me/history",
+    tag = "users",
+    params(PageQuery),
+    security(("bearer" = []), ("api_key" = [])),
+    responses(
+        (status = 200, description = "The caller's trades, newest first", body = Envelope<Vec<HistoryItem>>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+    )
+)]
+pub async fn history(
+    State(state): State<AppState>,
+    AnyCaller(caller): AnyCaller,
+    ApiQuery(q): ApiQuery<PageQuery>,
+) -> Result<Data<Vec<HistoryItem>>, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
     let (rows, total) = users::history(&state.services, &caller, page).await?;
     let items = rows.into_iter().map(|t| HistoryItem { market_id: t.market_id, trade: TradeItem::from(t) }).collect();
@@ -129,8 +167,16 @@ pub struct Portfolio {
     positions: Vec<Position>,
 }
 
-#[utoipa::path(get, path = "/portfolio", tag = "users", security(("bearer" = []), ("api_key" = [])),
-    responses((status = 200, description = "P&L, win rate and open positions", body = Envelope<Portfolio>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/portfolio",
+    tag = "users",
+    security(("bearer" = []), ("api_key" = [])),
+    responses(
+        (status = 200, description = "P&L, win rate and open positions", body = Envelope<Portfolio>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+    )
+)]
 pub async fn overview(State(state): State<AppState>, AnyCaller(caller): AnyCaller) -> Result<Data<Portfolio>, ApiError> {
     let users::Portfolio { totals, open } = users::portfolio(&state.services, &caller).await?;
     let unrealized: i64 = open.iter().map(OpenPosition::unrealized_pnl).sum();

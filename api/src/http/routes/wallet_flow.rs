@@ -11,8 +11,8 @@ use crate::http::AppState;
 use crate::http::auth::{ReplayChecked, TokenCaller};
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
-use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::extract::{ApiJson, ApiPath, amount, side};
+use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::services::wallet_flow::{self, Ensured};
 
 /// Whether a market exists on chain: `ready` with its address, or `needs_cosign` with the
@@ -31,8 +31,19 @@ pub struct Readiness {
     transaction: Option<String>,
 }
 
-#[utoipa::path(get, path = "/markets/{id}/ensure-onchain", tag = "wallet", params(("id" = uuid::Uuid, Path, description = "The market id")), security(("bearer" = [])),
-    responses((status = 200, description = "ready (with the PDA) or needs_cosign (with a transaction to sign)", body = Envelope<Readiness>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 422, description = "MARKET_CLOSED: the market no longer takes trades", body = ErrorEnvelope)))]
+#[utoipa::path(
+    get,
+    path = "/markets/{id}/ensure-onchain",
+    tag = "wallet",
+    params(("id" = uuid::Uuid, Path, description = "The market id")),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "ready (with the PDA) or needs_cosign (with a transaction to sign)", body = Envelope<Readiness>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+        (status = 422, description = "MARKET_CLOSED: the market no longer takes trades", body = ErrorEnvelope),
+    )
+)]
 pub async fn ensure_onchain(State(state): State<AppState>, TokenCaller(caller): TokenCaller, ApiPath(id): ApiPath<Uuid>) -> Result<Data<Readiness>, ApiError> {
     Ok(Data::new(match wallet_flow::ensure_onchain(&state.services, &caller, id).await? {
         Ensured::Ready { pda } => Readiness { market_id: id, status: "ready", pda: Some(pda), transaction: None },
@@ -51,8 +62,20 @@ pub struct CoSigned {
     transaction: String,
 }
 
-#[utoipa::path(post, path = "/markets/{id}/co-sign", tag = "wallet", request_body = CoSignBody, params(("id" = uuid::Uuid, Path, description = "The market id")), security(("bearer" = [], "request_nonce" = [], "request_timestamp" = [])),
-    responses((status = 200, description = "The transaction, co-signed", body = Envelope<CoSigned>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 422, description = "REPLAY_DETECTED, or a refusal of the transaction (the code says which)", body = ErrorEnvelope)))]
+#[utoipa::path(
+    post,
+    path = "/markets/{id}/co-sign",
+    tag = "wallet",
+    request_body = CoSignBody,
+    params(("id" = uuid::Uuid, Path, description = "The market id")),
+    security(("bearer" = [], "request_nonce" = [], "request_timestamp" = [])),
+    responses(
+        (status = 200, description = "The transaction, co-signed", body = Envelope<CoSigned>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+        (status = 422, description = "REPLAY_DETECTED, or a refusal of the transaction (the code says which)", body = ErrorEnvelope),
+    )
+)]
 pub async fn co_sign(
     State(state): State<AppState>,
     TokenCaller(caller): TokenCaller,
@@ -88,9 +111,25 @@ pub struct Confirmed {
     new_no_price: String,
 }
 
-#[utoipa::path(post, path = "/trade/confirm", tag = "wallet", request_body = ConfirmBody, security(("bearer" = [], "request_nonce" = [], "request_timestamp" = [])),
-    responses((status = 200, description = "The trade the transaction made", body = Envelope<Confirmed>), (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope), (status = 404, description = "NOT_FOUND", body = ErrorEnvelope), (status = 422, description = "REPLAY_DETECTED, or the transaction is not the trade described (the code says which)", body = ErrorEnvelope)))]
-pub async fn confirm(State(state): State<AppState>, TokenCaller(caller): TokenCaller, _: ReplayChecked, ApiJson(body): ApiJson<ConfirmBody>) -> Result<Data<Confirmed>, ApiError> {
+#[utoipa::path(
+    post,
+    path = "/trade/confirm",
+    tag = "wallet",
+    request_body = ConfirmBody,
+    security(("bearer" = [], "request_nonce" = [], "request_timestamp" = [])),
+    responses(
+        (status = 200, description = "The trade the transaction made", body = Envelope<Confirmed>),
+        (status = 401, description = "UNAUTHORIZED: missing or invalid credentials", body = ErrorEnvelope),
+        (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
+        (status = 422, description = "REPLAY_DETECTED, or the transaction is not the trade described (the code says which)", body = ErrorEnvelope),
+    )
+)]
+pub async fn confirm(
+    State(state): State<AppState>,
+    TokenCaller(caller): TokenCaller,
+    _: ReplayChecked,
+    ApiJson(body): ApiJson<ConfirmBody>,
+) -> Result<Data<Confirmed>, ApiError> {
     let market_id: Uuid = body.market_id.parse().map_err(|_| ApiError::InvalidInput("market_id must be a UUID".into()))?;
     let side = side(&body.side)?;
     let shares = amount("shares", &body.shares)?;

@@ -60,12 +60,15 @@ fn deploy(bank: &Bank, rent: &solana_rent::Rent, upgrade_authority: &Pubkey, cod
         }
         ProgramCode::Sbf(elf) => {
             program_data.extend_from_slice(elf);
-            let program = bincode::serialize(&UpgradeableLoaderState::Program { programdata_address: program_data_address }).expect("a loader state serializes");
-            let account = solana_account::Account { lamports: rent.minimum_balance(program.len()), data: program, owner: LOADER, executable: true, rent_epoch: 0 };
+            let program =
+                bincode::serialize(&UpgradeableLoaderState::Program { programdata_address: program_data_address }).expect("a loader state serializes");
+            let account =
+                solana_account::Account { lamports: rent.minimum_balance(program.len()), data: program, owner: LOADER, executable: true, rent_epoch: 0 };
             bank.store_account(&funding_market::ID, &AccountSharedData::from(account));
         }
     }
-    let account = solana_account::Account { lamports: rent.minimum_balance(program_data.len()), data: program_data, owner: LOADER, executable: false, rent_epoch: 0 };
+    let account =
+        solana_account::Account { lamports: rent.minimum_balance(program_data.len()), data: program_data, owner: LOADER, executable: false, rent_epoch: 0 };
     bank.store_account(&program_data_address, &AccountSharedData::from(account));
 }
 

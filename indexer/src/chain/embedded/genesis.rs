@@ -38,7 +38,14 @@ pub struct GenesisParams {
 
 impl Default for GenesisParams {
     fn default() -> Self {
-        GenesisParams { fee_bps: 100, min_deposit: 1_000_000, min_trade: 1_000_000, treasury_funds: 10_000_000 * 1_000_000, initialize_config: true, program: ProgramCode::Native }
+        GenesisParams {
+            fee_bps: 100,
+            min_deposit: 1_000_000,
+            min_trade: 1_000_000,
+            treasury_funds: 10_000_000 * 1_000_000,
+            initialize_config: true,
+            program: ProgramCode::Native,
+        }
     }
 }
 
@@ -85,8 +92,9 @@ impl EmbeddedChain {
                 space as u64,
                 &spl_token_interface::ID,
             );
-            let init = spl_token_interface::instruction::initialize_mint2(&spl_token_interface::ID, &keys.mint.pubkey(), &keys.mint_authority.pubkey(), None, 6)
-                .map_err(|e| EmbeddedError::Corrupt(e.to_string()))?;
+            let init =
+                spl_token_interface::instruction::initialize_mint2(&spl_token_interface::ID, &keys.mint.pubkey(), &keys.mint_authority.pubkey(), None, 6)
+                    .map_err(|e| EmbeddedError::Corrupt(e.to_string()))?;
             self.send_as_payer(&[create, init], &[&keys.mint]).await?;
         }
         if genesis.initialize_config && self.account(&client::config_pda().to_string()).await?.is_none() {

@@ -27,23 +27,23 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::solana_program::program_pack::Pack;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use solana_account_decoder_client_types::{UiAccount, UiAccountEncoding};
-use anchor_lang::prelude::Pubkey;
-use anchor_lang::solana_program::program_pack::Pack;
 use solana_account::{AccountSharedData, ReadableAccount};
 use solana_account_decoder::encode_ui_account;
 use solana_account_decoder::parse_account_data::{AccountAdditionalDataV3, SplTokenAdditionalDataV2};
 use solana_account_decoder::parse_token::token_amount_to_ui_amount_v3;
+use solana_account_decoder_client_types::{UiAccount, UiAccountEncoding};
 use solana_epoch_info::EpochInfo;
 use solana_message::VersionedMessage;
 use solana_rpc_client_api::config::{
-    RpcAccountInfoConfig, RpcEncodingConfigWrapper, RpcProgramAccountsConfig, RpcSendTransactionConfig, RpcSignatureStatusConfig, RpcSignaturesForAddressConfig,
-    RpcSimulateTransactionConfig, RpcTokenAccountsFilter, RpcTransactionConfig,
+    RpcAccountInfoConfig, RpcEncodingConfigWrapper, RpcProgramAccountsConfig, RpcSendTransactionConfig, RpcSignatureStatusConfig,
+    RpcSignaturesForAddressConfig, RpcSimulateTransactionConfig, RpcTokenAccountsFilter, RpcTransactionConfig,
 };
 use solana_rpc_client_api::filter::{Memcmp, RpcFilterType};
 use solana_rpc_client_api::response::{Response, RpcBlockhash, RpcPrioritizationFee, RpcResponseContext, RpcSimulateTransactionResult, RpcVersionInfo};
@@ -51,8 +51,8 @@ use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status_client_types::{TransactionConfirmationStatus, TransactionStatus, UiTransactionEncoding};
 
 use super::EmbeddedChain;
-use super::node::passes as filter_passes;
 use super::node::MAX_AIRDROP_LAMPORTS;
+use super::node::passes as filter_passes;
 use crate::chain::ChainError;
 
 /// Requests per batch: what a client library sends at once stays far below it, and one HTTP
@@ -101,7 +101,8 @@ const MAX_BASE58_SIZE: usize = 1683;
 const MAX_BASE64_SIZE: usize = 1644;
 
 fn too_large() -> RpcFailure {
-    let message = format!("scan aborted: the answer to this request (the whole batch) would exceed {MAX_RESPONSE_BYTES} bytes; ask for fewer accounts or a dataSlice");
+    let message =
+        format!("scan aborted: the answer to this request (the whole batch) would exceed {MAX_RESPONSE_BYTES} bytes; ask for fewer accounts or a dataSlice");
     RpcFailure { code: RESPONSE_TOO_LARGE, message, data: None }
 }
 
@@ -167,7 +168,8 @@ fn too_many(max: usize) -> RpcFailure {
 struct RpcFailure {
     code: i64,
     message: String,
-    data: Option<RpcSimulateTransactionResult>,
+    /// Boxed: a simulation result is large, and failures are rare.
+    data: Option<Box<RpcSimulateTransactionResult>>,
 }
 
 type Answer = Result<Value, RpcFailure>;
@@ -179,7 +181,7 @@ fn invalid_params(message: impl Into<String>) -> RpcFailure {
 impl From<ChainError> for RpcFailure {
     fn from(e: ChainError) -> Self {
         match e {
-            ChainError::Rpc { code, message, err } => RpcFailure { code, message, data: err.map(simulation_failure) },
+            ChainError::Rpc { code, message, err } => RpcFailure { code, message, data: err.map(|err| Box::new(simulation_failure(err))) },
             other => RpcFailure { code: -32603, message: other.to_string(), data: None },
         }
     }
@@ -265,7 +267,9 @@ impl EmbeddedChain {
     /// order, as a node answers).
     pub async fn json_rpc(&self, request: &Value) -> Value {
         match request {
-            Value::Array(requests) if requests.is_empty() => json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid request: empty batch"}, "id": null}),
+            Value::Array(requests) if requests.is_empty() => {
+                json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid request: empty batch"}, "id": null})
+            }
             Value::Array(requests) if requests.len() > MAX_BATCH => {
                 json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": format!("Invalid request: at most {MAX_BATCH} requests per batch")}, "id": null})
             }
@@ -333,7 +337,8 @@ impl EmbeddedChain {
             true
         })?;
         if kept.load(Ordering::Relaxed) > MAX_SCANNED_ACCOUNTS {
-            let message = format!("{program} excluded from account secondary indexes; this RPC method unavailable for key (over {MAX_SCANNED_ACCOUNTS} accounts)");
+            let message =
+                format!("{program} excluded from account secondary indexes; this RPC method unavailable for key (over {MAX_SCANNED_ACCOUNTS} accounts)");
             return Err(RpcFailure { code: -32010, message, data: None });
         }
         if over.load(Ordering::Relaxed) {
@@ -437,7 +442,10 @@ impl EmbeddedChain {
                 let token_account = address(&param::<String>(params, 0)?)?;
                 let not_token = || invalid_params("Invalid param: not a Token account");
                 let account = self.bank_account(&token_account).ok_or_else(not_token)?;
-                let token = (account.owner() == &spl_token_interface::ID).then(|| spl_token_interface::state::Account::unpack(account.data()).ok()).flatten().ok_or_else(not_token)?;
+                let token = (account.owner() == &spl_token_interface::ID)
+                    .then(|| spl_token_interface::state::Account::unpack(account.data()).ok())
+                    .flatten()
+                    .ok_or_else(not_token)?;
                 let decimals = self.mint_decimals(&token.mint).ok_or_else(|| invalid_params("Invalid param: mint could not be unpacked"))?;
                 self.with_context(token_amount_to_ui_amount_v3(token.amount, &SplTokenAdditionalDataV2::with_decimals(decimals))).await
             }
@@ -452,7 +460,10 @@ impl EmbeddedChain {
                     RpcTokenAccountsFilter::ProgramId(_) => return Err(invalid_params("Invalid param: unrecognized Token program id")),
                 };
                 // An SPL token account: 165 bytes, the mint at 0, the owner at 32.
-                let mut filters = vec![RpcFilterType::DataSize(spl_token_interface::state::Account::LEN as u64), RpcFilterType::Memcmp(Memcmp::new_raw_bytes(32, owner.to_bytes().to_vec()))];
+                let mut filters = vec![
+                    RpcFilterType::DataSize(spl_token_interface::state::Account::LEN as u64),
+                    RpcFilterType::Memcmp(Memcmp::new_raw_bytes(32, owner.to_bytes().to_vec())),
+                ];
                 if let Some(mint) = mint {
                     filters.push(RpcFilterType::Memcmp(Memcmp::new_raw_bytes(0, mint.to_bytes().to_vec())));
                 }

@@ -5,24 +5,24 @@
 use std::sync::atomic::Ordering;
 
 use solana_account::ReadableAccount;
+use solana_message::VersionedMessage;
 use solana_svm::transaction_processing_result::TransactionProcessingResult;
 use solana_svm::transaction_processor::ExecutionRecordingConfig;
 use solana_transaction::TransactionVerificationMode;
 use solana_transaction::versioned::VersionedTransaction;
-use solana_message::VersionedMessage;
 use solana_transaction_error::TransactionError;
 use solana_transaction_status_client_types::{InnerInstruction, InnerInstructions};
 use tokio::sync::oneshot;
 
 use anchor_lang::solana_program::clock::MAX_PROCESSING_AGE;
 
+use crate::address_text;
 use crate::chain::decode::Compiled;
 use crate::chain::{ChainError, ConfirmedTransaction};
-use crate::address_text;
 
 use super::json_rpc;
-use super::{EmbeddedChain, is_runtime_account};
 use super::ledger::StoredAccounts;
+use super::{EmbeddedChain, is_runtime_account};
 
 pub(super) fn preflight_failure(err: &TransactionError) -> ChainError {
     ChainError::Rpc { code: -32002, message: format!("Transaction simulation failed: {err}"), err: Some(err.clone()) }
@@ -38,7 +38,10 @@ pub(super) fn inner_groups(inner: Vec<Vec<solana_message::inner_instruction::Inn
         .filter(|(_, group)| !group.is_empty())
         .map(|(index, group)| InnerInstructions {
             index: index as u8,
-            instructions: group.into_iter().map(|ix| InnerInstruction { instruction: ix.instruction, stack_height: Some(u32::from(ix.stack_height)) }).collect(),
+            instructions: group
+                .into_iter()
+                .map(|ix| InnerInstruction { instruction: ix.instruction, stack_height: Some(u32::from(ix.stack_height)) })
+                .collect(),
         })
         .collect()
 }
@@ -110,7 +113,11 @@ impl Sent {
 /// A transaction that ran in the bank (and did not fail), resolved as a ledger read resolves it
 /// (`Landed::resolve`).
 pub(super) fn resolve_ran(
-    signature: &str, message: &VersionedMessage, inner: &[Vec<solana_message::inner_instruction::InnerInstruction>], slot: u64, block_time: i64,
+    signature: &str,
+    message: &VersionedMessage,
+    inner: &[Vec<solana_message::inner_instruction::InnerInstruction>],
+    slot: u64,
+    block_time: i64,
 ) -> Result<ConfirmedTransaction, ChainError> {
     Compiled {
         signature,
@@ -155,8 +162,7 @@ impl EmbeddedChain {
                 json_rpc::PACKET_DATA_SIZE
             )));
         }
-        let tx: VersionedTransaction = bincode::deserialize(wire)
-            .map_err(|e| ChainError::invalid_params(format!("failed to deserialize transaction: {e}")))?;
+        let tx: VersionedTransaction = bincode::deserialize(wire).map_err(|e| ChainError::invalid_params(format!("failed to deserialize transaction: {e}")))?;
         tx.sanitize().map_err(|e| ChainError::invalid_params(format!("invalid transaction: {e}")))?;
         if !tx.verify_with_results().iter().all(|ok| *ok) {
             return Err(ChainError::Rpc { code: -32003, message: "Transaction signature verification failure".into(), err: None });
@@ -240,9 +246,7 @@ impl EmbeddedChain {
             // Resolved here, once, for the ledger write that applies it (`persist`) and for its
             // sender's answer: not in the writer's turn, which every trade waits on.
             let ahead = match self.0.hook.get() {
-                Some(hook) if err.is_none() && hook.wants(&signature) => {
-                    resolve_ran(&signature, &tx.message, &inner, clock.slot, clock.unix_timestamp).ok()
-                }
+                Some(hook) if err.is_none() && hook.wants(&signature) => resolve_ran(&signature, &tx.message, &inner, clock.slot, clock.unix_timestamp).ok(),
                 _ => None,
             };
             let landing = Landing {

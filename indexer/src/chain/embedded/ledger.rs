@@ -2,26 +2,31 @@
 //! ledger rows, the by-account index, the accounts they left), retried until written.
 
 use std::collections::HashMap;
-use std::time::Duration;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
-use sqlx::PgPool;
 use solana_message::compiled_instruction::CompiledInstruction;
+use sqlx::PgPool;
 use tokio::sync::oneshot;
 
-use crate::chain::{ChainError, ConfirmedTransaction, SignatureInfo};
 use crate::address_text;
+use crate::chain::{ChainError, ConfirmedTransaction, SignatureInfo};
 use crate::group_commit;
 
-use super::{EmbeddedChain, EmbeddedError, LedgerHook, SINGLE_WRITER_LOCK, db_error};
 use super::landing::Landing;
+use super::{EmbeddedChain, EmbeddedError, LedgerHook, SINGLE_WRITER_LOCK, db_error};
 
 /// `record`, and the group's transactions the hook wants applied in the same database
 /// transaction (`LedgerHook::apply`). The ledger's sequences, and whether they were applied.
-pub(super) async fn record_and_apply(writer: &mut sqlx::PgConnection, group: &[Landing], hook: &dyn LedgerHook, ahead: &[&ConfirmedTransaction]) -> Result<(Vec<i64>, bool), ChainError> {
+pub(super) async fn record_and_apply(
+    writer: &mut sqlx::PgConnection,
+    group: &[Landing],
+    hook: &dyn LedgerHook,
+    ahead: &[&ConfirmedTransaction],
+) -> Result<(Vec<i64>, bool), ChainError> {
     use sqlx::Connection;
     let mut db = writer.begin().await.map_err(db_error)?;
     let seqs = record(&mut db, group).await?;
@@ -224,7 +229,7 @@ impl EmbeddedChain {
     /// (nothing if another task is writing: see `GroupQueue::turn_after_woken`).
     pub(super) async fn write_unwritten(&self) {
         let mut turn = self.0.unwritten.turn_after_woken().await;
-        while let Some((writer, group)) = turn.next() {
+        while let Some((writer, group)) = turn.next_group() {
             let (landings, callers): (Vec<Landing>, Vec<oneshot::Sender<()>>) = group.into_iter().unzip();
             self.persist(writer, &landings).await;
             for caller in callers {
@@ -270,7 +275,12 @@ impl EmbeddedChain {
                 Ok(seqs) => {
                     let mut recent = self.recent();
                     for (landing, &seq) in group.iter().zip(&seqs) {
-                        let info = SignatureInfo { signature: landing.signature.clone(), slot: landing.slot, failed: landing.err.is_some(), block_time: Some(landing.block_time) };
+                        let info = SignatureInfo {
+                            signature: landing.signature.clone(),
+                            slot: landing.slot,
+                            failed: landing.err.is_some(),
+                            block_time: Some(landing.block_time),
+                        };
                         recent.push(seq, info, landing.tx.message.static_account_keys().to_vec());
                     }
                     drop(recent);

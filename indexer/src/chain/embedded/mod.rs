@@ -51,8 +51,8 @@ pub use node::{LedgerEntry, passes as filter_passes};
 pub use reads::SIGNATURES_FOR_ADDRESS;
 
 use std::sync::Arc;
-use std::time::Instant;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::time::Instant;
 
 use anchor_lang::prelude::Pubkey;
 use solana_account::{Account as SolanaAccount, AccountSharedData, ReadableAccount};
@@ -268,5 +268,4 @@ impl EmbeddedChain {
     fn recent(&self) -> std::sync::MutexGuard<'_, recent::RecentLedger> {
         self.0.recent.lock().expect("the recent ledger is never poisoned")
     }
-
 }

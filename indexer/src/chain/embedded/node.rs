@@ -95,9 +95,8 @@ impl EmbeddedChain {
     /// it refuses (a filter's misses, accounts past a limit) costs no copy.
     pub fn program_accounts(&self, program: &Pubkey, keep: impl Fn(&AccountSharedData) -> bool) -> Result<Vec<(Pubkey, AccountSharedData)>, ChainError> {
         let bank = self.0.runtime.bank();
-        let mut accounts = bank
-            .get_filtered_program_accounts(program, keep, &ScanConfig::default())
-            .map_err(|e| ChainError::Transport(format!("account scan: {e}")))?;
+        let mut accounts =
+            bank.get_filtered_program_accounts(program, keep, &ScanConfig::default()).map_err(|e| ChainError::Transport(format!("account scan: {e}")))?;
         accounts.sort_unstable_by_key(|(address, _)| *address);
         Ok(accounts)
     }
@@ -110,14 +109,14 @@ impl EmbeddedChain {
 
     /// The transactions landed after ledger sequence `after`, oldest first, at most `limit`.
     pub async fn ledger_after(&self, after: i64, limit: i64) -> Result<Vec<LedgerEntry>, ChainError> {
-        let rows: Vec<(i64, String, i64, Option<serde_json::Value>, Option<Vec<String>>, Vec<String>)> = sqlx::query_as(
-            "SELECT seq, signature, slot, err, log_messages, account_keys FROM embedded_ledger WHERE seq > $1 ORDER BY seq LIMIT $2",
-        )
-        .bind(after)
-        .bind(limit)
-        .fetch_all(&self.0.db)
-        .await
-        .map_err(super::db_error)?;
+        type Row = (i64, String, i64, Option<serde_json::Value>, Option<Vec<String>>, Vec<String>);
+        let rows: Vec<Row> =
+            sqlx::query_as("SELECT seq, signature, slot, err, log_messages, account_keys FROM embedded_ledger WHERE seq > $1 ORDER BY seq LIMIT $2")
+                .bind(after)
+                .bind(limit)
+                .fetch_all(&self.0.db)
+                .await
+                .map_err(super::db_error)?;
         rows.into_iter()
             .map(|(seq, signature, slot, err, logs, account_keys)| {
                 let err = super::reads::stored_error(&signature, err)?;
@@ -138,7 +137,13 @@ impl EmbeddedChain {
     /// Runs `tx` against the current state without committing it, as `simulateTransaction`
     /// does: signatures checked only if `sig_verify`, the blockhash replaced by the latest if
     /// `replace_blockhash` (then the answer says which), inner instructions if asked.
-    pub fn simulate(&self, mut tx: VersionedTransaction, sig_verify: bool, replace_blockhash: bool, inner: bool) -> Result<RpcSimulateTransactionResult, ChainError> {
+    pub fn simulate(
+        &self,
+        mut tx: VersionedTransaction,
+        sig_verify: bool,
+        replace_blockhash: bool,
+        inner: bool,
+    ) -> Result<RpcSimulateTransactionResult, ChainError> {
         if sig_verify && replace_blockhash {
             return Err(ChainError::invalid_params("sigVerify may not be used with replaceRecentBlockhash"));
         }
@@ -162,7 +167,8 @@ impl EmbeddedChain {
                 .enumerate()
                 .filter(|(_, group)| !group.is_empty())
                 .map(|(index, group)| {
-                    let instructions = group.into_iter().map(|i| InnerInstruction { instruction: i.instruction, stack_height: Some(u32::from(i.stack_height)) }).collect();
+                    let instructions =
+                        group.into_iter().map(|i| InnerInstruction { instruction: i.instruction, stack_height: Some(u32::from(i.stack_height)) }).collect();
                     UiInnerInstructions::from(InnerInstructions { index: index as u8, instructions })
                 })
                 .collect()

@@ -9,10 +9,10 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::Value;
 use solana_account::ReadableAccount;
-use solana_transaction::versioned::VersionedTransaction;
 use solana_message::MessageHeader;
 use solana_message::compiled_instruction::CompiledInstruction;
 use solana_rpc_client_api::response::RpcConfirmedTransactionStatusWithSignature;
+use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction::versioned::{Legacy, TransactionVersion};
 use solana_transaction_error::TransactionError;
 use solana_transaction_status_client_types::{
@@ -24,7 +24,7 @@ use solana_transaction_status_client_types::{
 use crate::chain::decode::Compiled;
 use crate::chain::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
 
-use super::{EmbeddedChain, parse_address, db_error};
+use super::{EmbeddedChain, db_error, parse_address};
 impl EmbeddedChain {
     pub async fn account(&self, address: &str) -> Result<Option<Account>, ChainError> {
         let address = parse_address(address)?;
@@ -76,10 +76,10 @@ impl EmbeddedChain {
                 .ok_or_else(|| ChainError::invalid_params(format!("Invalid param: unknown signature {signature}")))?,
         };
         // What followed a moment ago is in memory (a key that is no address names nothing).
-        if let Ok(key) = address.parse::<Pubkey>() {
-            if let Some(listed) = self.recent().naming_after(&key, cursor_seq) {
-                return Ok(listed);
-            }
+        if let Ok(key) = address.parse::<Pubkey>()
+            && let Some(listed) = self.recent().naming_after(&key, cursor_seq)
+        {
+            return Ok(listed);
         }
         // In pages along the primary key: the walk from the cursor is an index range scan
         // whatever the planner believes of the table's size (a query without the limit was a
@@ -101,7 +101,12 @@ impl EmbeddedChain {
             .map_err(db_error)?;
             let full = rows.len() as i64 == PAGE;
             after = rows.last().map_or(after, |r| r.0);
-            out.extend(rows.into_iter().map(|(_, signature, slot, failed, block_time)| SignatureInfo { signature, slot: slot as u64, failed, block_time: Some(block_time) }));
+            out.extend(rows.into_iter().map(|(_, signature, slot, failed, block_time)| SignatureInfo {
+                signature,
+                slot: slot as u64,
+                failed,
+                block_time: Some(block_time),
+            }));
             if !full {
                 break;
             }
@@ -118,16 +123,8 @@ impl EmbeddedChain {
         until: Option<&str>,
         limit: usize,
     ) -> Result<Vec<RpcConfirmedTransactionStatusWithSignature>, ChainError> {
-        let rows: Vec<(String, i64, Option<Value>, i64)> = sqlx::query_as(
-            SIGNATURES_FOR_ADDRESS,
-        )
-        .bind(address)
-        .bind(before)
-        .bind(until)
-        .bind(limit as i64)
-        .fetch_all(&self.0.db)
-        .await
-        .map_err(db_error)?;
+        let rows: Vec<(String, i64, Option<Value>, i64)> =
+            sqlx::query_as(SIGNATURES_FOR_ADDRESS).bind(address).bind(before).bind(until).bind(limit as i64).fetch_all(&self.0.db).await.map_err(db_error)?;
         rows.into_iter()
             .map(|(signature, slot, err, block_time)| {
                 let err = stored_error(&signature, err)?;
@@ -238,7 +235,11 @@ impl EmbeddedChain {
     /// `getTransaction` as a node answers it, or `None`: `json` (and `jsonParsed`, answered as
     /// `json`), or the signed transaction in `base64`/`base58`. Built through the status
     /// types' own `TransactionStatusMeta` conversion.
-    pub async fn encoded_transaction(&self, signature: &str, encoding: UiTransactionEncoding) -> Result<Option<EncodedConfirmedTransactionWithStatusMeta>, ChainError> {
+    pub async fn encoded_transaction(
+        &self,
+        signature: &str,
+        encoding: UiTransactionEncoding,
+    ) -> Result<Option<EncodedConfirmedTransactionWithStatusMeta>, ChainError> {
         let Some(landed) = self.landed(signature).await? else {
             return Ok(None);
         };
@@ -279,7 +280,7 @@ impl EmbeddedChain {
             slot: landed.slot,
             block_time: Some(landed.block_time),
             transaction: EncodedTransactionWithStatusMeta {
-                transaction: binary.unwrap_or_else(|| EncodedTransaction::Json(UiTransaction { signatures, message: UiMessage::Raw(message) })),
+                transaction: binary.unwrap_or(EncodedTransaction::Json(UiTransaction { signatures, message: UiMessage::Raw(message) })),
                 meta: Some(meta.into()),
                 version: Some(TransactionVersion::Legacy(Legacy::Legacy)),
             },
@@ -297,19 +298,13 @@ impl EmbeddedChain {
     /// ledger lacks one): how the indexer fetches what it follows.
     pub async fn transactions(&self, signatures: &[&str]) -> Result<Vec<Option<ConfirmedTransaction>>, ChainError> {
         let mut found: HashMap<String, LedgerRow> = self.ledger_rows(signatures).await?.into_iter().map(|row| (row.signature.clone(), row)).collect();
-        signatures
-            .iter()
-            .map(|signature| found.remove(*signature).map(|row| Landed::of(row)?.resolve(signature)).transpose())
-            .collect()
+        signatures.iter().map(|signature| found.remove(*signature).map(|row| Landed::of(row)?.resolve(signature)).transpose()).collect()
     }
 
     /// A landed transaction's slot and error (what `getSignatureStatuses` reports), or `None`.
     pub async fn status(&self, signature: &str) -> Result<Option<(u64, Option<TransactionError>)>, ChainError> {
-        let row: Option<(i64, Option<Value>)> = sqlx::query_as("SELECT slot, err FROM embedded_ledger WHERE signature = $1")
-            .bind(signature)
-            .fetch_optional(&self.0.db)
-            .await
-            .map_err(db_error)?;
+        let row: Option<(i64, Option<Value>)> =
+            sqlx::query_as("SELECT slot, err FROM embedded_ledger WHERE signature = $1").bind(signature).fetch_optional(&self.0.db).await.map_err(db_error)?;
         row.map(|(slot, err)| Ok((slot as u64, stored_error(signature, err)?))).transpose()
     }
 
@@ -318,7 +313,6 @@ impl EmbeddedChain {
     pub async fn is_finalized(&self, signature: &str) -> Result<bool, ChainError> {
         Ok(self.status(signature).await?.is_some())
     }
-
 }
 
 /// `getSignaturesForAddress`'s page: a backward range scan of `embedded_ledger_accounts`

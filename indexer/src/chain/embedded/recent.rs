@@ -43,10 +43,10 @@ impl RecentLedger {
     /// A row just committed; rows come in sequence order.
     pub(super) fn push(&mut self, seq: i64, info: SignatureInfo, keys: Vec<Pubkey>) {
         debug_assert!(self.rows.back().map_or(self.covers_after, |row| row.seq) < seq, "ledger rows are kept in sequence order");
-        if self.rows.len() == self.kept {
-            if let Some(oldest) = self.rows.pop_front() {
-                self.covers_after = oldest.seq;
-            }
+        if self.rows.len() == self.kept
+            && let Some(oldest) = self.rows.pop_front()
+        {
+            self.covers_after = oldest.seq;
         }
         self.rows.push_back(Row { seq, info, keys });
     }

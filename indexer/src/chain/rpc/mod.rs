@@ -85,15 +85,11 @@ impl RpcChain {
     /// A confirmed transaction with its instructions' programs resolved, or `None` if the node
     /// does not know it (yet).
     pub async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
-        let config = RpcTransactionConfig {
-            encoding: Some(UiTransactionEncoding::Json),
-            commitment: Some(confirmed()),
-            max_supported_transaction_version: Some(0),
-        };
+        let config =
+            RpcTransactionConfig { encoding: Some(UiTransactionEncoding::Json), commitment: Some(confirmed()), max_supported_transaction_version: Some(0) };
         // `RpcClient::get_transaction_with_config` treats "not found" (a null result) as an
         // error; asked directly, it is the `None` it means.
-        let encoded: Option<EncodedConfirmedTransactionWithStatusMeta> =
-            self.client.send(RpcRequest::GetTransaction, json!([signature, config])).await?;
+        let encoded: Option<EncodedConfirmedTransactionWithStatusMeta> = self.client.send(RpcRequest::GetTransaction, json!([signature, config])).await?;
         encoded.map(|t| ConfirmedTransaction::from_encoded(signature, t)).transpose()
     }
 
@@ -101,8 +97,7 @@ impl RpcChain {
         let address: Pubkey = parse("address", address)?;
         // Sent directly: `RpcClient::get_ui_account_with_config` turns every failure (a 503, a
         // rate limit) into "AccountNotFound", and the difference matters here.
-        let response: Response<Option<UiAccount>> =
-            self.client.send(RpcRequest::GetAccountInfo, json!([address.to_string(), binary_accounts()])).await?;
+        let response: Response<Option<UiAccount>> = self.client.send(RpcRequest::GetAccountInfo, json!([address.to_string(), binary_accounts()])).await?;
         response.value.map(account_of).transpose()
     }
 

@@ -19,8 +19,7 @@ use solana_rpc_client_api::request::{RpcError, RpcRequest, RpcResponseErrorData}
 use solana_rpc_client_api::response::RpcSimulateTransactionResult;
 
 /// Five attempts 200 ms, 400 ms, 800 ms, 1.6 s apart; a `Retry-After` past 10 s is not waited.
-const RETRY: http_retry::Policy =
-    http_retry::Policy { attempts: 5, first_backoff: Duration::from_millis(200), max_retry_after: Duration::from_secs(10) };
+const RETRY: http_retry::Policy = http_retry::Policy { attempts: 5, first_backoff: Duration::from_millis(200), max_retry_after: Duration::from_secs(10) };
 
 pub struct RetryingSender {
     url: String,

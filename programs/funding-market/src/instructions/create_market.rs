@@ -59,8 +59,7 @@ pub struct CreateMarket<'info> {
 
 pub fn handler(ctx: Context<CreateMarket>, params: CreateMarketParams) -> Result<()> {
     require!(
-        params.open_ts < params.close_ts
-            && params.close_ts <= params.settlement_ts.saturating_sub(Market::MIN_CLOSE_BEFORE_SETTLEMENT),
+        params.open_ts < params.close_ts && params.close_ts <= params.settlement_ts.saturating_sub(Market::MIN_CLOSE_BEFORE_SETTLEMENT),
         FundingMarketError::InvalidSchedule
     );
     let opening = lmsr::Lmsr::opening(params.b, params.prior_ppm).map_err(math)?;

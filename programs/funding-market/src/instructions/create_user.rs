@@ -53,12 +53,6 @@ pub fn handler(ctx: Context<CreateUser>) -> Result<()> {
     user.deposit = ctx.accounts.deposit.key();
     user.vault = ctx.accounts.vault.key();
     user.bump = ctx.bumps.user;
-    emit_cpi!(UserCreated {
-        wallet: user.wallet,
-        user: user.key(),
-        deposit: user.deposit,
-        vault: user.vault,
-        ts: Clock::get()?.unix_timestamp,
-    });
+    emit_cpi!(UserCreated { wallet: user.wallet, user: user.key(), deposit: user.deposit, vault: user.vault, ts: Clock::get()?.unix_timestamp });
     Ok(())
 }

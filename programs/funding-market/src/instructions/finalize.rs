@@ -52,14 +52,7 @@ pub fn resolve(ctx: Context<Finalize>, actual_rate: i64) -> Result<()> {
     market.outcome = if actual_rate > 0 { Outcome::Yes } else { Outcome::No };
     market.actual_rate = actual_rate;
     market.finalized_at = now;
-    emit_cpi!(MarketFinalized {
-        market: market.key(),
-        voided: false,
-        outcome: market.outcome,
-        actual_rate,
-        fees_to_treasury: fees,
-        ts: now,
-    });
+    emit_cpi!(MarketFinalized { market: market.key(), voided: false, outcome: market.outcome, actual_rate, fees_to_treasury: fees, ts: now });
     Ok(())
 }
 
@@ -78,13 +71,6 @@ pub fn void(ctx: Context<Finalize>) -> Result<()> {
     market.refund_claims_at_void = market.refund_claims;
     market.status = MarketStatus::Voided;
     market.finalized_at = now;
-    emit_cpi!(MarketFinalized {
-        market: market.key(),
-        voided: true,
-        outcome: Outcome::Undecided,
-        actual_rate: 0,
-        fees_to_treasury: 0,
-        ts: now,
-    });
+    emit_cpi!(MarketFinalized { market: market.key(), voided: true, outcome: Outcome::Undecided, actual_rate: 0, fees_to_treasury: 0, ts: now });
     Ok(())
 }

@@ -69,15 +69,6 @@ pub fn handler(ctx: Context<SettlePosition>) -> Result<()> {
     market.sold_yes = market.sold_yes.saturating_sub(yes_shares);
     market.sold_no = market.sold_no.saturating_sub(no_shares);
     market.open_positions = market.open_positions.safe_sub(1)?;
-    emit_cpi!(PositionSettled {
-        market: market.key(),
-        wallet,
-        yes_shares,
-        no_shares,
-        payout,
-        user_vault_balance,
-        voided,
-        ts: Clock::get()?.unix_timestamp,
-    });
+    emit_cpi!(PositionSettled { market: market.key(), wallet, yes_shares, no_shares, payout, user_vault_balance, voided, ts: Clock::get()?.unix_timestamp });
     Ok(())
 }

@@ -35,11 +35,6 @@ pub fn handler(ctx: Context<SweepDeposit>) -> Result<()> {
         amount,
     )?;
     ctx.accounts.vault.reload()?;
-    emit_cpi!(DepositSwept {
-        wallet: user.wallet,
-        amount,
-        vault_balance: ctx.accounts.vault.amount,
-        ts: Clock::get()?.unix_timestamp,
-    });
+    emit_cpi!(DepositSwept { wallet: user.wallet, amount, vault_balance: ctx.accounts.vault.amount, ts: Clock::get()?.unix_timestamp });
     Ok(())
 }

@@ -211,9 +211,7 @@ fn trade_event(
     (vault_balance, user_vault_balance): (u64, u64),
     ts: i64,
 ) -> TradeExecuted {
-    let (yes_price, no_price) = lmsr::Lmsr::new(market.b, market.q_yes, market.q_no)
-        .map(|l| l.prices_micro())
-        .unwrap_or((0, 0));
+    let (yes_price, no_price) = lmsr::Lmsr::new(market.b, market.q_yes, market.q_no).map(|l| l.prices_micro()).unwrap_or((0, 0));
     TradeExecuted {
         market: position.market,
         wallet: position.wallet,

@@ -226,15 +226,7 @@ impl Harness {
     pub fn market_params(n: u8, b: u64, prior_ppm: u32) -> CreateMarketParams {
         let mut series = [0u8; 32];
         series[..19].copy_from_slice(b"binance-btcusdt-1h-");
-        CreateMarketParams {
-            market_id: [n; 16],
-            series,
-            open_ts: T0 - 3600,
-            close_ts: T0 + 3300,
-            settlement_ts: T0 + 3600,
-            b,
-            prior_ppm,
-        }
+        CreateMarketParams { market_id: [n; 16], series, open_ts: T0 - 3600, close_ts: T0 + 3300, settlement_ts: T0 + 3600, b, prior_ppm }
     }
 
     pub async fn create_market(&mut self, params: CreateMarketParams) -> Result<(), Failure> {
@@ -304,12 +296,6 @@ impl Harness {
         let tx = Transaction::new_signed_with_payer(ixs, Some(&self.ctx.payer.pubkey()), &all, blockhash);
         let sim = self.ctx.banks_client.simulate_transaction(tx).await.unwrap();
         assert_eq!(sim.result, Some(Ok(())), "simulation failed");
-        sim.simulation_details
-            .and_then(|d| d.inner_instructions)
-            .unwrap_or_default()
-            .into_iter()
-            .flatten()
-            .map(|inner| inner.instruction.data)
-            .collect()
+        sim.simulation_details.and_then(|d| d.inner_instructions).unwrap_or_default().into_iter().flatten().map(|inner| inner.instruction.data).collect()
     }
 }

@@ -97,15 +97,8 @@ impl Slot {
         let slot = Slot { key: state.services.redis.key("ws", ip), id: uuid::Uuid::new_v4().simple().to_string() };
         let mut redis = state.services.redis.connection().await?;
         let now = now_ms();
-        let taken: i64 = TAKE_SLOT
-            .key(&slot.key)
-            .arg(now)
-            .arg(now + SLOT_TTL_MS)
-            .arg(MAX_PER_IP)
-            .arg(&slot.id)
-            .arg(SLOT_TTL_MS)
-            .invoke_async(&mut redis)
-            .await?;
+        let taken: i64 =
+            TAKE_SLOT.key(&slot.key).arg(now).arg(now + SLOT_TTL_MS).arg(MAX_PER_IP).arg(&slot.id).arg(SLOT_TTL_MS).invoke_async(&mut redis).await?;
         Ok((taken == 1).then_some(slot))
     }
 
@@ -123,9 +116,17 @@ impl Slot {
     }
 }
 
-#[utoipa::path(get, path = "/ws", tag = "stream",
-    responses((status = 101, description = "Switching to the WebSocket protocol")))]
-pub async fn upgrade(State(state): State<AppState>, ip: Option<Extension<ClientIp>>, ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>) -> Result<Response, ApiError> {
+#[utoipa::path(
+    get,
+    path = "/ws",
+    tag = "stream",
+    responses((status = 101, description = "Switching to the WebSocket protocol"))
+)]
+pub async fn upgrade(
+    State(state): State<AppState>,
+    ip: Option<Extension<ClientIp>>,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
     let ws = ws.map_err(|e| ApiError::InvalidInput(format!("GET /v1/ws expects a WebSocket upgrade: {e}")))?;
     let ip = ip.map_or_else(|| "unknown".to_owned(), |Extension(ClientIp(ip))| ip);
     let slot = match Slot::take(&state, &ip).await {
@@ -364,10 +365,7 @@ impl Connection {
         let request: Request = match serde_json::from_str(text) {
             Ok(request) => request,
             Err(e) => {
-                return error(
-                    "INVALID_INPUT",
-                    &format!("not a message: {e}; expected {{\"type\": \"subscribe\"|\"unsubscribe\"|\"auth\"|\"ping\", ...}}"),
-                );
+                return error("INVALID_INPUT", &format!("not a message: {e}; expected {{\"type\": \"subscribe\"|\"unsubscribe\"|\"auth\"|\"ping\", ...}}"));
             }
         };
         match request {
@@ -387,7 +385,9 @@ impl Connection {
     async fn authenticate(&mut self, token: Option<String>, key: Option<String>) -> Value {
         let (caller, credential) = match (token, key) {
             (Some(token), None) => match self.state.services.tokens.verify(&token) {
-                Ok(claims) => (Some(Caller { user_id: claims.sub, wallet: claims.wallet, method: AuthMethod::Token }), Credential::Token { expires_at: claims.exp }),
+                Ok(claims) => {
+                    (Some(Caller { user_id: claims.sub, wallet: claims.wallet, method: AuthMethod::Token }), Credential::Token { expires_at: claims.exp })
+                }
                 Err(e) => return error("UNAUTHORIZED", &format!("invalid access token: {e}")),
             },
             (None, Some(key)) => {
@@ -436,7 +436,10 @@ impl Connection {
             return error("UNAUTHORIZED", "send {\"type\": \"auth\", \"token\": ...} (or api_key) before subscribing to account");
         }
         if !self.snapshots.admit() {
-            return error("RATE_LIMITED", &format!("at most {SNAPSHOTS_PER_SEC} snapshots a second after the first {SNAPSHOT_BURST}; not subscribed to {name:?}"));
+            return error(
+                "RATE_LIMITED",
+                &format!("at most {SNAPSHOTS_PER_SEC} snapshots a second after the first {SNAPSHOT_BURST}; not subscribed to {name:?}"),
+            );
         }
         let services = &self.state.services;
         // Registered first, so no update after the snapshot's point is missed; the ones the

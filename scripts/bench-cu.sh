@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NIGHTLY=nightly-2026-10-01
-rustup toolchain list | grep -q "^$NIGHTLY" || rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src
-command -v sbpf-linker >/dev/null || cargo +"$NIGHTLY" install sbpf-linker@0.2.6 --locked
+# build-sbf.sh installs the nightly and sbpf-linker when missing.
+bash scripts/build-sbf.sh >/dev/null
 (cd bench/sbf-lmsr && cargo +"$NIGHTLY" build --release --target bpfel-unknown-none \
   -Zbuild-std=core,alloc -Zbuild-std-features=compiler-builtins-mem)
 built=bench/sbf-lmsr/target/bpfel-unknown-none/release/liblmsr_sbf_bench.so

@@ -19,12 +19,18 @@ if ! rustup run "$nightly" rustc --version >/dev/null 2>&1; then
   echo "build-sbf: installing $nightly" >&2
   rustup toolchain install "$nightly" --profile minimal --component rust-src --no-self-update >&2
 fi
-rustup component list --toolchain "$nightly" --installed | grep -q '^rust-src' \
-  || rustup component add rust-src --toolchain "$nightly" >&2
-if ! sbpf-linker --version 2>/dev/null | grep -q "$linker_version"; then
-  echo "build-sbf: installing sbpf-linker $linker_version" >&2
-  cargo "+$nightly" install "sbpf-linker@$linker_version" --locked --force >&2
-fi
+# (Outputs are captured before they are matched: `grep -q` stops reading at the first match, and
+# under pipefail the writer's broken pipe would fail the test.)
+components="$(rustup component list --toolchain "$nightly" --installed)"
+case "$components" in *rust-src*) ;; *) rustup component add rust-src --toolchain "$nightly" >&2 ;; esac
+linker="$(sbpf-linker --version 2>/dev/null || true)"
+case "$linker" in
+  *"sbpf-linker $linker_version"*) ;;
+  *)
+    echo "build-sbf: installing sbpf-linker $linker_version" >&2
+    cargo "+$nightly" install "sbpf-linker@$linker_version" --locked --force >&2
+    ;;
+esac
 
 # std for this target: rust-src with sbf/std.patch applied (MIN_ALIGN 8 for target_arch = "bpf";
 # fixed RandomState keys, since an SBF program has no writable static for std's per-thread keys).

@@ -12,8 +12,9 @@ export RUST_LOG="${RUST_LOG:-warn}"
 # the draw's; scripts/soak-lmsr.sh runs them with new seeds.
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261128}"
 # The code as rustfmt.toml formats it (before anything builds: a format slip fails in seconds).
+installed="$(rustup component list --installed 2>/dev/null || true)"
 for component in rustfmt clippy; do
-  rustup component list --installed 2>/dev/null | grep -q "^$component" || rustup component add "$component"
+  case "$installed" in *"$component-"*) ;; *) rustup component add "$component" ;; esac
 done
 cargo fmt --all --check
 cargo test --workspace --locked "$@"

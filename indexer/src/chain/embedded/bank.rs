@@ -44,6 +44,57 @@ fn process_instruction(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8
     funding_market::entry(program_id, one_lifetime(accounts), data)
 }
 
+/// The runtime's log lines of a transaction that ran `native`, the natively compiled program, as
+/// a validator writes them for its SBF binary: one `invoke [depth]` per invocation and one
+/// `success` (or `failed`) closing it. Natively, every invocation is logged more than once —
+/// by the runtime; again by solana-program-test's builtin entry when the callee is the native
+/// program; and, for a call made from native code, once more beforehand by the syscall stub
+/// that carries it (with a depth of its own) — and closed as many times. So an invocation at
+/// depth `d` of program `p` has `1 + (p == native) + (d > 1)` copies of each line, and those
+/// copies are folded into one here, the depth counted. Anything that does not follow that
+/// pattern is left as it is. What a native run cannot give stays absent: the program's own
+/// `Program log:` lines and its compute units.
+pub fn validator_logs(raw: Vec<String>, native: &Pubkey) -> Vec<String> {
+    fn invoked(line: &str) -> Option<&str> {
+        let rest = line.strip_prefix("Program ")?;
+        let (program, depth) = rest.split_once(" invoke [")?;
+        depth.strip_suffix(']').filter(|d| d.parse::<u32>().is_ok()).map(|_| program)
+    }
+    fn closed(line: &str) -> Option<&str> {
+        let rest = line.strip_prefix("Program ")?;
+        rest.strip_suffix(" success").or_else(|| rest.split_once(" failed: ").map(|(program, _)| program)).filter(|p| !p.contains(' '))
+    }
+    let native = native.to_string();
+    let mut out = Vec::with_capacity(raw.len());
+    // The invocations open now: their program and how many copies each line of theirs has.
+    let mut open: Vec<(&str, usize)> = Vec::new();
+    let mut i = 0;
+    while i < raw.len() {
+        let line = raw[i].as_str();
+        if let Some(program) = invoked(line) {
+            let depth = open.len() + 1;
+            let copies = 1 + usize::from(program == native) + usize::from(depth > 1);
+            if (1..copies).all(|k| raw.get(i + k).and_then(|l| invoked(l)) == Some(program)) {
+                out.push(format!("Program {program} invoke [{depth}]"));
+                open.push((program, copies));
+                i += copies;
+                continue;
+            }
+        } else if let (Some(program), Some(&(top, copies))) = (closed(line), open.last())
+            && program == top
+            && (1..copies).all(|k| raw.get(i + k).and_then(|l| closed(l)) == Some(program))
+        {
+            out.push(line.to_owned());
+            open.pop();
+            i += copies;
+            continue;
+        }
+        out.push(line.to_owned());
+        i += 1;
+    }
+    out
+}
+
 /// What a deployment through the upgradeable loader leaves: the ProgramData account naming the
 /// upgrade authority (which `initialize` requires as a signer) and, for an SBF binary, holding
 /// it after that header, and the executable program account pointing at it. A native program
@@ -115,6 +166,8 @@ impl std::fmt::Debug for ProgramCode {
 pub struct Runtime {
     forks: Arc<RwLock<BankForks>>,
     pub genesis_payer: Keypair,
+    /// Whether the program runs natively (its logs then go through `validator_logs`).
+    native: bool,
 }
 
 impl Runtime {
@@ -169,7 +222,12 @@ impl Runtime {
         bank.fill_bank_with_ticks_for_tests();
         let child = Bank::new_from_parent(bank.clone(), bank.leader_id(), bank.slot() + 1);
         let forks = BankForks::new_rw_arc(child);
-        Runtime { forks, genesis_payer }
+        Runtime { forks, genesis_payer, native: matches!(code, ProgramCode::Native) }
+    }
+
+    /// A transaction's log lines as a validator writes them (see `validator_logs`).
+    pub fn logs(&self, raw: Vec<String>) -> Vec<String> {
+        if self.native { validator_logs(raw, &funding_market::ID) } else { raw }
     }
 
     /// The bank transactions run in now.
@@ -206,5 +264,44 @@ impl Runtime {
             parent.accounts().accounts_db.clean_accounts(Some(parent.slot()), false);
             parent.shrink_candidate_slots();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::validator_logs;
+
+    /// A native program's failing transfer, logged as solana-program-test's stubs and builtin
+    /// entry log it: each invocation folded into one line at its depth, each close into one.
+    #[test]
+    fn native_copies_fold_into_one_line_an_invocation() {
+        let native = funding_market::ID;
+        let token = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+        let raw = [
+            format!("Program {native} invoke [1]"),
+            format!("Program {native} invoke [1]"),
+            format!("Program {token} invoke [1]"),
+            format!("Program {token} invoke [2]"),
+            "Program log: Error: insufficient funds".to_owned(),
+            format!("Program {token} consumed 4 of 199000 compute units"),
+            format!("Program {token} failed: custom program error: 0x1"),
+            format!("Program {token} failed: custom program error: 0x1"),
+            format!("Program {native} failed: custom program error: 0x1"),
+            format!("Program {native} failed: custom program error: 0x1"),
+        ];
+        assert_eq!(
+            validator_logs(raw.to_vec(), &native),
+            [
+                format!("Program {native} invoke [1]"),
+                format!("Program {token} invoke [2]"),
+                "Program log: Error: insufficient funds".to_owned(),
+                format!("Program {token} consumed 4 of 199000 compute units"),
+                format!("Program {token} failed: custom program error: 0x1"),
+                format!("Program {native} failed: custom program error: 0x1"),
+            ]
+        );
+        // What does not follow the pattern (an instruction of another program) is kept as is.
+        let other = vec![format!("Program {token} invoke [1]"), format!("Program {token} success")];
+        assert_eq!(validator_logs(other.clone(), &native), other);
     }
 }

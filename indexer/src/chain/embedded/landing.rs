@@ -255,7 +255,7 @@ impl EmbeddedChain {
                 block_time: clock.unix_timestamp,
                 err: err.clone(),
                 inner,
-                logs: committed.log_messages.unwrap_or_default(),
+                logs: self.0.runtime.logs(committed.log_messages.unwrap_or_default()),
                 accounts,
                 tx,
                 ahead,

@@ -43,7 +43,7 @@ mod node;
 mod reads;
 mod recent;
 
-pub use bank::ProgramCode;
+pub use bank::{ProgramCode, validator_logs};
 pub use genesis::{GenesisParams, Keys};
 pub use hook::LedgerHook;
 pub use json_rpc::{MAX_MULTIPLE_ACCOUNTS, MAX_RESPONSE_BYTES, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE, RESPONSE_TOO_LARGE, encoded_account, feature_set_id};

@@ -175,7 +175,7 @@ impl EmbeddedChain {
         });
         Ok(RpcSimulateTransactionResult {
             err: simulated.result.err().map(Into::into),
-            logs: Some(simulated.logs),
+            logs: Some(self.0.runtime.logs(simulated.logs)),
             accounts: None,
             units_consumed: Some(simulated.units_consumed),
             loaded_accounts_data_size: Some(simulated.loaded_accounts_data_size),

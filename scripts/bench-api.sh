@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The read-path benchmark (numbers in README.md): 4,000 series in a fresh database `fm_bench`,
+# The read-path benchmark (numbers in docs/performance.md): 4,000 series in a fresh database `fm_bench`,
 # GET /v1/series and the quote endpoint beside a bare axum handler, same load generator.
 set -euo pipefail
 cd "$(dirname "$0")/.."

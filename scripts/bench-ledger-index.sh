@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # getSignaturesForAddress's query on a 300,000-transaction ledger, by ANY(account_keys) and by the
-# (address, seq) index (numbers in README.md), in a scratch database dropped afterwards.
+# (address, seq) index (numbers in docs/performance.md), in a scratch database dropped afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

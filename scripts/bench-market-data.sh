@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The market-data read benchmark (numbers in README.md): 4,000 perps with 30 days of interval
+# The market-data read benchmark (numbers in docs/performance.md): 4,000 perps with 30 days of interval
 # changes and crowd history in a fresh database `fm_bench_market_data`, the eight endpoints beside
 # a bare axum handler, same load generator.
 set -euo pipefail

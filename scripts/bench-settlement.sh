@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Settlement at scale (numbers in README.md): 4,000 rounds due at once with 40,000 positions,
+# Settlement at scale (numbers in docs/performance.md): 4,000 rounds due at once with 40,000 positions,
 # settled by the real service's oracle, crank and indexer on the embedded chain; the time to the
 # last payout visible through the API, and the transactions it took. SETTLE_ROUNDS=400 for a
 # quicker run.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Two builds of the trading benchmark side by side (README, Benchmarks): runs each given
+# Two builds of the trading benchmark side by side (docs/performance.md): runs each given
 # `trade_bench` binary in turn, PAIRS times (default 3), and prints for each run the one-market
 # line, its p50 and p99 after the phase's first second, pgbench's tps, their ratio, and the CPU a
 # trade over the one-market phase — of the benchmark's process (service and its load generator)

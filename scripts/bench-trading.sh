@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Custodial trading throughput (numbers in README.md): trades/s on one market and across ten,
+# Custodial trading throughput (numbers in docs/performance.md): trades/s on one market and across ten,
 # through the real service on the embedded chain, beside pgbench on the same Postgres. Each phase
 # also prints its p50 and p99 after its first second. TRADE_BENCH_LATENCIES=FILE appends every
-# trade as `phase,start_ms,latency_ms` (README, Benchmarks: "Where a trade waits").
+# trade as `phase,start_ms,latency_ms` (docs/performance.md: "Where a trade waits").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

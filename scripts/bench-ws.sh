@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The WebSocket fan-out benchmark (numbers in README.md): 5,000 subscribers of one market over
+# The WebSocket fan-out benchmark (numbers in docs/performance.md): 5,000 subscribers of one market over
 # 1,000 loopback source addresses, the real service in process, in a fresh database
 # `fm_bench_ws`, at three rates: a change every 500, 100 and 20 ms. WS_SUBSCRIBERS and
 # WS_UPDATES change the sizes.

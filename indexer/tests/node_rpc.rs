@@ -96,7 +96,7 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     let logs = simulated.logs.unwrap();
     assert!(logs.iter().any(|l| l.contains(&format!("Program {} invoke [1]", funding_market::ID))), "{logs:?}");
     // The program runs as a native builtin: the runtime's invoke/success lines are logged, its
-    // own `msg!` lines go to the process's output (README "Local chain").
+    // own `msg!` lines go to the process's output (docs/local-chain.md).
     assert!(logs.iter().any(|l| l == &format!("Program {} success", funding_market::ID)), "{logs:?}");
     assert_eq!(rpc.get_balance(&wallet.pubkey()).await.unwrap(), 5_000_000_000, "a simulation changes nothing");
 

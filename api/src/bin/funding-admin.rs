@@ -1,4 +1,4 @@
-//! `funding-admin`: the operator's command for a deployed program (README "Running on devnet").
+//! `funding-admin`: the operator's command for a deployed program (docs/operations.md, "Running on devnet").
 //! Every subcommand that talks to a cluster takes `--url` (or `FM_RPC_URL`); keys are
 //! solana-keygen JSON files. The work is in `api::operator`.
 

@@ -1,5 +1,5 @@
 //! Web push, the rules: what a browser subscription must look like to be kept, and what each
-//! outbox event says to the user (the notification payload, documented in the README).
+//! outbox event says to the user (the notification payload, documented in docs/api.md).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::LazyLock;

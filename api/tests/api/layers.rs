@@ -1,4 +1,4 @@
-//! The layering rules of the API crate (README "Layout"), checked by reading its sources:
+//! The layering rules of the API crate (docs/architecture.md, "Layout"), checked by reading its sources:
 //! dependencies point one way — http and workers → services → {store, chain, exchanges,
 //! domain} — and the domain knows no framework.
 

@@ -1,6 +1,6 @@
 //! The committed IDL (`idl/funding_market.json`, from `anchor idl build`) matches the program:
 //! same address, and every instruction, account and event with the discriminator the program
-//! uses and nothing else. Regenerate it when this fails (README, "The program").
+//! uses and nothing else. Regenerate it when this fails (docs/architecture.md, "The program").
 
 use anchor_lang::Discriminator;
 use funding_market::{events, instruction, state};

@@ -484,7 +484,7 @@ async fn on_chain_void_refunds_everyone_what_they_put_in() {
     assert!(refunded <= market.refund_pool);
 }
 
-/// The void-refund game (README, "Voids"): A buys the cheap side, B buys it after (pushing it
+/// The void-refund game (docs/architecture.md, "Voids"): A buys the cheap side, B buys it after (pushing it
 /// up), A sells at a profit; the next cycle does the same on the other side; then the market is
 /// voided. Refunding B everything it paid would leave A's profit to the treasury. Under the rule
 /// refunds come from the market vault alone — pro rata when it cannot cover every claim — so the

@@ -1,4 +1,4 @@
-//! `GET /v1/ws`: the WebSocket (protocol in the README). At most five connections per client IP
+//! `GET /v1/ws`: the WebSocket (protocol in docs/api.md). At most five connections per client IP
 //! across replicas, counted in Redis before the upgrade (the sixth gets 429 and the envelope).
 //! Each connection is one task: it reads the client's JSON messages, answers subscriptions with
 //! a snapshot, forwards the updates the hub queues for it (dropping those its snapshot already

@@ -3,8 +3,7 @@
 //! a catch-up batch names the same markets and wallets thousands of times, and each trade the
 //! embedded chain lands writes out its dozen accounts (programs, the market and its vault, the
 //! trader's accounts) several times — its ledger row's keys, signers and instructions, the
-//! accounts it wrote and their owners, the sender's answer. Base58 was 5–7 % of the service's
-//! CPU in the trade benchmark and a twentieth of a catch-up before these were remembered.
+//! accounts it wrote and their owners, the sender's answer.
 
 use anchor_lang::prelude::Pubkey;
 use funding_market::client::Remembered;

@@ -24,9 +24,8 @@ pub enum FollowError {
 
 /// Transactions per database transaction while catching up. Per-row work on the rows a batch
 /// upserts (a position, a vault balance, a trader's day and total) is paid once per key in the
-/// batch, so larger batches catch up faster (100,000 trade events over 1,000 wallets: 16.2 s
-/// at 500, 10.6 s at 5,000, 10.3 s at 10,000 when batches were slower; later, three runs each,
-/// 5.40–5.84 s at 5,000 and 4.93–5.26 s at 10,000; docs/performance.md, "Indexer catch-up"). A batch holds
+/// batch, so larger batches catch up faster, up to about this size (docs/performance.md,
+/// "Indexer catch-up", has the figures). A batch holds
 /// the projection lock while it is applied (about half a second at 10,000), so a trade the
 /// service projects itself waits at most that long during a catch-up; following the chain,
 /// batches hold what is new.

@@ -29,11 +29,10 @@ pub const CHECK_IF_IDLE_FOR: std::time::Duration = std::time::Duration::from_sec
 
 /// The pool settings both processes use. sqlx's default checks every connection with a round
 /// trip (`ping`) each time it is taken from the pool, on top of the one it makes when a
-/// connection is given back: under load that doubled the round trips of every statement run on
-/// the pool (7 % of the service's CPU in the trade benchmark, and as many wake-ups of
-/// Postgres). Here only a connection that sat idle for `CHECK_IF_IDLE_FOR` is checked — one
+/// connection is given back: under load that doubles the round trips of every statement run on
+/// the pool, and wakes Postgres as often. Here only a connection that sat idle for `CHECK_IF_IDLE_FOR` is checked — one
 /// whose server went away while nobody used it (a restart, an idle timeout) is dropped and
-/// another made, as before. One that breaks while in steady use fails the statement that finds
+/// another made. One that breaks while in steady use fails the statement that finds
 /// it, as it would have failed the statement in flight anyway; sqlx's check on giving it back
 /// then drops it.
 pub fn pool_options() -> sqlx::postgres::PgPoolOptions {

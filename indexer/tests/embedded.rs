@@ -680,7 +680,7 @@ async fn transactions_landing_during_a_write_are_committed_together(db: PgPool) 
         assert!(logs.len() >= 2 && logs.iter().all(|l| l.starts_with("Program ")), "{logs:?}");
         assert_eq!(indexed, keys.len() as i64);
     }
-    // Over the whole ledger (no foreign key checks it, migration 39): every by-account row is
+    // Over the whole ledger (no foreign key checks it): every by-account row is
     // one of its transaction's keys, and every key of every transaction has its row.
     let (orphans, missing): (i64, i64) = sqlx::query_as(
         "SELECT (SELECT count(*) FROM embedded_ledger_accounts a

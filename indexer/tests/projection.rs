@@ -602,7 +602,7 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
 }
 
 /// A group of trades applied ahead is a statement of its own that writes its stream events and
-/// trader totals itself (the triggers skip it: migration 43); caught up, the same trades are
+/// trader totals itself (the triggers skip it: their `WHEN` on `fm.done_by_trade_statement`); caught up, the same trades are
 /// one statement of a batch's transaction and the triggers write them. The two must not
 /// differ: the same events on every channel in the same order, the same totals, over
 /// transactions of several trades each in two markets — positions new and old in one
@@ -733,7 +733,7 @@ async fn a_group_applied_ahead_streams_what_its_triggers_would(db: PgPool) {
 }
 
 /// A market deleted while a group of its trades is applied ahead: the group's statement locks
-/// the markets its rows reference, as the foreign-key check it skips would (migration 43), so
+/// the markets its rows reference, as the foreign-key check it skips would, so
 /// it waits for the delete and then finds the market gone. Its trade is kept as an event of an
 /// unknown market and nothing references the deleted one.
 #[sqlx::test(migrations = "../migrations")]

@@ -53,8 +53,7 @@ pub struct HttpSettings {
 
 /// What every handler can reach (`AppParts`), behind one `Arc`: axum clones the state for
 /// every request and every middleware that takes it, and a clone of the parts themselves was
-/// some twenty reference counts to increment and decrement again, shared by every core (about 1 %
-/// of the service's CPU in the trade benchmark).
+/// some twenty reference counts to increment and decrement again, shared by every core.
 #[derive(Clone)]
 pub struct AppState(Arc<AppParts>);
 

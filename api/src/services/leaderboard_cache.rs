@@ -4,7 +4,7 @@
 //! of Postgres per request), so this is what keeps `GET /v1/leaderboard` in the read path's
 //! class.
 //!
-//! Kept exact by Postgres notices (migration 31): a statement that changes `trader_stats` (the
+//! Kept exact by Postgres notices (triggers `notify_leaderboard*`): a statement that changes `trader_stats` (the
 //! projection's trades and payouts) or a display name notifies `fm_leaderboard` when it
 //! commits. A ranking is served only while no notice has arrived since the read it came from
 //! began, so an answer reflects every change whose notice has arrived (a millisecond or two

@@ -2,8 +2,8 @@
 //! from (status, trading window, `b`, `q_yes`, `q_no`) — so neither costs a database round trip.
 //!
 //! Kept current by Postgres itself: a trigger on `markets` notifies `fm_market_terms` with the
-//! market's id whenever a column the row shows changes (migrations 25 and 30; `*` when a
-//! series' symbol, exchange or tier would change), in the changing transaction, so the notice
+//! market's id whenever a column the row shows changes (triggers `notify_market_terms_*`; `*`
+//! from `notify_market_series` when a series' symbol, exchange or tier would change), in the changing transaction, so the notice
 //! arrives once it commits; this process's listener drops the entry and the next read takes
 //! the row again. Staleness is therefore the notice's delivery, a millisecond or two on one
 //! machine (`api/tests/api/markets.rs` measures it and requires it under a second). A trade
@@ -16,7 +16,7 @@
 //! the same lock by every invalidation, keeps such a read from being cached.
 //!
 //! The same counter versions the market listing (`GET /v1/markets`): the trigger also names
-//! every new market (migration 34), so any change to what a listing shows — a row, a status
+//! every new market (`notify_market_terms_insert`), so any change to what a listing shows — a row, a status
 //! and with it the counts, a new round — bumps it, and a page rendered at one version is the
 //! same page while it holds (`version`).
 

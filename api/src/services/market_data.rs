@@ -12,8 +12,8 @@ use crate::store::intervals::{self, ChangeRow, IntervalStatsRow, PerpRow};
 /// How many symbols `/v1/intervals/stats` lists as most changed.
 pub const MOST_CHANGED: i64 = 10;
 
-/// The channel on which the collectors' writes are notified (migration 32: statement triggers
-/// on `perps`, `interval_changes`, `crowd_latest` and `crowd_history`).
+/// The channel on which the collectors' writes are notified (the statement triggers
+/// `notify_market_data` on `perps`, `interval_changes`, `crowd_latest` and `crowd_history`).
 pub const NOTICE_CHANNEL: &str = "fm_market_data";
 
 /// The version of what these reads return: a response read at it is the response while it

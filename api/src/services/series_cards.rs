@@ -2,7 +2,7 @@
 //! and current round) in listing order (tier, then slug), so a page costs no database round
 //! trip.
 //!
-//! Kept current by Postgres notices (migration 26): a trigger on `series`, and one on `markets`
+//! Kept current by Postgres notices (triggers `notify_series_card*`): a trigger on `series`, and one on `markets`
 //! for what a card shows of its rounds, notify `fm_series_cards` with the series' id when it
 //! commits. A notice marks the card dirty; the next listing re-reads the dirty cards (one query
 //! for all of them) before it answers. A listing therefore reflects every change whose notice

@@ -112,7 +112,7 @@ fn leading_updates(events: &[StreamEvent]) -> Vec<Vec<Value>> {
 }
 
 /// The updates an event stands for, in order: one per trade of a statement's trades on a
-/// channel (`{"trade_ids": [...]}`, migration 37), else the event itself.
+/// channel (`{"trade_ids": [...]}`, as the `stream_trades` trigger writes it), else the event itself.
 fn updates_of(event: &StreamEvent) -> Vec<Value> {
     match event.reference.get("trade_ids").and_then(Value::as_array) {
         Some(trades) if !trades.is_empty() => trades.iter().map(|id| serde_json::json!({ "trade_id": id })).collect(),

@@ -30,14 +30,12 @@ pub async fn sequence(tx: &mut PgConnection, counts: &[i64]) -> Result<Vec<i64>,
     Ok(seqs)
 }
 
-/// Deletes the events `ids`, published by this transaction (migration 44: deleting a row
+/// Deletes the events `ids`, published by this transaction (deleting a row
 /// costs no new row version and no index entry, where marking it published cost both).
 ///
 /// Planned for each batch (an unnamed statement, planned with its array): the table holds few
 /// live rows but, until vacuum comes, every row deleted since, and a plan made once per
-/// connection while it was nearly empty scans all of them. (So did the update that marked
-/// events published, on a table of an hour of them: 40 million rows read in a 20-second
-/// trading benchmark.)
+/// connection while it was nearly empty scans all of them.
 pub async fn delete_published(tx: &mut PgConnection, ids: &[i64]) -> Result<(), sqlx::Error> {
     sqlx::query("DELETE FROM stream_events WHERE id = ANY($1)").persistent(false).bind(ids).execute(tx).await?;
     Ok(())

@@ -915,7 +915,7 @@ async fn a_statement_streams_one_positions_event_per_account(db: PgPool) {
 }
 
 /// Trades, price points and positions reference their market through statement triggers
-/// (migration 38) as they did through foreign keys: a row of a missing market fails its whole
+/// (the `*_market_exists` triggers) as they did through foreign keys: a row of a missing market fails its whole
 /// statement with 23503, a referenced market can be neither deleted, truncated nor given another
 /// id, and a
 /// delete racing an insert waits for it (and fails once it committed), as an insert racing a

@@ -268,7 +268,7 @@ async fn within(inbox: &mut tokio::sync::mpsc::Receiver<Arc<api::http::routes::w
     tokio::time::timeout(Duration::from_secs(5), inbox.recv()).await.expect("delivered at once").unwrap()
 }
 
-/// A statement's trades are one stream event per channel (migration 37), published as one
+/// A statement's trades are one stream event per channel (the `stream_trades` trigger), published as one
 /// update per trade: in the statement's order, each with its own sequence number, and a
 /// republished update dropped by its (event, part).
 #[sqlx::test(migrator = "api::store::MIGRATOR")]

@@ -136,7 +136,8 @@ impl TradeRun {
 pub(super) enum Commit {
     /// A transaction of its own (a group applied ahead, autocommit): it also writes the stream
     /// events and trader totals its rows make and checks their markets, which the tables'
-    /// triggers then skip for the rest of its transaction — that is, for it alone (migration 43).
+    /// triggers then skip for the rest of its transaction — that is, for it alone (their `WHEN` on
+    /// the setting `fm.done_by_trade_statement`).
     Own,
     /// One statement of the caller's transaction (catching up), which may go on with other
     /// statements: the triggers write them.
@@ -155,7 +156,7 @@ WITH locked AS (
     -- A statement that is its own transaction, or the last of the embedded chain's ledger
     -- write (`$25`), does what some of the tables' triggers would (the market references
     -- below, the stream events and trader totals at the end) and tells them so, for the rest
-    -- of its transaction (migration 43).
+    -- of its transaction.
     -- With `$26` the lock is only tried (`Commit::IfUnlocked`): not held, the statement does
     -- nothing and says so.
     SELECT held, CASE WHEN $25 AND held THEN set_config('fm.done_by_trade_statement', 'on', true) END
@@ -252,7 +253,7 @@ WITH locked AS (
     SELECT wallet, day, sum(amount)::BIGINT, count(*) FROM new GROUP BY wallet, day
     ON CONFLICT (wallet, day) DO UPDATE SET volume = trader_stats.volume + EXCLUDED.volume, trades = trader_stats.trades + EXCLUDED.trades
 ), totals AS (
-    -- What the trader_stats triggers add to the all-time totals (migration 33), when they skip.
+    -- What the trader_stats triggers (total_*_trader_stats) add to the all-time totals, when they skip.
     INSERT INTO trader_totals AS t (wallet, volume, trades)
     SELECT wallet, sum(amount)::BIGINT, count(*) FROM new WHERE $25 GROUP BY wallet ORDER BY wallet
     ON CONFLICT (wallet) DO UPDATE SET volume = t.volume + EXCLUDED.volume, trades = t.trades + EXCLUDED.trades

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Where Postgres's share of a trade goes (docs/performance.md: "Stream events deleted when
-# published"): runs each given `trade_bench` binary in turn, RUNS times (default 2), and prints
+# Where Postgres's share of a trade goes: runs each given `trade_bench` binary in turn, RUNS times (default 2), and prints
 # for its one-market phase the trades a second, the WAL written a trade, and the CPU a trade of
 # each Postgres backend, named by the statements it was seen running (sampled from
 # pg_stat_activity every 0.2 s): the projection's turn, the ledger writer, the trade reads, the
@@ -8,7 +7,7 @@
 # (/proc's schedstat); then the same two for the benchmark's process (the service and its load
 # generator, all threads); under it, the host's CPU over the phase (idle, stolen by the
 # hypervisor). A one-at-a-time turn whose backend waits for a core about as long as it runs
-# takes about twice its CPU (docs/performance.md: "Waiting for a core"). A backend's CPU a trade
+# takes about twice its CPU. A backend's CPU a trade
 # moves far less from run to run than the throughput does on these machines (±15 %), so a
 # change to one turn's statement shows here when the trading comparison
 # (`bench-trading-compare.sh`) cannot separate it.

@@ -2,7 +2,7 @@
 # Custodial trading throughput (numbers in docs/performance.md): trades/s on one market and across ten,
 # through the real service on the embedded chain, beside pgbench on the same Postgres. Each phase
 # also prints its p50 and p99 after its first second. TRADE_BENCH_LATENCIES=FILE appends every
-# trade as `phase,start_ms,latency_ms` (docs/performance.md: "Where a trade waits").
+# trade as `phase,start_ms,latency_ms`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

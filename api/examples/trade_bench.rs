@@ -48,8 +48,7 @@ impl Phase {
 
     /// The phase's line, and a second one for the trades after its first second: the first
     /// trades of 16 traders at once wait for the pool's new connections and their first
-    /// statements, which a running service has behind it (docs/performance.md: "Where a trade
-    /// waits").
+    /// statements, which a running service has behind it.
     fn print(&self, label: &str) {
         let tps = self.trades.len() as f64 / SECONDS as f64;
         let (p50, p99) = self.p50_p99(0.0);

@@ -24,8 +24,7 @@ pub enum FollowError {
 
 /// Transactions per database transaction while catching up. Per-row work on the rows a batch
 /// upserts (a position, a vault balance, a trader's day and total) is paid once per key in the
-/// batch, so larger batches catch up faster, up to about this size (docs/performance.md,
-/// "Indexer catch-up", has the figures). A batch holds
+/// batch, so larger batches catch up faster, up to about this size. A batch holds
 /// the projection lock while it is applied (about half a second at 10,000), so a trade the
 /// service projects itself waits at most that long during a catch-up; following the chain,
 /// batches hold what is new.

@@ -12,7 +12,7 @@
 //! time its turn worked on it (`fm_group_work_seconds`, from the hand-out to the next look at
 //! the queue). A queue's work is one group at a time, so the rate of that time's sum is the
 //! share of time its worker was busy: near 1 it is saturated, and its callers wait for groups
-//! ahead of theirs (docs/performance.md: "Turns and convoys").
+//! ahead of theirs.
 
 use std::sync::Mutex;
 use std::time::Instant;
@@ -50,8 +50,8 @@ impl<T, W> GroupQueue<T, W> {
     /// projected; senders leave the bank one after another, each queueing its landing — and a
     /// turn taken at once by the first of a burst held its item alone, leaving the rest to the
     /// next group. After a yield it finds theirs queued too. A projection statement costs most
-    /// of its time whatever the group's size — one of sixteen trades about twice one of one
-    /// (docs/performance.md: "Groups after a yield") — so on a busy machine fewer, larger groups
+    /// of its time whatever the group's size — one of sixteen trades about twice one of one — so
+    /// on a busy machine fewer, larger groups
     /// are less work; on an idle one the yield costs one pass of the scheduler.
     pub async fn turn_after_woken(&self) -> Turn<'_, T, W> {
         tokio::task::yield_now().await;

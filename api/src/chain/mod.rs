@@ -231,7 +231,7 @@ impl OnChain {
         };
         let onchain = OnChain::connect(AnyChain::Embedded(chain.clone()), service, db).await?;
         // Its trades projected in their ledger write, where they can be: one commit and one
-        // turn a trade waits on instead of two (docs/performance.md: "One turn for both writes").
+        // turn a trade waits on instead of two.
         chain.apply_in_ledger(Arc::new(onchain.projector().clone()));
         Ok(onchain)
     }

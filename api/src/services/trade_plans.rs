@@ -3,8 +3,7 @@
 //! connection of its own (`GroupQueue`, as the chain's ledger writes and the projection do).
 //! One statement a trade on a pooled connection was each trade's only statement of its own,
 //! and sqlx checks a pooled connection with a round trip each time it is given back: two round
-//! trips a trade, and a Postgres backend woken for each (docs/performance.md: "Trade reads in
-//! groups").
+//! trips a trade, and a Postgres backend woken for each.
 
 use std::sync::Arc;
 

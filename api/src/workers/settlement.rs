@@ -22,8 +22,7 @@ pub const CRANK_LOCK: i64 = 0x464D_4352_414E_4B5F;
 const ROUNDS_PER_PASS: i64 = 1_000;
 /// Rounds paid out at once. Each waits on its own confirmations; side by side they keep the
 /// chain busy (it orders transactions one at a time and commits whatever is waiting together),
-/// and a round's payouts are its own (docs/performance.md, "Settlement at scale", has the
-/// figures that chose 32).
+/// and a round's payouts are its own.
 const CONCURRENT_ROUNDS: usize = 32;
 
 pub struct SettlementWorker {

@@ -20,12 +20,7 @@ const TRADES: usize = 300;
 const MEMORY_TRADES: usize = 5_000;
 const USDC: u64 = 1_000_000;
 
-async fn send(
-    chain: &indexer::chain::EmbeddedChain,
-    ixs: &[anchor_lang::solana_program::instruction::Instruction],
-    payer: &Keypair,
-    signers: &[&Keypair],
-) -> String {
+async fn send(chain: &localnet::EmbeddedChain, ixs: &[anchor_lang::solana_program::instruction::Instruction], payer: &Keypair, signers: &[&Keypair]) -> String {
     let (blockhash, _) = chain.latest_blockhash().await.unwrap();
     let mut all = vec![payer];
     all.extend_from_slice(signers);

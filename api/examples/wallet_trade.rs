@@ -7,10 +7,10 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use chain_client::RpcChain;
 use ed25519_dalek::Signer as _;
 use funding_market::client;
 use funding_market::state::{Position, Side};
-use indexer::chain::RpcChain;
 use serde_json::{Value, json};
 use solana_keypair::Keypair;
 use solana_signer::Signer;

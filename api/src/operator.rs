@@ -2,17 +2,17 @@
 //! (`src/bin/funding-admin.rs`): make keypairs, initialize the program's config, fund the
 //! treasury, read the config back, and end a market by hand with the oracle key. Each action is
 //! one transaction, built here and signed with solana-keygen keypair files, sent and confirmed
-//! like the service's own (`indexer::chain::RpcChain`).
+//! like the service's own (`chain_client::RpcChain`).
 
 use std::path::Path;
 use std::time::Duration;
 
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::program_pack::Pack;
+use chain_client::{ChainError, RpcChain};
 use funding_market::client;
 use funding_market::instructions::initialize::InitializeParams;
 use funding_market::state::{Config, Market, MarketStatus};
-use indexer::chain::{ChainError, RpcChain};
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 use solana_transaction::Transaction;

@@ -16,9 +16,9 @@ use std::time::Instant;
 
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::{Event, event::EVENT_IX_TAG_LE};
+use chain_client::{ChainError, ChainSource, ConfirmedTransaction, InnerInstruction, Instruction, SignatureInfo};
 use funding_market::events::{MarketCreated, TradeExecuted};
 use funding_market::state::Side;
-use indexer::chain::{ChainError, ChainSource, ConfirmedTransaction, InnerInstruction, Instruction, SignatureInfo};
 use indexer::follow::Indexer;
 use indexer::projection::Projector;
 use sqlx::postgres::PgPoolOptions;

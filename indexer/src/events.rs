@@ -7,7 +7,7 @@ use funding_market::client::decode_event;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use crate::chain::ConfirmedTransaction;
+use chain_client::ConfirmedTransaction;
 use funding_market::events::{DepositSwept, MarketClosed, MarketCreated, MarketFinalized, PositionSettled, TradeExecuted, UserCreated, Withdrawn};
 
 pub enum ProgramEvent {

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use crate::chain::{ChainError, ChainSource, ConfirmedTransaction, SignatureInfo};
 use crate::projection::Projector;
+use chain_client::{ChainError, ChainSource, ConfirmedTransaction, SignatureInfo};
 
 #[derive(Debug, thiserror::Error)]
 pub enum FollowError {

@@ -1,22 +1,13 @@
-//! Chain access and the indexer.
-//!
-//! `chain::rpc` reads and writes any Solana cluster through its JSON-RPC API at `confirmed`
-//! commitment: signatures of the program since a cursor, transactions with their inner
-//! instructions (where `emit_cpi!` events travel), accounts, the latest blockhash and the clock,
-//! and sending a transaction until it confirms. `events` decodes the program's `emit_cpi!`
-//! events, `projection` writes them into Postgres once each with the cursor, `follow` runs the
-//! loop from the cursor over any `ChainSource`, `stats` keeps series statistics.
-//! `group_commit` is the hand-off the embedded chain's writer, the projection's groups applied
-//! ahead and the service's pre-trade reads use, with the connection of its own each keeps.
-//! `chain::embedded` is the in-process chain for local runs and tests; `chain::AnyChain` is the
-//! narrow interface over either.
+//! The projection: the program's events, read from any chain (`chain_client::ChainSource`:
+//! a cluster, or the embedded chain), written into Postgres once each with the cursor.
+//! `events` decodes the program's `emit_cpi!` events, `projection` writes them (trades,
+//! positions, balances, stream events, trader totals), `follow` runs the loop from the cursor,
+//! `deposits` matches sweeps to deposits, `stats` keeps series statistics. `MIGRATOR` and
+//! `pool_options` are the database plumbing every process shares.
 
-pub mod address_text;
-pub mod chain;
 pub mod deposits;
 pub mod events;
 pub mod follow;
-pub mod group_commit;
 pub mod projection;
 pub mod stats;
 

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use indexer::chain::RpcChain;
+use chain_client::RpcChain;
 use indexer::follow::Indexer;
 use indexer::projection::Projector;
 

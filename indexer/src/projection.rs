@@ -17,13 +17,12 @@ use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
 use tokio::sync::{oneshot, watch};
 use uuid::Uuid;
 
-use crate::chain::ConfirmedTransaction;
-use crate::chain::embedded::LedgerHook;
 use crate::deposits;
 use crate::events::{self, ProgramEvent};
-use crate::group_commit::{self, GroupQueue};
 use crate::stats;
+use chain_client::ConfirmedTransaction;
 use funding_market::state::{Outcome, Side};
+use group_commit::GroupQueue;
 
 mod payouts;
 mod trades;
@@ -632,20 +631,4 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
         }
     }
     Ok(())
-}
-
-/// The embedded chain applies the trades this projector is sending in their ledger write.
-#[async_trait::async_trait]
-impl LedgerHook for Projector {
-    fn wants(&self, signature: &str) -> bool {
-        self.is_sending(signature)
-    }
-
-    async fn apply(&self, db: &mut PgConnection, txs: &[&ConfirmedTransaction]) -> Result<bool, sqlx::Error> {
-        self.apply_in_ledger(db, txs).await
-    }
-
-    fn applied(&self, txs: &[&ConfirmedTransaction]) {
-        self.applied_in_ledger(txs);
-    }
 }

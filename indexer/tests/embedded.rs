@@ -9,13 +9,14 @@ use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::instruction::Instruction;
 use anchor_lang::solana_program::program_pack::Pack;
 use anchor_lang::solana_program::system_instruction;
+use chain_client::{ChainError, ConfirmedTransaction, SignatureInfo};
 use funding_market::client;
 use funding_market::instructions::CreateMarketParams;
 use funding_market::state::{Market, MarketStatus, Outcome, Position, Side};
-use indexer::chain::embedded::{GenesisParams, ProgramCode, validator_logs};
-use indexer::chain::{ChainError, ConfirmedTransaction, EmbeddedChain, SignatureInfo};
 use indexer::follow::Indexer;
 use indexer::projection::Projector;
+use localnet::EmbeddedChain;
+use localnet::{GenesisParams, ProgramCode, validator_logs};
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 use solana_transaction::Transaction;
@@ -307,7 +308,7 @@ async fn the_chain_survives_a_restart(db: PgPool) {
     assert!(genesis_config >= 1);
 
     // One writer per database: a second chain on it is refused while this one runs.
-    assert!(matches!(EmbeddedChain::open(db.clone(), &GenesisParams::default()).await, Err(indexer::chain::embedded::EmbeddedError::InUse)));
+    assert!(matches!(EmbeddedChain::open(db.clone(), &GenesisParams::default()).await, Err(localnet::EmbeddedError::InUse)));
 }
 
 #[sqlx::test(migrations = "../migrations")]
@@ -357,7 +358,7 @@ async fn writer_pid(db: &PgPool) -> i32 {
            AND ((classid::BIGINT << 32) | objid::BIGINT) = $1
            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
     )
-    .bind(indexer::chain::embedded::SINGLE_WRITER_LOCK)
+    .bind(localnet::SINGLE_WRITER_LOCK)
     .fetch_one(db)
     .await
     .unwrap()
@@ -464,7 +465,7 @@ async fn lookup_tables_are_refused(db: PgPool) {
 /// `/rpc` answers with a mainnet node's limits, checked before any work.
 #[sqlx::test(migrations = "../migrations")]
 async fn json_rpc_has_a_nodes_limits(db: PgPool) {
-    use indexer::chain::embedded::{MAX_MULTIPLE_ACCOUNTS, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE};
+    use localnet::{MAX_MULTIPLE_ACCOUNTS, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE};
     use serde_json::json;
     let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     let config = client::config_pda().to_string();
@@ -511,7 +512,7 @@ fn resident_bytes() -> u64 {
 /// twice is listed twice; `dataSlice` is honoured.
 #[sqlx::test(migrations = "../migrations")]
 async fn an_answer_stays_within_its_byte_budget(db: PgPool) {
-    use indexer::chain::embedded::{MAX_RESPONSE_BYTES, RESPONSE_TOO_LARGE};
+    use localnet::{MAX_RESPONSE_BYTES, RESPONSE_TOO_LARGE};
     use serde_json::{Value, json};
     let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     let request = |id: usize, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -608,7 +609,7 @@ async fn signatures_for_an_address_are_read_through_an_index(db: PgPool) {
 
     let mut connection = db.acquire().await.unwrap();
     sqlx::query("SET enable_seqscan = off").execute(&mut *connection).await.unwrap();
-    let plan: Vec<String> = sqlx::query_scalar(&format!("EXPLAIN {}", indexer::chain::embedded::SIGNATURES_FOR_ADDRESS))
+    let plan: Vec<String> = sqlx::query_scalar(&format!("EXPLAIN {}", localnet::SIGNATURES_FOR_ADDRESS))
         .bind(&program)
         .bind(Some(&all[0].signature))
         .bind(None::<String>)

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anchor_lang::prelude::Pubkey;
+use chain_client::ChainError;
+use chain_client::{ChainSource, ConfirmedTransaction, SignatureInfo};
 use common::*;
 use funding_market::events::MarketCreated;
-use indexer::chain::ChainError;
-use indexer::chain::{ChainSource, ConfirmedTransaction, SignatureInfo};
 use indexer::follow::Indexer;
 use indexer::projection::Projector;
 use solana_instruction_error::InstructionError;

@@ -50,7 +50,7 @@ fn deliveries(len: usize, swaps: usize, repeats: usize, next: &mut impl FnMut(u6
 struct World {
     markets: Vec<(uuid::Uuid, Pubkey)>,
     wallets: Vec<Pubkey>,
-    txs: Vec<indexer::chain::ConfirmedTransaction>,
+    txs: Vec<chain_client::ConfirmedTransaction>,
 }
 
 impl World {

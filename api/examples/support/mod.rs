@@ -4,9 +4,10 @@
 
 use api::Config;
 use api::app::startup::Application;
+use api::chain::AnyChain;
 use chrono::{DateTime, Utc};
 use ed25519_dalek::Signer;
-use indexer::chain::{AnyChain, EmbeddedChain};
+use localnet::EmbeddedChain;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;

@@ -3,9 +3,9 @@
 //!
 //! What is recorded, and where: requests by route and status with latency histograms
 //! (`http::middleware`), rate-limit refusals (`http::ratelimit`), each worker's passes and
-//! failures (`workers`), chain send-and-confirm latency (`indexer::chain`), the embedded
+//! failures (`workers`), chain send-and-confirm latency (`chain_client`), the embedded
 //! chain's bank turn (`fm_chain_turn_seconds`) and every group queue's group sizes and work
-//! (`fm_group_size`, `fm_group_work_seconds`: `indexer::group_commit`); sampled at each scrape
+//! (`fm_group_size`, `fm_group_work_seconds`: `group_commit`); sampled at each scrape
 //! here: the database pool's connections.
 
 use std::sync::OnceLock;

@@ -4,10 +4,12 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::chain::AnyChain;
 use axum::Router;
-use indexer::chain::embedded::{EmbeddedError, GenesisParams, ProgramCode};
-use indexer::chain::{AnyChain, EmbeddedChain, RpcChain};
+use chain_client::RpcChain;
 use indexer::projection::Projector;
+use localnet::EmbeddedChain;
+use localnet::{EmbeddedError, GenesisParams, ProgramCode};
 use solana_signer::Signer;
 use sqlx::PgPool;
 use tokio::net::TcpListener;

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use api::domain::money::parse_micros;
 use api::domain::rate::FundingRate;
 use api::operator::{self, ConfigParams, Ending, OperatorError};
+use chain_client::RpcChain;
 use clap::{Args, Parser, Subcommand};
-use indexer::chain::RpcChain;
 use solana_signer::Signer;
 use uuid::Uuid;
 

@@ -94,7 +94,7 @@ const PROGRAM_ERRORS: [FundingMarketError; 26] = {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use indexer::chain::ChainError;
+    use chain_client::ChainError;
     use serde_json::json;
 
     /// A `TransactionError` from its JSON-RPC form, as a node sends it.

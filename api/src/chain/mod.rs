@@ -8,22 +8,26 @@
 //! Program errors come back from the chain's preflight as custom codes; `errors` types them
 //! once, and `Refusal` names the ones a caller can cause — everything else is a fault of ours.
 
+mod any;
 pub mod cosign;
 pub mod errors;
 pub mod money;
+
+pub use any::AnyChain;
 
 use std::sync::Arc;
 
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::instruction::Instruction;
+use chain_client::{ChainError, ChainSource, ConfirmedTransaction};
 use funding_market::client;
 use funding_market::events::TradeExecuted;
 use funding_market::instructions::CreateMarketParams;
 use funding_market::state::{Config as ProgramConfig, Market as ProgramMarket, MarketStatus as ProgramMarketStatus, Position, Side as ProgramSide};
 use futures_util::StreamExt;
-use indexer::chain::{AnyChain, ChainError, ChainSource, ConfirmedTransaction, EmbeddedChain};
 use indexer::events::{self, ProgramEvent};
 use indexer::projection::Projector;
+use localnet::EmbeddedChain;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 use solana_transaction::Transaction;
@@ -232,7 +236,7 @@ impl OnChain {
         let onchain = OnChain::connect(AnyChain::Embedded(chain.clone()), service, db).await?;
         // Its trades projected in their ledger write, where they can be: one commit and one
         // turn a trade waits on instead of two.
-        chain.apply_in_ledger(Arc::new(onchain.projector().clone()));
+        chain.apply_in_ledger(Arc::new(InLedger(onchain.projector().clone())));
         Ok(onchain)
     }
 
@@ -558,6 +562,26 @@ impl OnChain {
             batches.push(current);
         }
         Ok(batches)
+    }
+}
+
+/// The projection's seat in the embedded chain's ledger write: the trades this process's
+/// projector is sending are applied in the database transaction that writes their ledger rows
+/// (`localnet::LedgerHook`). The chain never names the projection; this is where the two meet.
+struct InLedger(Projector);
+
+#[async_trait::async_trait]
+impl localnet::LedgerHook for InLedger {
+    fn wants(&self, signature: &str) -> bool {
+        self.0.is_sending(signature)
+    }
+
+    async fn apply(&self, db: &mut sqlx::PgConnection, txs: &[&ConfirmedTransaction]) -> Result<bool, sqlx::Error> {
+        self.0.apply_in_ledger(db, txs).await
+    }
+
+    fn applied(&self, txs: &[&ConfirmedTransaction]) {
+        self.0.applied_in_ledger(txs);
     }
 }
 

@@ -6,8 +6,10 @@
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use anchor_lang::solana_program::program_pack::Pack;
+use chain_client::ChainError;
 use funding_market::client;
-use indexer::chain::{AnyChain, ChainError};
+
+use super::AnyChain;
 use indexer::events::{self, ProgramEvent};
 use solana_signer::Signer;
 use spl_token_interface::state::{Account as TokenAccount, AccountState};

@@ -6,7 +6,7 @@
 //! but never creates a balance.
 
 use anchor_lang::prelude::Pubkey;
-use indexer::chain::{ChainSource, token};
+use chain_client::{ChainSource, token};
 use indexer::deposits::{self as ledger, Source};
 
 use super::{ServiceError, Services};

@@ -98,8 +98,8 @@ impl From<OnChainError> for ServiceError {
     }
 }
 
-impl From<indexer::chain::ChainError> for ServiceError {
-    fn from(e: indexer::chain::ChainError) -> Self {
+impl From<chain_client::ChainError> for ServiceError {
+    fn from(e: chain_client::ChainError) -> Self {
         crate::chain::refused(e).into()
     }
 }

@@ -101,7 +101,7 @@ impl Services {
     pub fn terms(&self) -> TradeTerms {
         self.onchain.as_ref().map_or_else(
             || {
-                let genesis = indexer::chain::embedded::GenesisParams::default();
+                let genesis = localnet::GenesisParams::default();
                 TradeTerms { fee_bps: genesis.fee_bps, min_trade: genesis.min_trade, min_deposit: genesis.min_deposit }
             },
             OnChain::terms,

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use indexer::group_commit::{self, GroupQueue};
+use group_commit::{self, GroupQueue};
 use sqlx::{PgConnection, PgPool};
 use tokio::sync::oneshot;
 use uuid::Uuid;

@@ -221,7 +221,7 @@ pub struct FaucetGrant {
 /// Test USDC for a wallet (embedded chain only; `FAUCET_DAILY_CAP` per wallet and UTC day).
 pub async fn faucet(s: &Services, wallet: &str, amount: u64) -> Result<FaucetGrant, ServiceError> {
     let onchain = s.onchain()?;
-    if !matches!(onchain.chain(), indexer::chain::AnyChain::Embedded(_)) {
+    if !matches!(onchain.chain(), crate::chain::AnyChain::Embedded(_)) {
         return Err(ServiceError::NotFound("the faucet exists only on the embedded chain".into()));
     }
     let wallet: Pubkey = wallet.parse().map_err(|_| ServiceError::InvalidInput("wallet_address is not a Solana address".into()))?;

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::chain::AnyChain;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use indexer::chain::AnyChain;
 use indexer::follow::Indexer;
 use indexer::projection::Projector;
 use tokio_util::sync::CancellationToken;

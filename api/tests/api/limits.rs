@@ -307,8 +307,8 @@ async fn nonces_outlive_their_timestamps_and_belong_to_their_caller(db: PgPool) 
 /// bodies unread.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn the_local_rpc_is_rate_limited_and_bounded(db: PgPool) {
-    use indexer::chain::EmbeddedChain;
-    use indexer::chain::embedded::GenesisParams;
+    use localnet::EmbeddedChain;
+    use localnet::GenesisParams;
     let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     let onchain = api::chain::OnChain::embedded(&chain, db.clone()).await.unwrap();
     let mut config = config();

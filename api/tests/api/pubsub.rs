@@ -216,7 +216,7 @@ fn resident_bytes() -> u64 {
 }
 
 /// The largest account the chain holds (Token-2022's ProgramData, about 507 KB) and its size.
-async fn largest_account(chain: &indexer::chain::EmbeddedChain) -> (String, u64) {
+async fn largest_account(chain: &localnet::EmbeddedChain) -> (String, u64) {
     let loader = anchor_lang::solana_program::bpf_loader_upgradeable::ID.to_string();
     let request =
         json!({"jsonrpc": "2.0", "id": 1, "method": "getProgramAccounts", "params": [loader, {"encoding": "base64", "dataSlice": {"offset": 0, "length": 0}}]});
@@ -245,7 +245,7 @@ async fn send_paced(socket: &mut Socket, n: usize, request: impl Fn(usize) -> Va
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn connections_and_subscriptions_are_bounded(db: PgPool) {
     use api::http::pubsub::{LIMIT_REACHED, MAX_CONNECTIONS_PER_IP, MAX_SUBSCRIPTIONS};
-    let chain = indexer::chain::EmbeddedChain::open(db.clone(), &indexer::chain::embedded::GenesisParams::default()).await.unwrap();
+    let chain = localnet::EmbeddedChain::open(db.clone(), &localnet::GenesisParams::default()).await.unwrap();
     let pubsub = PubSub::start(chain.clone()).await;
     let node = serve(pubsub.clone().router()).await;
     let (largest, space) = largest_account(&chain).await;
@@ -316,7 +316,7 @@ async fn connections_and_subscriptions_are_bounded(db: PgPool) {
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn a_client_that_stops_reading_is_dropped(db: PgPool) {
     use api::http::pubsub::{MAX_SUBSCRIPTIONS, SEND_TIMEOUT};
-    let chain = indexer::chain::EmbeddedChain::open(db.clone(), &indexer::chain::embedded::GenesisParams::default()).await.unwrap();
+    let chain = localnet::EmbeddedChain::open(db.clone(), &localnet::GenesisParams::default()).await.unwrap();
     let pubsub = PubSub::start(chain.clone()).await;
     let node = serve(pubsub.clone().router()).await;
     let (mut socket, _) = tokio_tungstenite::connect_async(node.base.replacen("http://", "ws://", 1)).await.unwrap();

@@ -9,8 +9,8 @@ use api::chain::OnChain;
 use api::store::series;
 use chrono::{DateTime, Utc};
 use funding_market::client;
-use indexer::chain::EmbeddedChain;
-use indexer::chain::embedded::GenesisParams;
+use localnet::EmbeddedChain;
+use localnet::GenesisParams;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -380,8 +380,9 @@ async fn the_faucet_has_a_daily_cap(db: PgPool) {
 /// exist there.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn custodial_trading_over_json_rpc(db: PgPool) {
+    use api::chain::AnyChain;
     use api::chain::ServiceKeys;
-    use indexer::chain::{AnyChain, RpcChain};
+    use chain_client::RpcChain;
     let local = trading(&db, Duration::from_secs(10)).await;
     let dir = std::env::temp_dir().join(format!("fm-keys-{}", Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();

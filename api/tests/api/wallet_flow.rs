@@ -144,7 +144,7 @@ async fn a_wallet_creates_the_market_trades_and_confirms(db: PgPool) {
     let failing = client::buy_shares(bob_key, bob_key, market.as_bytes(), Side::Yes, 500_000_000, 0);
     let failed = t.chain.send_skipping_preflight(&wallet_tx(&t, &[failing], &bob.keypair, &[]).await).await.unwrap_err();
     let failed_signature = match failed {
-        indexer::chain::ChainError::TransactionFailed { signature, .. } => signature,
+        chain_client::ChainError::TransactionFailed { signature, .. } => signature,
         other => panic!("{other:?}"),
     };
     let unknown = bs58::encode([9u8; 64]).into_string();
@@ -343,7 +343,7 @@ async fn co_sign_refuses_every_variant_but_the_exact_one(db: PgPool) {
 /// path through `/rpc` as through a cluster, and the indexer following the chain over RPC.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn the_embedded_chain_speaks_json_rpc(db: PgPool) {
-    use indexer::chain::{ChainSource, RpcChain};
+    use chain_client::{ChainSource, RpcChain};
     let t = trading(&db, Duration::from_secs(10)).await;
     let rpc = RpcChain::new(&format!("{}/rpc", t.app.base), Duration::from_secs(10));
     let alice = trader(&t, "50").await;
@@ -384,7 +384,7 @@ async fn the_embedded_chain_speaks_json_rpc(db: PgPool) {
         blockhash.parse().unwrap(),
     );
     match rpc.send_and_confirm(&bincode::serialize(&too_big).unwrap(), Duration::from_secs(10)).await {
-        Err(indexer::chain::ChainError::Rpc { code: -32002, err: Some(err), .. }) => {
+        Err(chain_client::ChainError::Rpc { code: -32002, err: Some(err), .. }) => {
             assert!(matches!(err, solana_transaction_error::TransactionError::InstructionError(..)), "{err:?}")
         }
         other => panic!("{other:?}"),

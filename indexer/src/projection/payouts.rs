@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
 use super::{At, RecordedEvents, time};
-use crate::address_text;
+use chain_client::address_text;
 use funding_market::events::PositionSettled;
 
 /// The run's payouts as columns, ready to bind as arrays.

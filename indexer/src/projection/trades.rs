@@ -29,7 +29,8 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::{At, PROJECTION_LOCK, RecordedEvents, side, time};
-use crate::{address_text, events};
+use crate::events;
+use chain_client::address_text;
 use funding_market::events::TradeExecuted;
 
 /// The run's trades as columns, ready to bind as arrays.

@@ -3,9 +3,9 @@
 
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::{Event, event::EVENT_IX_TAG_LE};
+use chain_client::{ConfirmedTransaction, InnerInstruction, Instruction};
 use funding_market::events::{MarketCreated, TradeExecuted};
 use funding_market::state::Side;
-use indexer::chain::{ConfirmedTransaction, InnerInstruction, Instruction};
 use sqlx::PgPool;
 use uuid::Uuid;
 

@@ -1,17 +1,17 @@
 //! `POST /rpc` (embedded chain only): the chain answering Solana JSON-RPC, so a wallet can build,
 //! sign and send its own transactions against the local service exactly as against a cluster
-//! (`indexer::chain::embedded` speaks the formats). Not under `/v1`: it
+//! (`localnet` speaks the formats). Not under `/v1`: it
 //! is the local chain's node, not part of the API. Rate limited per client IP
 //! (`FM_RATE_RPC_PER_SEC`); bodies over [`MAX_BODY_BYTES`] are refused unread (400 `INVALID_INPUT`, "request body too large", as everywhere), each
-//! method has a mainnet node's limits (`indexer::chain::embedded::json_rpc`), and the answer to
-//! one request, a whole batch's, holds at most `indexer::chain::embedded::MAX_RESPONSE_BYTES`
+//! method has a mainnet node's limits (`localnet::json_rpc`), and the answer to
+//! one request, a whole batch's, holds at most `localnet::MAX_RESPONSE_BYTES`
 //! (a request past it is answered with the `-32012` error instead).
 
+use crate::chain::AnyChain;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use indexer::chain::AnyChain;
 use serde_json::{Value, json};
 
 use crate::http::AppState;

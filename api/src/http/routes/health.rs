@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use chrono::{SecondsFormat, Utc};
 use serde::Serialize;
 
-use indexer::chain::AnyChain;
+use crate::chain::AnyChain;
 
 use crate::http::AppState;
 use crate::http::envelope::{Data, Meta};

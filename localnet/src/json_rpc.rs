@@ -50,10 +50,10 @@ use solana_rpc_client_api::response::{Response, RpcBlockhash, RpcPrioritizationF
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status_client_types::{TransactionConfirmationStatus, TransactionStatus, UiTransactionEncoding};
 
-use super::EmbeddedChain;
-use super::node::MAX_AIRDROP_LAMPORTS;
-use super::node::passes as filter_passes;
-use crate::chain::ChainError;
+use crate::EmbeddedChain;
+use crate::node::MAX_AIRDROP_LAMPORTS;
+use crate::node::passes as filter_passes;
+use chain_client::ChainError;
 
 /// Requests per batch: what a client library sends at once stays far below it, and one HTTP
 /// request cannot queue unbounded work.

@@ -16,13 +16,13 @@ use tokio::sync::oneshot;
 
 use anchor_lang::solana_program::clock::MAX_PROCESSING_AGE;
 
-use crate::address_text;
-use crate::chain::decode::Compiled;
-use crate::chain::{ChainError, ConfirmedTransaction};
+use chain_client::address_text;
+use chain_client::decode::Compiled;
+use chain_client::{ChainError, ConfirmedTransaction};
 
-use super::json_rpc;
-use super::ledger::StoredAccounts;
-use super::{EmbeddedChain, is_runtime_account};
+use crate::json_rpc;
+use crate::ledger::StoredAccounts;
+use crate::{EmbeddedChain, is_runtime_account};
 
 pub(super) fn preflight_failure(err: &TransactionError) -> ChainError {
     ChainError::Rpc { code: -32002, message: format!("Transaction simulation failed: {err}"), err: Some(err.clone()) }

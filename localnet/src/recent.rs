@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use anchor_lang::prelude::Pubkey;
 
-use super::super::SignatureInfo;
+use chain_client::SignatureInfo;
 
 /// How many of the newest ledger rows are kept: about half a kilobyte each (a signature and a
 /// dozen keys), so 2 MB. A follower further behind than this reads Postgres, as it does after

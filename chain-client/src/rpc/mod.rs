@@ -22,7 +22,7 @@ use solana_rpc_client_api::response::Response;
 use solana_signature::Signature;
 use solana_transaction_status_client_types::{EncodedConfirmedTransactionWithStatusMeta, TransactionConfirmationStatus, UiTransactionEncoding};
 
-use super::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
+use crate::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
 
 /// The Clock sysvar's address.
 pub const CLOCK_SYSVAR: &str = "SysvarC1ock11111111111111111111111111111111";

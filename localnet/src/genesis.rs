@@ -12,10 +12,10 @@ use solana_signer::Signer;
 use solana_transaction::Transaction;
 use sqlx::PgPool;
 
-use crate::chain::ChainError;
+use chain_client::ChainError;
 
-use super::ProgramCode;
-use super::{EmbeddedChain, EmbeddedError};
+use crate::ProgramCode;
+use crate::{EmbeddedChain, EmbeddedError};
 
 /// What the program's config is initialised with on a fresh chain.
 #[derive(Clone, Debug)]

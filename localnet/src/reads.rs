@@ -21,10 +21,10 @@ use solana_transaction_status_client_types::{
     UiTransactionEncoding,
 };
 
-use crate::chain::decode::Compiled;
-use crate::chain::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
+use chain_client::decode::Compiled;
+use chain_client::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
 
-use super::{EmbeddedChain, db_error, parse_address};
+use crate::{EmbeddedChain, db_error, parse_address};
 impl EmbeddedChain {
     pub async fn account(&self, address: &str) -> Result<Option<Account>, ChainError> {
         let address = parse_address(address)?;

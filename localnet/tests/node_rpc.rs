@@ -13,8 +13,8 @@ use axum::routing::post;
 use funding_market::client;
 use funding_market::instructions::CreateMarketParams;
 use funding_market::state::Market;
-use indexer::chain::EmbeddedChain;
-use indexer::chain::embedded::GenesisParams;
+use localnet::EmbeddedChain;
+use localnet::GenesisParams;
 use serde_json::{Value, json};
 use solana_account_decoder_client_types::UiAccountEncoding;
 use solana_commitment_config::CommitmentConfig;
@@ -62,7 +62,7 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     // Node facts.
     let version = rpc.get_version().await.unwrap();
     assert_eq!(version.solana_core, "4.0.0");
-    assert_eq!(version.feature_set, Some(indexer::chain::embedded::feature_set_id()), "a number, as web3.js requires");
+    assert_eq!(version.feature_set, Some(localnet::feature_set_id()), "a number, as web3.js requires");
     let genesis = rpc.get_genesis_hash().await.unwrap();
     assert_eq!(genesis.to_string(), chain.genesis_hash(), "stable for this chain");
     assert!(rpc.get_slot().await.unwrap() > 0);

@@ -11,7 +11,7 @@ use solana_transaction_error::TransactionError;
 use solana_transaction_status_client_types::option_serializer::OptionSerializer;
 use solana_transaction_status_client_types::{EncodedConfirmedTransactionWithStatusMeta, EncodedTransaction, InnerInstructions, UiInstruction, UiMessage};
 
-use super::{ChainError, ConfirmedTransaction, InnerInstruction, Instruction};
+use crate::{ChainError, ConfirmedTransaction, InnerInstruction, Instruction};
 
 fn format_error(signature: &str, what: impl std::fmt::Display) -> ChainError {
     ChainError::Format(format!("transaction {signature}: {what}"))

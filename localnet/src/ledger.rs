@@ -12,12 +12,11 @@ use solana_message::compiled_instruction::CompiledInstruction;
 use sqlx::PgPool;
 use tokio::sync::oneshot;
 
-use crate::address_text;
-use crate::chain::{ChainError, ConfirmedTransaction, SignatureInfo};
-use crate::group_commit;
+use chain_client::address_text;
+use chain_client::{ChainError, ConfirmedTransaction, SignatureInfo};
 
-use super::landing::Landing;
-use super::{EmbeddedChain, EmbeddedError, LedgerHook, SINGLE_WRITER_LOCK, db_error};
+use crate::landing::Landing;
+use crate::{EmbeddedChain, EmbeddedError, LedgerHook, SINGLE_WRITER_LOCK, db_error};
 
 /// `record`, and the group's transactions the hook wants applied in the same database
 /// transaction (`LedgerHook::apply`). The ledger's sequences, and whether they were applied.

@@ -16,8 +16,8 @@ use solana_transaction::TransactionVerificationMode;
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status_client_types::{InnerInstruction, InnerInstructions, UiInnerInstructions, UiTransactionReturnData};
 
-use super::EmbeddedChain;
-use crate::chain::ChainError;
+use crate::EmbeddedChain;
+use chain_client::ChainError;
 
 /// The most SOL one `requestAirdrop` gives (lamports): enough for any test, and a bound on what
 /// one request can ask of the genesis account.
@@ -116,10 +116,10 @@ impl EmbeddedChain {
                 .bind(limit)
                 .fetch_all(&self.0.db)
                 .await
-                .map_err(super::db_error)?;
+                .map_err(crate::db_error)?;
         rows.into_iter()
             .map(|(seq, signature, slot, err, logs, account_keys)| {
-                let err = super::reads::stored_error(&signature, err)?;
+                let err = crate::reads::stored_error(&signature, err)?;
                 let account_keys = account_keys
                     .iter()
                     .map(|k| k.parse().map_err(|_| ChainError::Format(format!("ledger row of {signature}: account key {k}"))))

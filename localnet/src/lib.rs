@@ -1,4 +1,4 @@
-//! The embedded chain: an in-process SVM (an Agave bank, see `bank`, with the real SPL Token
+//! `localnet`: the local validator the service embeds — the embedded chain, an in-process SVM (an Agave bank, see `bank`, with the real SPL Token
 //! program) running the program — its SBF binary, or natively (`ProgramCode`) — for local runs
 //! and tests without a validator (docs/local-chain.md).
 //!
@@ -60,9 +60,9 @@ use solana_signer::Signer;
 use sqlx::PgPool;
 use tokio::sync::{Mutex, Semaphore, oneshot, watch};
 
-use super::ChainError;
-use crate::group_commit::GroupQueue;
+use chain_client::{ChainError, ConfirmedTransaction, SignatureInfo};
 use genesis::load_or_create_keys;
+use group_commit::GroupQueue;
 use landing::Landing;
 use ledger::single_writer;
 
@@ -267,5 +267,19 @@ impl EmbeddedChain {
 
     fn recent(&self) -> std::sync::MutexGuard<'_, recent::RecentLedger> {
         self.0.recent.lock().expect("the recent ledger is never poisoned")
+    }
+}
+
+impl chain_client::ChainSource for EmbeddedChain {
+    async fn signatures_after(&self, address: &str, cursor: Option<&str>) -> Result<Vec<SignatureInfo>, ChainError> {
+        EmbeddedChain::signatures_after(self, address, cursor).await
+    }
+
+    async fn transaction(&self, signature: &str) -> Result<Option<ConfirmedTransaction>, ChainError> {
+        EmbeddedChain::transaction(self, signature).await
+    }
+
+    async fn transactions(&self, signatures: &[&str]) -> Result<Vec<Option<ConfirmedTransaction>>, ChainError> {
+        EmbeddedChain::transactions(self, signatures).await
     }
 }

@@ -6,7 +6,7 @@
 
 use spl_token_interface::instruction::TokenInstruction;
 
-use super::{ConfirmedTransaction, Instruction};
+use crate::{ConfirmedTransaction, Instruction};
 
 /// The net change (base units) `tx` made to `token_account`'s balance; 0 for a failed
 /// transaction.
@@ -46,7 +46,7 @@ fn effect(ix: &Instruction, account: &str) -> i128 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chain::InnerInstruction;
+    use crate::InnerInstruction;
 
     fn token_ix(data: Vec<u8>, accounts: &[&str]) -> Instruction {
         Instruction { program_id: spl_token_interface::ID.to_string(), accounts: accounts.iter().map(|a| a.to_string()).collect(), data }

@@ -4,7 +4,7 @@
 
 use sqlx::PgConnection;
 
-use crate::chain::ConfirmedTransaction;
+use chain_client::ConfirmedTransaction;
 
 /// Applies some of the transactions the chain lands inside the database transaction that writes
 /// their ledger rows: one commit, and one turn of the single writer, for both writes their

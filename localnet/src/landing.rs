@@ -21,7 +21,6 @@ use chain_client::decode::Compiled;
 use chain_client::{ChainError, ConfirmedTransaction};
 
 use crate::json_rpc;
-use crate::ledger::StoredAccounts;
 use crate::{EmbeddedChain, is_runtime_account};
 
 pub(super) fn preflight_failure(err: &TransactionError) -> ChainError {
@@ -44,6 +43,18 @@ pub(super) fn inner_groups(inner: Vec<Vec<solana_message::inner_instruction::Inn
                 .collect(),
         })
         .collect()
+}
+
+/// The accounts a transaction wrote, as columns for one `unnest` upsert.
+#[derive(Default)]
+pub(super) struct StoredAccounts {
+    pub(super) addresses: Vec<String>,
+    pub(super) lamports: Vec<i64>,
+    pub(super) owners: Vec<String>,
+    pub(super) data: Vec<Vec<u8>>,
+    pub(super) executable: Vec<bool>,
+    pub(super) rent_epochs: Vec<i64>,
+    pub(super) closed: Vec<String>,
 }
 
 /// The writable accounts of `tx` as the bank holds them now (closed ones by address); sysvars

@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use chain_client::address_text;
 use chain_client::{ChainError, ConfirmedTransaction, SignatureInfo};
 
-use crate::landing::Landing;
+use crate::landing::{Landing, StoredAccounts};
 use crate::{EmbeddedChain, EmbeddedError, LedgerHook, SINGLE_WRITER_LOCK, db_error};
 
 /// `record`, and the group's transactions the hook wants applied in the same database
@@ -209,18 +209,6 @@ pub(super) async fn single_writer(db: &PgPool) -> Result<sqlx::PgConnection, Emb
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     Err(EmbeddedError::InUse)
-}
-
-/// The accounts a transaction wrote, as columns for one `unnest` upsert.
-#[derive(Default)]
-pub(super) struct StoredAccounts {
-    pub(super) addresses: Vec<String>,
-    pub(super) lamports: Vec<i64>,
-    pub(super) owners: Vec<String>,
-    pub(super) data: Vec<Vec<u8>>,
-    pub(super) executable: Vec<bool>,
-    pub(super) rent_epochs: Vec<i64>,
-    pub(super) closed: Vec<String>,
 }
 
 impl EmbeddedChain {

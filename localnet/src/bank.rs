@@ -1,8 +1,8 @@
 //! The embedded chain's runtime: one Agave bank built the way solana-program-test builds its
-//! own (all features, the SPL programs, this program as a native builtin), but owned here, so
-//! the chain decides when blockhashes advance. solana-program-test's context registers a new
-//! blockhash every 6.4 ms, which expires a signed transaction after about one second — too
-//! short for a wallet that signs a transaction the service built.
+//! own (all features, the SPL programs, this program natively or as its SBF binary), but owned
+//! here, so the chain decides when blockhashes advance: solana-program-test's context registers
+//! one with every tick, which expires a signed transaction long before a wallet has signed what
+//! the service built.
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;

@@ -2,8 +2,6 @@
 //! node's `sendTransaction` runs), then handed to the ledger's writer; its sender is answered once
 //! it is durable.
 
-use std::sync::atomic::Ordering;
-
 use solana_account::ReadableAccount;
 use solana_message::VersionedMessage;
 use solana_svm::transaction_processing_result::TransactionProcessingResult;
@@ -209,7 +207,7 @@ impl EmbeddedChain {
             let bank = self.0.runtime.bank();
             let mut clock: anchor_lang::prelude::Clock = bank.clock();
             clock.unix_timestamp = self.now();
-            clock.slot = self.0.last_slot.load(Ordering::Relaxed) + 1;
+            clock.slot = *self.0.last_slot.borrow() + 1;
             bank.set_sysvar_for_tests(&clock);
 
             // Signatures were verified by `send`, outside the turn: here only the message hash
@@ -248,8 +246,7 @@ impl EmbeddedChain {
                 None => return Err(ChainError::Transport("the bank returned no result".into())),
             };
             let err = committed.status.err();
-            self.0.last_slot.store(clock.slot, Ordering::Relaxed);
-            self.0.slots.send_replace(clock.slot);
+            self.0.last_slot.send_replace(clock.slot);
             // The accounts as this transaction left them (a later one may change them before
             // the write).
             let accounts = written_accounts(&bank, &tx);

@@ -196,8 +196,8 @@ pub(super) fn final_accounts(group: &[Landing]) -> StoredAccounts {
 /// A connection holding `SINGLE_WRITER_LOCK`. A previous holder that just went away (a restart
 /// in the same process) can take a moment to release it, hence the short wait.
 pub(super) async fn single_writer(db: &PgPool) -> Result<sqlx::PgConnection, EmbeddedError> {
-    // The ledger write is planned once on this connection, not for each group: planning it was
-    // 0.16 ms of its 0.5 ms in Postgres, inside the writer's turn (a plan made while the account
+    // The ledger write is planned once on this connection, not for each group: planning is a
+    // large share of the statement's time in Postgres, inside the writer's turn (a plan made while the account
     // table was small — a sequential scan for the closed accounts' delete — is made again as it
     // grows: `group_commit::own_connection`).
     let mut connection = group_commit::own_connection(db).await?;

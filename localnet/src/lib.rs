@@ -17,14 +17,14 @@
 //! - the clock follows wall time (plus an offset that tests move) and is set before each
 //!   transaction; each landed transaction gets a slot of its own, above the last, across
 //!   restarts too, so "later slot" always means "later transaction" (the projection's balance
-//!   guard relies on it); every 400 ms the slot clock ends an empty slot.
+//!   guard relies on it); every slot (`bank::SLOT`) the slot clock ends an empty one.
 //!
 //! Writes are serialised (one transaction at a time, as a leader orders them) and committed in
 //! groups (whatever landed while the previous group was being written, one database commit);
 //! reads are not serialised. A listing of what followed a recent transaction (the in-process
 //! indexer's, after every confirmation) is answered from the newest rows kept in memory as they
 //! are written (`recent`), without a query.
-//! A new blockhash is registered every 400 ms, so a signed transaction stays valid for about a
+//! A new blockhash is registered every slot (`bank::SLOT`), so a signed transaction stays valid for about a
 //! minute, as on mainnet.
 //!
 //! Files: `bank` (the Agave bank and the program's code), `genesis` (keys, mint, config),
@@ -51,7 +51,7 @@ pub use node::{LedgerEntry, passes as filter_passes};
 pub use reads::SIGNATURES_FOR_ADDRESS;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Instant;
 
 use anchor_lang::prelude::Pubkey;
@@ -106,10 +106,9 @@ struct Inner {
     clock_offset: AtomicI64,
     /// The last slot: every landed transaction takes the slot above it, and so does every tick
     /// of the slot clock (an empty slot), so slots advance when nothing is sent and stay at
-    /// least the block height.
-    last_slot: AtomicU64,
-    /// `last_slot`, published to followers (slot notifications).
-    slots: watch::Sender<u64>,
+    /// least the block height. Written under the bank's turn; followers subscribe to it (slot
+    /// notifications).
+    last_slot: watch::Sender<u64>,
     /// The ledger sequence of the last confirmed transaction (wakes followers).
     confirmed: watch::Sender<i64>,
     /// Set while a landed transaction is being retried into Postgres (see `persist`).
@@ -126,8 +125,7 @@ impl Inner {
     /// The bank's turn (`turn`), waited for.
     /// Ends the current slot empty (the caller holds the bank's turn).
     fn next_slot(&self) {
-        let slot = self.last_slot.fetch_add(1, Ordering::Relaxed) + 1;
-        self.slots.send_replace(slot);
+        self.last_slot.send_modify(|slot| *slot += 1);
     }
 
     async fn bank_turn(&self, held_for: &'static str) -> BankTurn<'_> {
@@ -199,8 +197,7 @@ impl EmbeddedChain {
             keys,
             clock_offset: AtomicI64::new(0),
             confirmed,
-            last_slot: AtomicU64::new(last_slot.unwrap_or(0) as u64),
-            slots: watch::channel(last_slot.unwrap_or(0) as u64).0,
+            last_slot: watch::channel(last_slot.unwrap_or(0) as u64).0,
             persist_failing: AtomicBool::new(false),
             recent: std::sync::Mutex::new(recent::RecentLedger::after(last_seq.unwrap_or(0))),
             hook: std::sync::OnceLock::new(),
@@ -253,7 +250,7 @@ impl EmbeddedChain {
 
     /// Follows the slot: the value is the last slot (a transaction's, or an empty one's).
     pub fn subscribe_slots(&self) -> watch::Receiver<u64> {
-        self.0.slots.subscribe()
+        self.0.last_slot.subscribe()
     }
 
     /// Moves the chain's clock `seconds` away from wall time (tests: reach a market's close).

@@ -2,7 +2,6 @@
 //! listings, answered as a node answers them.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 
 use anchor_lang::prelude::Pubkey;
 use base64::Engine;
@@ -58,7 +57,7 @@ impl EmbeddedChain {
 
     /// The clock a transaction sent now would see.
     pub async fn clock(&self) -> Result<Clock, ChainError> {
-        Ok(Clock { slot: self.0.last_slot.load(Ordering::Relaxed) + 1, unix_timestamp: self.now() })
+        Ok(Clock { slot: *self.0.last_slot.borrow() + 1, unix_timestamp: self.now() })
     }
 
     /// Every landed transaction that mentions `address`, after `cursor` (exclusive), oldest

@@ -27,11 +27,15 @@
 //! A new blockhash is registered every slot (`bank::SLOT`), so a signed transaction stays valid for about a
 //! minute, as on mainnet.
 //!
+//! A node's two faces: its JSON-RPC (`json_rpc`; `EmbeddedChain::json_rpc` answers one request
+//! or a batch, which the service serves at `POST /rpc`) and its PubSub WebSocket (`pubsub`, a
+//! router the service serves on a listener of its own).
+//!
 //! Files: `bank` (the Agave bank and the program's code), `genesis` (keys, mint, config),
 //! `landing` (running a transaction), `ledger` (the single writer to Postgres), `reads`
 //! (accounts, blockhashes, transactions, listings), `node` and `json_rpc` (what only a node's
-//! JSON-RPC asks), `recent` (the newest ledger rows in memory), `hook` (the projection's seat in
-//! the ledger write).
+//! JSON-RPC asks), `pubsub` (subscriptions and their notifications), `recent` (the newest ledger
+//! rows in memory), `hook` (the projection's seat in the ledger write).
 
 mod bank;
 mod genesis;
@@ -40,6 +44,7 @@ mod json_rpc;
 mod landing;
 mod ledger;
 mod node;
+pub mod pubsub;
 mod reads;
 mod recent;
 

@@ -136,7 +136,7 @@ impl Application {
         let pubsub = match (&chain, config.server.pubsub_addr) {
             (Some(AnyChain::Embedded(embedded)), Some(addr)) if roles.serve => {
                 let listener = TcpListener::bind(addr).await.map_err(|source| StartupError::Bind { addr, source })?;
-                Some((listener, crate::http::pubsub::PubSub::start(embedded.clone()).await.router()))
+                Some((listener, localnet::pubsub::PubSub::start(embedded.clone()).await.router()))
             }
             _ => None,
         };

@@ -9,15 +9,12 @@ pub mod error;
 pub mod extract;
 pub mod idempotency;
 pub mod kept_responses;
-pub mod message_rate;
 pub mod middleware;
 pub mod openapi;
 pub mod page;
-pub mod pubsub;
 pub mod ratelimit;
 pub mod rendered;
 pub mod routes;
-pub mod socket_send;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use api::http::pubsub::PubSub;
 use funding_market::client;
 use futures_util::{SinkExt, StreamExt};
+use localnet::pubsub::PubSub;
 use serde_json::{Value, json};
 use solana_signer::Signer;
 use sqlx::PgPool;
@@ -191,7 +191,7 @@ async fn a_wallets_transaction_reaches_every_kind_of_subscriber(db: PgPool) {
     assert_eq!(client.next().await["error"]["code"], -32700);
 
     // At most MESSAGES_PER_SEC requests a second are processed; the rest get -32005 unread.
-    let burst = 2 * api::http::pubsub::MESSAGES_PER_SEC as usize + 50;
+    let burst = 2 * localnet::pubsub::MESSAGES_PER_SEC as usize + 50;
     for id in 0..burst {
         let request = json!({"jsonrpc": "2.0", "id": 1000 + id, "method": "slotUnsubscribe", "params": [999_999]});
         client.socket.send(Message::Text(request.to_string().into())).await.unwrap();
@@ -227,7 +227,7 @@ async fn largest_account(chain: &localnet::EmbeddedChain) -> (String, u64) {
 
 /// Sends `n` requests made by `request(i)` no faster than the connection's message rate allows.
 async fn send_paced(socket: &mut Socket, n: usize, request: impl Fn(usize) -> Value) {
-    let per_second = api::http::pubsub::MESSAGES_PER_SEC as usize - 10;
+    let per_second = localnet::pubsub::MESSAGES_PER_SEC as usize - 10;
     for (i, start) in (0..n).step_by(per_second).enumerate() {
         if i > 0 {
             tokio::time::sleep(Duration::from_millis(1_050)).await;
@@ -244,7 +244,7 @@ async fn send_paced(socket: &mut Socket, n: usize, request: impl Fn(usize) -> Va
 /// far below what a copy of the account per subscription was (10 × 1,000 × 507 KB).
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn connections_and_subscriptions_are_bounded(db: PgPool) {
-    use api::http::pubsub::{LIMIT_REACHED, MAX_CONNECTIONS_PER_IP, MAX_SUBSCRIPTIONS};
+    use localnet::pubsub::{LIMIT_REACHED, MAX_CONNECTIONS_PER_IP, MAX_SUBSCRIPTIONS};
     let chain = localnet::EmbeddedChain::open(db.clone(), &localnet::GenesisParams::default()).await.unwrap();
     let pubsub = PubSub::start(chain.clone()).await;
     let node = serve(pubsub.clone().router()).await;
@@ -315,7 +315,7 @@ async fn connections_and_subscriptions_are_bounded(db: PgPool) {
 /// waited `SEND_TIMEOUT` for it, and its place is given back.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn a_client_that_stops_reading_is_dropped(db: PgPool) {
-    use api::http::pubsub::{MAX_SUBSCRIPTIONS, SEND_TIMEOUT};
+    use localnet::pubsub::{MAX_SUBSCRIPTIONS, SEND_TIMEOUT};
     let chain = localnet::EmbeddedChain::open(db.clone(), &localnet::GenesisParams::default()).await.unwrap();
     let pubsub = PubSub::start(chain.clone()).await;
     let node = serve(pubsub.clone().router()).await;

@@ -39,11 +39,11 @@ use crate::domain::api_key;
 use crate::domain::caller::{AuthMethod, Caller};
 use crate::http::AppState;
 use crate::http::error::ApiError;
-use crate::http::message_rate::MessageRate;
 use crate::http::ratelimit::{self, ClientIp};
-pub use crate::http::socket_send::SEND_TIMEOUT;
-use crate::http::socket_send::{self, Closed};
 use crate::services::{ServiceError, api_keys, stream};
+use client_limits::MessageRate;
+pub use client_limits::socket_send::SEND_TIMEOUT;
+use client_limits::socket_send::{self, Closed};
 
 /// Connections per client IP (the contract's limit), across replicas.
 pub const MAX_PER_IP: u32 = 5;

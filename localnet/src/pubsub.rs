@@ -29,14 +29,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::{EmbeddedChain, LedgerEntry, encoded_account, filter_passes};
 use anchor_lang::prelude::Pubkey;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
 use axum::response::Response;
 use axum::routing::get;
 use axum::{Extension, Router};
-use localnet::EmbeddedChain;
-use localnet::{LedgerEntry, encoded_account, filter_passes};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -47,10 +46,10 @@ use solana_rpc_client_api::response::{ProcessedSignatureResult, RpcLogsResponse,
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
-use super::message_rate::MessageRate;
-use super::ratelimit::ip_bucket;
-pub use super::socket_send::SEND_TIMEOUT;
-use super::socket_send::{self, Closed};
+use client_limits::MessageRate;
+use client_limits::ip_bucket;
+pub use client_limits::socket_send::SEND_TIMEOUT;
+use client_limits::socket_send::{self, Closed};
 
 /// Subscriptions one connection may hold.
 pub const MAX_SUBSCRIPTIONS: usize = 1_000;

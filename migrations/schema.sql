@@ -61,68 +61,6 @@ BEGIN
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION public.refuse_referenced_market_change() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-    referencing TEXT;
-BEGIN
-    IF TG_OP = 'UPDATE' AND OLD.id = NEW.id THEN
-        RETURN NEW;
-    END IF;
-    referencing := CASE
-        WHEN EXISTS (SELECT 1 FROM trades WHERE market_id = OLD.id) THEN 'trades'
-        WHEN EXISTS (SELECT 1 FROM market_prices WHERE market_id = OLD.id) THEN 'market_prices'
-        WHEN EXISTS (SELECT 1 FROM positions WHERE market_id = OLD.id) THEN 'positions'
-    END;
-    IF referencing IS NOT NULL THEN
-        RAISE EXCEPTION 'update or delete on table "markets" violates the reference from table "%"', referencing
-            USING ERRCODE = 'foreign_key_violation', DETAIL = format('Key (id)=(%s) is still referenced from table "%s".', OLD.id, referencing);
-    END IF;
-    RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
-END $$;
-
-CREATE FUNCTION public.refuse_truncating_referenced_markets() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM trades) OR EXISTS (SELECT 1 FROM market_prices) OR EXISTS (SELECT 1 FROM positions) THEN
-        RAISE EXCEPTION 'cannot truncate table "markets" while trades, market_prices or positions reference it'
-            USING ERRCODE = 'foreign_key_violation';
-    END IF;
-    RETURN NULL;
-END $$;
-
-CREATE FUNCTION public.require_referenced_market() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    PERFORM 1 FROM markets WHERE id = NEW.market_id FOR KEY SHARE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'insert or update on table "%" violates its reference to markets', TG_TABLE_NAME
-            USING ERRCODE = 'foreign_key_violation', DETAIL = format('Key (market_id)=(%s) is not present in table "markets".', NEW.market_id);
-    END IF;
-    RETURN NULL;
-END $$;
-
-CREATE FUNCTION public.require_referenced_markets() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-    missing UUID;
-BEGIN
-    -- Locked in id order (two statements locking the same markets never wait on each other in a
-    -- circle), then every referenced market must be among them.
-    PERFORM 1 FROM markets WHERE id IN (SELECT market_id FROM referencing) ORDER BY id FOR KEY SHARE;
-    SELECT r.market_id INTO missing FROM referencing r
-    WHERE r.market_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM markets m WHERE m.id = r.market_id) LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'insert or update on table "%" violates its reference to markets', TG_TABLE_NAME
-            USING ERRCODE = 'foreign_key_violation', DETAIL = format('Key (market_id)=(%s) is not present in table "markets".', missing);
-    END IF;
-    RETURN NULL;
-END $$;
-
 CREATE FUNCTION public.stream_append(channel text, kind text, ref jsonb) RETURNS void
     LANGUAGE plpgsql
     AS $$
@@ -1048,14 +986,6 @@ CREATE TRIGGER count_inserted_markets AFTER INSERT ON public.markets REFERENCING
 
 CREATE TRIGGER count_market_status_change AFTER UPDATE OF status ON public.markets FOR EACH ROW WHEN ((old.status IS DISTINCT FROM new.status)) EXECUTE FUNCTION public.count_market_status_change();
 
-CREATE TRIGGER market_prices_market_exists AFTER INSERT ON public.market_prices REFERENCING NEW TABLE AS referencing FOR EACH STATEMENT WHEN ((current_setting('fm.done_by_trade_statement'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.require_referenced_markets();
-
-CREATE TRIGGER market_prices_market_moved AFTER UPDATE OF market_id ON public.market_prices FOR EACH ROW WHEN ((old.market_id IS DISTINCT FROM new.market_id)) EXECUTE FUNCTION public.require_referenced_market();
-
-CREATE TRIGGER markets_still_referenced BEFORE DELETE OR UPDATE OF id ON public.markets FOR EACH ROW EXECUTE FUNCTION public.refuse_referenced_market_change();
-
-CREATE TRIGGER markets_truncated_while_referenced BEFORE TRUNCATE ON public.markets FOR EACH STATEMENT EXECUTE FUNCTION public.refuse_truncating_referenced_markets();
-
 CREATE TRIGGER notify_leaderboard AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.trader_stats FOR EACH STATEMENT EXECUTE FUNCTION public.notify_channel('fm_leaderboard');
 
 CREATE TRIGGER notify_leaderboard_names AFTER DELETE OR UPDATE OF display_name, wallet_address ON public.users FOR EACH STATEMENT EXECUTE FUNCTION public.notify_channel('fm_leaderboard');
@@ -1082,37 +1012,29 @@ CREATE TRIGGER notify_series_card_insert_delete AFTER INSERT OR DELETE ON public
 
 CREATE TRIGGER notify_series_card_update AFTER UPDATE ON public.markets FOR EACH ROW WHEN ((((((((((((old.series_id IS DISTINCT FROM new.series_id) OR (old.status IS DISTINCT FROM new.status)) OR (old.round_number IS DISTINCT FROM new.round_number)) OR (old.open_ts IS DISTINCT FROM new.open_ts)) OR (old.close_ts IS DISTINCT FROM new.close_ts)) OR (old.settlement_ts IS DISTINCT FROM new.settlement_ts)) OR (old.yes_price_ppm IS DISTINCT FROM new.yes_price_ppm)) OR (old.total_volume IS DISTINCT FROM new.total_volume)) OR (old.trade_count IS DISTINCT FROM new.trade_count)) OR (old.ou_prior_ppm IS DISTINCT FROM new.ou_prior_ppm)) OR (old.ou_confidence_ppm IS DISTINCT FROM new.ou_confidence_ppm))) EXECUTE FUNCTION public.notify_series_card();
 
-CREATE TRIGGER positions_market_exists AFTER INSERT ON public.positions REFERENCING NEW TABLE AS referencing FOR EACH STATEMENT WHEN ((current_setting('fm.done_by_trade_statement'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.require_referenced_markets();
+CREATE TRIGGER stream_balances_insert AFTER INSERT ON public.vault_balances REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION public.stream_balances_inserted();
 
-CREATE TRIGGER positions_market_moved AFTER UPDATE OF market_id ON public.positions FOR EACH ROW WHEN ((old.market_id IS DISTINCT FROM new.market_id)) EXECUTE FUNCTION public.require_referenced_market();
-
-CREATE TRIGGER stream_balances_insert AFTER INSERT ON public.vault_balances REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT WHEN ((current_setting('fm.done_by_trade_statement'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.stream_balances_inserted();
-
-CREATE TRIGGER stream_balances_update AFTER UPDATE ON public.vault_balances REFERENCING OLD TABLE AS before_update NEW TABLE AS after_update FOR EACH STATEMENT WHEN ((current_setting('fm.done_by_trade_statement'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.stream_balances_updated();
+CREATE TRIGGER stream_balances_update AFTER UPDATE ON public.vault_balances REFERENCING OLD TABLE AS before_update NEW TABLE AS after_update FOR EACH STATEMENT EXECUTE FUNCTION public.stream_balances_updated();
 
 CREATE TRIGGER stream_deposits AFTER INSERT OR UPDATE ON public.deposit_transfers FOR EACH ROW EXECUTE FUNCTION public.stream_deposits();
 
-CREATE TRIGGER stream_markets AFTER INSERT OR UPDATE ON public.markets FOR EACH ROW WHEN ((current_setting('fm.done_by_trade_statement'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.stream_markets();
+CREATE TRIGGER stream_markets AFTER INSERT OR UPDATE ON public.markets FOR EACH ROW EXECUTE FUNCTION public.stream_markets();
 
 CREATE TRIGGER stream_positions_delete AFTER DELETE ON public.positions REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.stream_positions();
 
-CREATE TRIGGER stream_positions_insert AFTER INSERT ON public.positions REFERENCING NEW TABLE AS changed FOR EACH STATEMENT WHEN ((current_setting('fm.done_by_trade_statement'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.stream_positions();
+CREATE TRIGGER stream_positions_insert AFTER INSERT ON public.positions REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.stream_positions();
 
-CREATE TRIGGER stream_positions_update AFTER UPDATE ON public.positions REFERENCING NEW TABLE AS changed FOR EACH STATEMENT WHEN ((current_setting('fm.done_by_trade_statement'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.stream_positions();
+CREATE TRIGGER stream_positions_update AFTER UPDATE ON public.positions REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.stream_positions();
 
-CREATE TRIGGER stream_trades AFTER INSERT ON public.trades REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT WHEN ((current_setting('fm.done_by_trade_statement'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.stream_trades();
+CREATE TRIGGER stream_trades AFTER INSERT ON public.trades REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION public.stream_trades();
 
 CREATE TRIGGER stream_withdrawals AFTER INSERT OR UPDATE ON public.withdrawals FOR EACH ROW EXECUTE FUNCTION public.stream_withdrawals();
 
 CREATE TRIGGER total_deleted_trader_stats AFTER DELETE ON public.trader_stats REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION public.total_deleted_trader_stats();
 
-CREATE TRIGGER total_inserted_trader_stats AFTER INSERT ON public.trader_stats REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT WHEN ((current_setting('fm.done_by_trade_statement'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.total_inserted_trader_stats();
+CREATE TRIGGER total_inserted_trader_stats AFTER INSERT ON public.trader_stats REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION public.total_inserted_trader_stats();
 
-CREATE TRIGGER total_updated_trader_stats AFTER UPDATE ON public.trader_stats REFERENCING OLD TABLE AS before_update NEW TABLE AS after_update FOR EACH STATEMENT WHEN ((current_setting('fm.done_by_trade_statement'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.total_updated_trader_stats();
-
-CREATE TRIGGER trades_market_exists AFTER INSERT ON public.trades REFERENCING NEW TABLE AS referencing FOR EACH STATEMENT WHEN ((current_setting('fm.done_by_trade_statement'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.require_referenced_markets();
-
-CREATE TRIGGER trades_market_moved AFTER UPDATE OF market_id ON public.trades FOR EACH ROW WHEN ((old.market_id IS DISTINCT FROM new.market_id)) EXECUTE FUNCTION public.require_referenced_market();
+CREATE TRIGGER total_updated_trader_stats AFTER UPDATE ON public.trader_stats REFERENCING OLD TABLE AS before_update NEW TABLE AS after_update FOR EACH STATEMENT EXECUTE FUNCTION public.total_updated_trader_stats();
 
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);
@@ -1129,6 +1051,9 @@ ALTER TABLE ONLY public.idempotency_keys
 ALTER TABLE ONLY public.interval_changes
     ADD CONSTRAINT interval_changes_exchange_symbol_fkey FOREIGN KEY (exchange, symbol) REFERENCES public.perps(exchange, symbol);
 
+ALTER TABLE ONLY public.market_prices
+    ADD CONSTRAINT market_prices_market_id_fkey FOREIGN KEY (market_id) REFERENCES public.markets(id);
+
 ALTER TABLE ONLY public.markets
     ADD CONSTRAINT markets_series_id_fkey FOREIGN KEY (series_id) REFERENCES public.series(id);
 
@@ -1137,6 +1062,9 @@ ALTER TABLE ONLY public.oracle_observations
 
 ALTER TABLE ONLY public.outbox
     ADD CONSTRAINT outbox_market_id_fkey FOREIGN KEY (market_id) REFERENCES public.markets(id);
+
+ALTER TABLE ONLY public.positions
+    ADD CONSTRAINT positions_market_id_fkey FOREIGN KEY (market_id) REFERENCES public.markets(id);
 
 ALTER TABLE ONLY public.push_deliveries
     ADD CONSTRAINT push_deliveries_outbox_id_fkey FOREIGN KEY (outbox_id) REFERENCES public.outbox(id);
@@ -1149,6 +1077,9 @@ ALTER TABLE ONLY public.push_subscriptions
 
 ALTER TABLE ONLY public.settlements
     ADD CONSTRAINT settlements_market_id_fkey FOREIGN KEY (market_id) REFERENCES public.markets(id);
+
+ALTER TABLE ONLY public.trades
+    ADD CONSTRAINT trades_market_id_fkey FOREIGN KEY (market_id) REFERENCES public.markets(id);
 
 ALTER TABLE ONLY public.trades
     ADD CONSTRAINT trades_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);

@@ -27,7 +27,7 @@ use group_commit::GroupQueue;
 mod payouts;
 mod trades;
 use payouts::PayoutRun;
-use trades::{Commit, TradeRun};
+use trades::TradeRun;
 
 #[derive(Clone)]
 pub struct Projector {
@@ -335,10 +335,8 @@ impl Projector {
             [] => Ok(()),
             // The common group, trades only: their statement is a transaction of its own (it
             // takes the projection lock itself), which spares the `BEGIN` and `COMMIT` round
-            // trips (the turn every group waits on went from 3.0 to 2.3-2.5 ms a group), and
-            // writes its stream events and trader totals and checks its markets itself instead
-            // of through triggers.
-            [Step::Trades(run)] => run.flush(connection, Commit::Own).await.map(drop),
+            // trips of the turn every group waits on.
+            [Step::Trades(run)] => run.flush(connection).await.map(drop),
             _ => {
                 // Generic plans, as on the turn's connection (the one of a panicked turn's
                 // caller comes from the pool); catching up (`apply_batch`) keeps plans made
@@ -398,7 +396,7 @@ async fn apply_steps(db: &mut PgConnection, steps: Vec<Step<'_>>) -> Result<usiz
     let mut new = 0;
     for step in steps {
         new += match step {
-            Step::Trades(mut run) => run.flush(&mut *db, Commit::Callers).await?,
+            Step::Trades(mut run) => run.flush(&mut *db).await?,
             Step::Payouts(mut run) => run.flush(&mut *db).await?,
             Step::One { event, at, event_index, data } => record_one(&mut *db, &event, &at, event_index, data).await?,
         };

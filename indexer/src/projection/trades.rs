@@ -3,11 +3,9 @@
 //! data-modifying CTEs, each reading the tables as they were before the statement), which
 //! takes the projection lock first, so that it can be a transaction on its own. The other
 //! events of the batch are applied between runs, so the order across kinds is the ledger's.
-//! A statement that is a transaction on its own (`Commit::Own`: a group the service applies
-//! ahead) or the last of the embedded chain's ledger write (`Commit::IfUnlocked`) — the
-//! statements every trade request waits on — also appends the stream events and adds the
-//! trader totals its rows make and checks the markets they reference, which the tables'
-//! triggers do for every other writer.
+//! The statement writes the projected rows only: the stream events and trader totals they make
+//! are the tables' triggers' (migrations/schema.sql), and their market references are checked
+//! by foreign keys, whichever transaction the statement runs in.
 //!
 //! Inside a run, the rules below give the same tables as applying its trades one by one in
 //! delivery order (the projection's test compares the two on shuffled, repeated deliveries):
@@ -81,11 +79,11 @@ impl TradeRun {
     }
 
     /// Records and projects the run, leaving it empty. Returns how many trades were new.
-    pub(super) async fn flush(&mut self, db: &mut PgConnection, commit: Commit) -> Result<usize, sqlx::Error> {
-        Ok(self.execute(db, commit).await?.unwrap_or(0))
+    pub(super) async fn flush(&mut self, db: &mut PgConnection) -> Result<usize, sqlx::Error> {
+        Ok(self.execute(db, Commit::Waiting).await?.unwrap_or(0))
     }
 
-    /// Records and projects the run, leaving it empty, as `Commit::Own` does but in the
+    /// Records and projects the run, leaving it empty, as `flush` does but in the
     /// caller's transaction (the embedded chain's ledger write) and only if the projection lock
     /// is free at once: a catch-up batch holding it must not hold up the ledger. How many
     /// trades were new, or `None` (nothing done) if the lock was taken.
@@ -98,7 +96,7 @@ impl TradeRun {
             return Ok(Some(0));
         }
         let run = std::mem::take(self);
-        let (recorded, known, _woken, held): (i64, i64, i64, bool) = run
+        let (recorded, known, held): (i64, i64, bool) = run
             .events
             .bind(sqlx::query_as(PROJECT_TRADES))
             .bind(&run.market)
@@ -119,7 +117,6 @@ impl TradeRun {
             .bind(&run.position_no)
             .bind(&run.balance)
             .bind(PROJECTION_LOCK)
-            .bind(!matches!(commit, Commit::Callers))
             .bind(matches!(commit, Commit::IfUnlocked))
             .fetch_one(db)
             .await?;
@@ -133,19 +130,14 @@ impl TradeRun {
     }
 }
 
-/// Where a run's statement commits.
-pub(super) enum Commit {
-    /// A transaction of its own (a group applied ahead, autocommit): it also writes the stream
-    /// events and trader totals its rows make and checks their markets, which the tables'
-    /// triggers then skip for the rest of its transaction — that is, for it alone (their `WHEN` on
-    /// the setting `fm.done_by_trade_statement`).
-    Own,
-    /// One statement of the caller's transaction (catching up), which may go on with other
-    /// statements: the triggers write them.
-    Callers,
+/// Where a run's statement commits, which says how it takes the projection lock.
+enum Commit {
+    /// A transaction of its own (a group applied ahead, autocommit), or one statement of the
+    /// caller's transaction (catching up): it waits for the lock.
+    Waiting,
     /// The last statement of the caller's transaction (the embedded chain's ledger write,
-    /// `Projector::apply_in_ledger`), done as `Own` does — but only if the projection lock is
-    /// free at once.
+    /// `Projector::apply_in_ledger`): only if the projection lock is free at once, so that a
+    /// catch-up batch holding it never holds up the ledger.
     IfUnlocked,
 }
 
@@ -154,15 +146,10 @@ WITH locked AS (
     -- The projection lock, held to the end of the transaction (taken again in one that holds
     -- it): a group applied ahead runs this statement as a transaction of its own. Every row
     -- below comes through `input`, which yields none before the lock is held.
-    -- A statement that is its own transaction, or the last of the embedded chain's ledger
-    -- write (`$25`), does what some of the tables' triggers would (the market references
-    -- below, the stream events and trader totals at the end) and tells them so, for the rest
-    -- of its transaction.
-    -- With `$26` the lock is only tried (`Commit::IfUnlocked`): not held, the statement does
+    -- With `$25` the lock is only tried (`Commit::IfUnlocked`): not held, the statement does
     -- nothing and says so.
-    SELECT held, CASE WHEN $25 AND held THEN set_config('fm.done_by_trade_statement', 'on', true) END
-    FROM (SELECT CASE WHEN $26 THEN pg_try_advisory_xact_lock($24)
-                      ELSE (SELECT true FROM (SELECT pg_advisory_xact_lock($24)) l) END AS held) h
+    SELECT CASE WHEN $25 THEN pg_try_advisory_xact_lock($24)
+                ELSE (SELECT true FROM (SELECT pg_advisory_xact_lock($24)) l) END AS held
 ), input AS (
     -- A trader's day is the UTC date of the event.
     SELECT t.*, (t.at AT TIME ZONE 'UTC')::DATE AS day
@@ -179,28 +166,19 @@ WITH locked AS (
     SELECT signature, ix_index, event_index, slot, 'TradeExecuted', data FROM input ORDER BY ord
     ON CONFLICT DO NOTHING
     RETURNING signature, ix_index, event_index
-), referenced AS (
-    -- When the statement checks its market references itself (`$25`): the markets of the
-    -- run, locked as the per-statement check locks them (in id order, so two statements
-    -- locking the same markets never wait on each other in a circle; none can be deleted
-    -- before this commits). One deleted meanwhile is not among them, and not known below.
-    SELECT id FROM markets WHERE $25 AND onchain_address IN (SELECT market FROM input) ORDER BY id FOR KEY SHARE
 ), new AS (
     -- The newly recorded trades of known markets, with their market's count before the run:
     -- the columns the projection reads, not the event bytes (every sort below copies its rows).
-    -- Every row below references a market through here.
     SELECT i.ord, i.signature, i.slot, i.tx_index, i.trade_id, i.wallet, i.side, i.is_buy, i.shares, i.amount, i.fee,
            i.yes_price_ppm, i.at, i.day, i.q_yes, i.q_no, i.volume, i.trade_count, i.position_yes, i.position_no, i.balance,
            m.id AS market_id, m.trade_count AS market_trade_count
     FROM input i JOIN ev USING (signature, ix_index, event_index) JOIN markets m ON m.onchain_address = i.market
-    WHERE NOT $25 OR m.id IN (SELECT id FROM referenced)
 ), market_update AS (
     UPDATE markets m SET q_yes = l.q_yes, q_no = l.q_no, yes_price_ppm = l.yes_price_ppm, total_volume = l.volume,
         trade_count = l.trade_count::INT
     FROM (SELECT DISTINCT ON (market_id) market_id, q_yes, q_no, yes_price_ppm, volume, trade_count FROM new
           ORDER BY market_id, trade_count DESC, ord) l
     WHERE m.id = l.market_id AND m.trade_count < l.trade_count
-    RETURNING m.id
 ), trade AS (
     INSERT INTO trades (id, market_id, user_id, wallet, signature, side, is_buy, shares, amount, fee, yes_price_ppm, created_at, slot)
     SELECT n.trade_id, n.market_id, u.id, n.wallet, n.signature, n.side, n.is_buy, n.shares, n.amount, n.fee, n.yes_price_ppm,
@@ -209,7 +187,7 @@ WITH locked AS (
 ), latest_position AS (
     -- One pass (a window, then the latest row of each position): joining a per-position
     -- aggregate back instead made the planner, which expects a handful of unnested rows, rescan
-    -- it once per position (two thirds of the statement's time at 500 trades).
+    -- it once per position.
     SELECT DISTINCT ON (market_id, wallet) market_id, wallet, position_yes, position_no, trade_count, at,
            COALESCE(sum(flow) FILTER (WHERE side = 'yes') OVER position, 0)::BIGINT AS yes_flow,
            COALESCE(sum(flow) FILTER (WHERE side = 'no') OVER position, 0)::BIGINT AS no_flow
@@ -227,7 +205,6 @@ WITH locked AS (
         last_trade_count = GREATEST(positions.last_trade_count, EXCLUDED.last_trade_count),
         yes_basis = positions.yes_basis + EXCLUDED.yes_basis,
         no_basis = positions.no_basis + EXCLUDED.no_basis
-    RETURNING wallet, xmax = 0 AS inserted
 ), priced AS (
     SELECT market_id, at, yes_price_ppm, ord,
            trade_count >= GREATEST(market_trade_count, COALESCE(max(trade_count) OVER (
@@ -248,43 +225,9 @@ WITH locked AS (
     ON CONFLICT (wallet) DO UPDATE SET balance = EXCLUDED.balance, slot = EXCLUDED.slot, tx_index = EXCLUDED.tx_index,
         updated_at = EXCLUDED.updated_at
     WHERE (vault_balances.slot, vault_balances.tx_index) <= (EXCLUDED.slot, EXCLUDED.tx_index)
-    RETURNING wallet, balance, xmax = 0 AS inserted
 ), stats AS (
     INSERT INTO trader_stats (wallet, day, volume, trades)
     SELECT wallet, day, sum(amount)::BIGINT, count(*) FROM new GROUP BY wallet, day
     ON CONFLICT (wallet, day) DO UPDATE SET volume = trader_stats.volume + EXCLUDED.volume, trades = trader_stats.trades + EXCLUDED.trades
-), totals AS (
-    -- What the trader_stats triggers (total_*_trader_stats) add to the all-time totals, when they skip.
-    INSERT INTO trader_totals AS t (wallet, volume, trades)
-    SELECT wallet, sum(amount)::BIGINT, count(*) FROM new WHERE $25 GROUP BY wallet ORDER BY wallet
-    ON CONFLICT (wallet) DO UPDATE SET volume = t.volume + EXCLUDED.volume, trades = t.trades + EXCLUDED.trades
-), stream AS (
-    -- The events the stream triggers would append when they skip, in the order they fire in
-    -- (a statement's data-modifying CTEs finish last first): balances per wallet inserted or
-    -- changed, updated before inserted (stream_balances; an upsert fires its update trigger
-    -- first); positions per wallet, the same way (stream_positions); the trades' per channel
-    -- in the order of their first trade, a market's before its trader's (stream_trades);
-    -- each changed market's (stream_markets).
-    INSERT INTO stream_events (channel, kind, ref)
-    SELECT channel, kind, ref FROM (
-        SELECT 1 AS part, b.inserted::INT::BIGINT AS n, 0 AS k, 'account:' || b.wallet AS channel, 'balance' AS kind,
-               '{}'::jsonb AS ref
-        FROM balance b LEFT JOIN vault_balances o USING (wallet)
-        WHERE b.inserted OR o.balance <> b.balance
-        UNION ALL
-        SELECT DISTINCT 2, inserted::INT, 0, 'account:' || wallet, 'positions', '{}'::jsonb FROM position
-        UNION ALL
-        SELECT 3, min(ord), min(k), channel, 'trade', jsonb_build_object('trade_ids', jsonb_agg(trade_id ORDER BY ord))
-        FROM new, LATERAL (VALUES (1, 'market:' || market_id), (2, 'account:' || wallet)) AS e(k, channel)
-        GROUP BY channel
-        UNION ALL
-        SELECT 4, 0, 0, 'market:' || id, 'market', jsonb_build_object('market_id', id) FROM market_update
-    ) e
-    WHERE $25
-    ORDER BY part, n, k
-    RETURNING 1
 )
-SELECT (SELECT count(*) FROM ev), (SELECT count(*) FROM new),
-       -- Wakes the stream's publisher (as the triggers' `pg_notify` would).
-       (SELECT count(pg_notify('fm_stream', '')) FROM (SELECT 1 FROM stream LIMIT 1) s),
-       (SELECT held FROM locked)";
+SELECT (SELECT count(*) FROM ev), (SELECT count(*) FROM new), (SELECT held FROM locked)";

@@ -113,7 +113,9 @@ async fn main() {
     let bare = serve(Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))).await;
 
     println!("{SERIES} series, {CONNECTIONS} connections, {SECONDS} s each, load generator in the same process");
-    println!("{:<40} {:>10} {:>9} {:>9} {:>9} {:>8}", "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "RSS MB");
+    println!("{:<40} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9}", "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "RSS MB", "x bare", "p99/bare");
+    // The bare handler's row (the first) is the reference of every row's ratios.
+    let mut reference: Option<(f64, f64)> = None;
     for (label, url) in [
         ("bare axum handler", format!("{bare}/")),
         ("GET /v1/series?limit=50", format!("{app}/v1/series?limit=50")),
@@ -131,21 +133,29 @@ async fn main() {
         ("  ...period=30d", format!("{app}/v1/leaderboard?period=30d&limit=100")),
     ] {
         let (rps, p50, p99, p999) = drive(url).await;
-        println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", resident_mb());
+        let bare = *reference.get_or_insert((rps, p99));
+        println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), ratios(bare, rps, p99));
     }
+    let bare = reference.expect("the bare handler was driven first");
     // The leaderboard while traders trade: a trader's day changes every 100 ms (each change
     // notified), so rankings are read again after each.
     let day_changes = "UPDATE trader_stats SET volume = volume + 1, trades = trades + 1 WHERE wallet = 'trader30' AND day = current_date";
-    drive_while_changing(&conn, day_changes.into(), "  ...7d, a day changing every 100 ms", format!("{app}/v1/leaderboard?period=7d&limit=100")).await;
+    drive_while_changing(&conn, day_changes.into(), "  ...7d, a day changing every 100 ms", format!("{app}/v1/leaderboard?period=7d&limit=100"), bare).await;
     // The market listing while a market is traded every 100 ms (each change notified), so kept
     // pages are read again after each.
     let trades = format!("UPDATE markets SET total_volume = total_volume + 1, trade_count = trade_count + 1 WHERE id = '{market}'");
-    drive_while_changing(&conn, trades, "GET /v1/markets?limit=100, traded every 100 ms", format!("{app}/v1/markets?limit=100")).await;
+    drive_while_changing(&conn, trades, "GET /v1/markets?limit=100, traded every 100 ms", format!("{app}/v1/markets?limit=100"), bare).await;
     conn.close().await;
 }
 
-/// Drives `url` while `change` runs every 100 ms, and prints the row.
-async fn drive_while_changing(conn: &sqlx::PgPool, change: String, label: &str, url: String) {
+/// A row's throughput as a multiple of the bare handler's, and its p99 as one of the bare
+/// handler's p99 (`bare`: the bare handler's requests a second and p99).
+fn ratios(bare: (f64, f64), rps: f64, p99: f64) -> String {
+    format!("{:>6.2}x {:>8.2}x", rps / bare.0, p99 / bare.1)
+}
+
+/// Drives `url` while `change` runs every 100 ms, and prints the row with its ratios to `bare`.
+async fn drive_while_changing(conn: &sqlx::PgPool, change: String, label: &str, url: String, bare: (f64, f64)) {
     let changing = tokio::spawn({
         let conn = conn.clone();
         async move {
@@ -156,7 +166,7 @@ async fn drive_while_changing(conn: &sqlx::PgPool, change: String, label: &str, 
         }
     });
     let (rps, p50, p99, p999) = drive(url).await;
-    println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", resident_mb());
+    println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), ratios(bare, rps, p99));
     changing.abort();
 }
 

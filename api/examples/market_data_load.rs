@@ -80,7 +80,9 @@ async fn main() {
     let bare = serve(Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))).await;
 
     println!("{CONNECTIONS} connections, {SECONDS} s each, load generator in the same process");
-    println!("{:<48} {:>10} {:>9} {:>9} {:>9}", "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms");
+    println!("{:<48} {:>10} {:>9} {:>9} {:>9} {:>7} {:>9}", "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "x bare", "p99/bare");
+    // The bare handler's row (the first) is the reference of every row's ratios.
+    let mut reference: Option<(f64, f64)> = None;
     for (label, path) in [
         ("bare axum handler", String::new()),
         ("GET /v1/intervals", "/v1/intervals".into()),
@@ -96,7 +98,8 @@ async fn main() {
     ] {
         let url = if path.is_empty() { format!("{bare}/") } else { format!("{app}{path}") };
         let (rps, p50, p99, p999) = drive(url).await;
-        println!("{label:<48} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2}");
+        let (bare_rps, bare_p99) = *reference.get_or_insert((rps, p99));
+        println!("{label:<48} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>6.2}x {:>8.2}x", rps / bare_rps, p99 / bare_p99);
     }
     pool.close().await;
 }

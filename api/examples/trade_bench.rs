@@ -49,8 +49,12 @@ impl Phase {
     /// The phase's line, and a second one for the trades after its first second: the first
     /// trades of 16 traders at once wait for the pool's new connections and their first
     /// statements, which a running service has behind it.
+    fn trades_per_second(&self) -> f64 {
+        self.trades.len() as f64 / SECONDS as f64
+    }
+
     fn print(&self, label: &str) {
-        let tps = self.trades.len() as f64 / SECONDS as f64;
+        let tps = self.trades_per_second();
         let (p50, p99) = self.p50_p99(0.0);
         println!("  {label:<13} {tps:>7.0} trades/s   p50 {p50:.1} ms   p99 {p99:.1} ms");
         let (p50, p99) = self.p50_p99(1_000.0);
@@ -243,6 +247,16 @@ async fn main() {
             }
             if let Some(shares) = HostCpu::shares(host, HostCpu::now()) {
                 println!("  pgbench's host CPU: {shares}");
+            }
+            // `tps = 3465.553190 (without initial connection time)`
+            let pgbench_tps = text.lines().find_map(|l| l.strip_prefix("tps = ")?.split_whitespace().next()?.parse::<f64>().ok());
+            match pgbench_tps {
+                Some(reference) => println!(
+                    "  ratio to pgbench: one market {:.2}x, ten markets {:.2}x",
+                    one.trades_per_second() / reference,
+                    ten.trades_per_second() / reference
+                ),
+                None => println!("  pgbench printed no tps: no ratio"),
             }
         }
         _ => println!("  pgbench not available: skipped"),

@@ -212,6 +212,7 @@ async fn main() {
     println!("  {indexed_in:.2} s, {:.0} events/s", events / indexed_in);
     println!("raw COPY of the same chain_events + trades rows into tables with the same indexes:");
     println!("  {copied_in:.2} s, {:.0} rows/s ({:.0} events/s)", (2.0 * events - MARKETS as f64) / copied_in, events / copied_in);
+    println!("ratio of catch-up to COPY: {:.2}x", copied_in / indexed_in);
     println!("groups applied ahead (one statement and commit a group; {GROUPS} groups of each size, one market):");
     for (k, ms) in ahead {
         println!("  {k:>2} transactions a group: {ms:.2} ms a group, {:.3} ms a trade", ms / k as f64);

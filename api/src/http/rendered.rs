@@ -5,10 +5,15 @@
 //! chooses the keys, and a page can be a few hundred KB): past `CAPACITY_BYTES` the map starts
 //! over. A store made `with_max_age` also stops serving a body that old (answers whose windows
 //! move with the clock).
+//!
+//! A key is rendered by one request at a time: after a change, the requests that find no body
+//! at the new version wait for the first one's render and take its bytes, instead of each
+//! reading and rendering the same page (a listing polled by many clients while its markets
+//! trade would otherwise read it once per request in flight after every change).
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
@@ -18,8 +23,13 @@ const CAPACITY_BYTES: usize = 32 << 20;
 
 pub struct RenderedPages<K> {
     held: Mutex<Held<K>>,
+    /// One render of each key at a time (the others wait for it and take what it kept).
+    rendering: Mutex<HashMap<K, Arc<tokio::sync::Mutex<()>>>>,
     max_age: Option<Duration>,
 }
+
+/// Render gates kept before those nobody holds are dropped: a client chooses the keys.
+const GATES_KEPT: usize = 64;
 
 struct Held<K> {
     pages: HashMap<K, Page>,
@@ -35,11 +45,11 @@ struct Page {
 
 impl<K> Default for RenderedPages<K> {
     fn default() -> RenderedPages<K> {
-        RenderedPages { held: Mutex::new(Held { pages: HashMap::new(), bytes: 0 }), max_age: None }
+        RenderedPages { held: Mutex::new(Held { pages: HashMap::new(), bytes: 0 }), rendering: Mutex::default(), max_age: None }
     }
 }
 
-impl<K: Eq + Hash> RenderedPages<K> {
+impl<K: Eq + Hash + Clone> RenderedPages<K> {
     /// A store that serves a body for at most `max_age` after it was rendered.
     pub fn with_max_age(max_age: Duration) -> RenderedPages<K> {
         RenderedPages { max_age: Some(max_age), ..RenderedPages::default() }
@@ -56,8 +66,20 @@ impl<K: Eq + Hash> RenderedPages<K> {
     /// none), else the one `render` makes, kept at the version `render` says it read (`None`: not
     /// kept). A version `render` names must have been taken before its read, so a change the
     /// read missed has already moved it.
+    ///
+    /// Renders of one key take turns: one that finds, once its turn comes, a body kept at
+    /// `current` (rendered meanwhile by the request before it) serves that body.
     pub async fn get_or_render<E>(&self, key: K, current: Option<u64>, render: impl Future<Output = Result<(Bytes, Option<u64>), E>>) -> Result<Bytes, E> {
-        if let Some(body) = current.and_then(|version| self.get(&key, version)) {
+        let Some(current) = current else {
+            // Nothing kept while the model has no version: nothing to wait for.
+            return render.await.map(|(body, _)| body);
+        };
+        if let Some(body) = self.get(&key, current) {
+            return Ok(body);
+        }
+        let gate = self.gate(&key);
+        let _turn = gate.lock().await;
+        if let Some(body) = self.get(&key, current) {
             return Ok(body);
         }
         let (body, version) = render.await?;
@@ -67,12 +89,26 @@ impl<K: Eq + Hash> RenderedPages<K> {
         Ok(body)
     }
 
-    /// Keeps `body` as what `key` renders to at `version` (a body over the whole bound is not kept).
+    /// The gate of `key`'s renders.
+    fn gate(&self, key: &K) -> Arc<tokio::sync::Mutex<()>> {
+        let mut gates = self.rendering.lock().unwrap();
+        if gates.len() > GATES_KEPT {
+            gates.retain(|_, gate| Arc::strong_count(gate) > 1);
+        }
+        Arc::clone(gates.entry(key.clone()).or_default())
+    }
+
+    /// Keeps `body` as what `key` renders to at `version` (a body over the whole bound is not
+    /// kept, nor one older than the body kept: a slow render of an earlier version does not
+    /// replace a newer page).
     pub fn put(&self, key: K, version: u64, body: Bytes) {
         if body.len() > CAPACITY_BYTES {
             return;
         }
         let mut held = self.held.lock().unwrap();
+        if held.pages.get(&key).is_some_and(|kept| kept.version > version) {
+            return;
+        }
         if held.bytes + body.len() > CAPACITY_BYTES {
             held.pages.clear();
             held.bytes = 0;
@@ -110,6 +146,9 @@ mod tests {
         kept.put(key.clone(), 8, month.clone());
         let (bytes, summed) = bytes_held(&kept);
         assert_eq!(bytes, summed);
+        // An older version does not replace a newer body.
+        kept.put(key.clone(), 7, Bytes::from_static(b"older"));
+        assert_eq!(kept.get(&key, 8), Some(month.clone()));
         // A body over the whole bound is not kept (and does not empty the store).
         kept.put("huge".to_owned(), 8, Bytes::from(vec![b'x'; CAPACITY_BYTES + 1]));
         assert!(kept.get(&"huge".to_owned(), 8).is_none());
@@ -138,6 +177,34 @@ mod tests {
         assert_eq!(kept.get_or_render(3, Some(5), async { Err::<(Bytes, Option<u64>), _>(()) }).await, Err(()));
         assert!(kept.get(&3, 5).is_none());
         assert_eq!(renders.get(), 4, "every call but the kept one rendered");
+    }
+
+    /// Requests of one key at one version that arrive while it renders wait for that render
+    /// and take its body: one render, whatever their number.
+    #[tokio::test]
+    async fn concurrent_requests_of_a_key_render_it_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let kept = RenderedPages::default();
+        let renders = AtomicUsize::new(0);
+        let request = |key: u32, version: u64| {
+            let (kept, renders) = (&kept, &renders);
+            async move {
+                kept.get_or_render(key, Some(version), async {
+                    renders.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    Ok::<_, ()>((Bytes::from(format!("{key}@{version}")), Some(version)))
+                })
+                .await
+                .unwrap()
+            }
+        };
+        let bodies = futures_util::future::join_all((0..32).map(|_| request(1, 9))).await;
+        assert!(bodies.iter().all(|b| b == "1@9"));
+        assert_eq!(renders.load(Ordering::SeqCst), 1, "rendered once for 32 requests");
+        // A new version renders again, once, and so does another key.
+        let (a, b) = tokio::join!(futures_util::future::join_all((0..8).map(|_| request(1, 10))), request(2, 10));
+        assert!(a.iter().all(|body| body == "1@10") && b == "2@10");
+        assert_eq!(renders.load(Ordering::SeqCst), 3);
     }
 
     #[test]

@@ -13,10 +13,12 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
+
+use crate::services::key_gates::KeyGates;
 
 /// Bytes of bodies one store keeps at most.
 const CAPACITY_BYTES: usize = 32 << 20;
@@ -24,12 +26,9 @@ const CAPACITY_BYTES: usize = 32 << 20;
 pub struct RenderedPages<K> {
     held: Mutex<Held<K>>,
     /// One render of each key at a time (the others wait for it and take what it kept).
-    rendering: Mutex<HashMap<K, Arc<tokio::sync::Mutex<()>>>>,
+    rendering: KeyGates<K>,
     max_age: Option<Duration>,
 }
-
-/// Render gates kept before those nobody holds are dropped: a client chooses the keys.
-const GATES_KEPT: usize = 64;
 
 struct Held<K> {
     pages: HashMap<K, Page>,
@@ -45,7 +44,7 @@ struct Page {
 
 impl<K> Default for RenderedPages<K> {
     fn default() -> RenderedPages<K> {
-        RenderedPages { held: Mutex::new(Held { pages: HashMap::new(), bytes: 0 }), rendering: Mutex::default(), max_age: None }
+        RenderedPages { held: Mutex::new(Held { pages: HashMap::new(), bytes: 0 }), rendering: KeyGates::default(), max_age: None }
     }
 }
 
@@ -70,16 +69,17 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
     /// Renders of one key take turns: one that finds, once its turn comes, a body kept at
     /// `current` (rendered meanwhile by the request before it) serves that body.
     pub async fn get_or_render<E>(&self, key: K, current: Option<u64>, render: impl Future<Output = Result<(Bytes, Option<u64>), E>>) -> Result<Bytes, E> {
-        let Some(current) = current else {
-            // Nothing kept while the model has no version: nothing to wait for.
-            return render.await.map(|(body, _)| body);
-        };
-        if let Some(body) = self.get(&key, current) {
+        let kept = |pages: &Self| current.and_then(|version| pages.get(&key, version));
+        if let Some(body) = kept(self) {
             return Ok(body);
         }
-        let gate = self.gate(&key);
-        let _turn = gate.lock().await;
-        if let Some(body) = self.get(&key, current) {
+        // Without a current version no body can be served from the store, so there is nothing
+        // to wait for.
+        let _turn = match current {
+            Some(_) => Some(self.rendering.turn(&key).await),
+            None => None,
+        };
+        if let Some(body) = kept(self) {
             return Ok(body);
         }
         let (body, version) = render.await?;
@@ -87,15 +87,6 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
             self.put(key, version, body.clone());
         }
         Ok(body)
-    }
-
-    /// The gate of `key`'s renders.
-    fn gate(&self, key: &K) -> Arc<tokio::sync::Mutex<()>> {
-        let mut gates = self.rendering.lock().unwrap();
-        if gates.len() > GATES_KEPT {
-            gates.retain(|_, gate| Arc::strong_count(gate) > 1);
-        }
-        Arc::clone(gates.entry(key.clone()).or_default())
     }
 
     /// Keeps `body` as what `key` renders to at `version` (a body over the whole bound is not

@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use sqlx::PgPool;
 
+use super::key_gates::KeyGates;
 use super::notices::Version;
 use crate::domain::portfolio::{PeriodStart, SortBy};
 use crate::store::positions::{self, LeaderRow};
@@ -40,12 +41,12 @@ pub struct LeaderboardCache {
     /// Each ranking with the version its read began at: current while that version holds.
     rankings: Mutex<HashMap<Key, (u64, Ranking)>>,
     /// One read of each ranking at a time (the others wait for it and take what it read).
-    reading: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
+    reading: KeyGates<Key>,
 }
 
 impl Default for LeaderboardCache {
     fn default() -> LeaderboardCache {
-        LeaderboardCache { version: Arc::new(Version::new(CHANNEL)), rankings: Mutex::default(), reading: Mutex::default() }
+        LeaderboardCache { version: Arc::new(Version::new(CHANNEL)), rankings: Mutex::default(), reading: KeyGates::default() }
     }
 }
 
@@ -67,8 +68,7 @@ impl LeaderboardCache {
         if let Some(top) = self.held(&key, version) {
             return Ok(first(&top, Some(version)));
         }
-        let gate = self.gate(key);
-        let _one_read = gate.lock().await;
+        let _one_read = self.reading.turn(&key).await;
         // Read by whoever held the gate before us, after the change that made us wait?
         let version = self.version.now();
         if let Some(v) = version
@@ -99,16 +99,6 @@ impl LeaderboardCache {
     /// The ranking of `key`, if it was read at `version`.
     fn held(&self, key: &Key, version: u64) -> Option<Ranking> {
         self.rankings.lock().unwrap().get(key).filter(|(read_at, _)| *read_at == version).map(|(_, top)| Arc::clone(top))
-    }
-
-    /// The gate of one ranking's reads. A day's keys stop being asked for when the day ends:
-    /// gates nobody holds are dropped once there are many.
-    fn gate(&self, key: Key) -> Arc<tokio::sync::Mutex<()>> {
-        let mut gates = self.reading.lock().unwrap();
-        if gates.len() > 64 {
-            gates.retain(|_, gate| Arc::strong_count(gate) > 1);
-        }
-        Arc::clone(gates.entry(key).or_default())
     }
 
     /// How many rankings are held and current (tests).

@@ -8,6 +8,7 @@ pub mod collector;
 pub mod deposits;
 pub mod error;
 pub mod idempotency;
+pub mod key_gates;
 pub mod leaderboard_cache;
 pub mod market_cache;
 pub mod market_data;

@@ -18,7 +18,7 @@ use sqlx::postgres::PgPoolOptions;
 
 mod support;
 
-use support::{CONNECTIONS, SECONDS, drive, serve};
+use support::{CONNECTIONS, SECONDS, drive, ratios, serve};
 
 const SERIES: usize = 4_000;
 
@@ -146,12 +146,6 @@ async fn main() {
     let trades = format!("UPDATE markets SET total_volume = total_volume + 1, trade_count = trade_count + 1 WHERE id = '{market}'");
     drive_while_changing(&conn, trades, "GET /v1/markets?limit=100, traded every 100 ms", format!("{app}/v1/markets?limit=100"), bare).await;
     conn.close().await;
-}
-
-/// A row's throughput as a multiple of the bare handler's, and its p99 as one of the bare
-/// handler's p99 (`bare`: the bare handler's requests a second and p99).
-fn ratios(bare: (f64, f64), rps: f64, p99: f64) -> String {
-    format!("{:>6.2}x {:>8.2}x", rps / bare.0, p99 / bare.1)
 }
 
 /// Drives `url` while `change` runs every 100 ms, and prints the row with its ratios to `bare`.

@@ -98,8 +98,8 @@ async fn main() {
     ] {
         let url = if path.is_empty() { format!("{bare}/") } else { format!("{app}{path}") };
         let (rps, p50, p99, p999) = drive(url).await;
-        let (bare_rps, bare_p99) = *reference.get_or_insert((rps, p99));
-        println!("{label:<48} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>6.2}x {:>8.2}x", rps / bare_rps, p99 / bare_p99);
+        let bare = *reference.get_or_insert((rps, p99));
+        println!("{label:<48} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {}", support::ratios(bare, rps, p99));
     }
     pool.close().await;
 }

@@ -46,13 +46,13 @@ impl Phase {
         (support::quantile(&latencies, 0.5), support::quantile(&latencies, 0.99))
     }
 
-    /// The phase's line, and a second one for the trades after its first second: the first
-    /// trades of 16 traders at once wait for the pool's new connections and their first
-    /// statements, which a running service has behind it.
     fn trades_per_second(&self) -> f64 {
         self.trades.len() as f64 / SECONDS as f64
     }
 
+    /// The phase's line, and a second one for the trades after its first second: the first
+    /// trades of 16 traders at once wait for the pool's new connections and their first
+    /// statements, which a running service has behind it.
     fn print(&self, label: &str) {
         let tps = self.trades_per_second();
         let (p50, p99) = self.p50_p99(0.0);
@@ -248,7 +248,7 @@ async fn main() {
             if let Some(shares) = HostCpu::shares(host, HostCpu::now()) {
                 println!("  pgbench's host CPU: {shares}");
             }
-            // `tps = 3465.553190 (without initial connection time)`
+            // pgbench's line: `tps = <transactions a second> (without initial connection time)`.
             let pgbench_tps = text.lines().find_map(|l| l.strip_prefix("tps = ")?.split_whitespace().next()?.parse::<f64>().ok());
             match pgbench_tps {
                 Some(reference) => println!(

@@ -118,6 +118,12 @@ pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> T {
     sorted[((sorted.len() as f64 * q) as usize).min(sorted.len() - 1)]
 }
 
+/// A row's throughput as a multiple of the bare handler's, and its p99 as one of the bare
+/// handler's p99 (`bare`: the bare handler's requests a second and p99), as two columns.
+pub fn ratios(bare: (f64, f64), rps: f64, p99: f64) -> String {
+    format!("{:>6.2}x {:>8.2}x", rps / bare.0, p99 / bare.1)
+}
+
 /// `CONNECTIONS` concurrent clients for `SECONDS`: (requests/s, p50, p99, p99.9) in ms.
 pub async fn drive(url: String) -> (f64, f64, f64, f64) {
     use std::time::{Duration, Instant};

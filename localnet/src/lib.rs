@@ -127,12 +127,12 @@ struct Inner {
 }
 
 impl Inner {
-    /// The bank's turn (`turn`), waited for.
     /// Ends the current slot empty (the caller holds the bank's turn).
     fn next_slot(&self) {
         self.last_slot.send_modify(|slot| *slot += 1);
     }
 
+    /// The bank's turn (`turn`), waited for.
     async fn bank_turn(&self, held_for: &'static str) -> BankTurn<'_> {
         let turn = self.turn.lock().await;
         BankTurn { _turn: turn, held_for, began: Instant::now() }

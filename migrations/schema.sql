@@ -33,6 +33,33 @@ BEGIN
     RETURN NULL;
 END $$;
 
+CREATE FUNCTION public.notify_leaderboard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    wallets TEXT;
+BEGIN
+    IF TG_TABLE_NAME = 'users' THEN
+        PERFORM pg_notify('fm_leaderboard', 'names');
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'TRUNCATE' THEN
+        PERFORM pg_notify('fm_leaderboard', '*');
+        RETURN NULL;
+    ELSIF TG_OP = 'INSERT' THEN
+        SELECT string_agg(DISTINCT wallet, ' ') INTO wallets FROM inserted;
+    ELSIF TG_OP = 'DELETE' THEN
+        SELECT string_agg(DISTINCT wallet, ' ') INTO wallets FROM deleted;
+    ELSE
+        SELECT string_agg(DISTINCT wallet, ' ') INTO wallets
+        FROM (SELECT wallet FROM before_update UNION ALL SELECT wallet FROM after_update) changed;
+    END IF;
+    IF wallets IS NOT NULL THEN
+        PERFORM pg_notify('fm_leaderboard', CASE WHEN octet_length(wallets) < 7900 THEN wallets ELSE '*' END);
+    END IF;
+    RETURN NULL;
+END $$;
+
 CREATE FUNCTION public.notify_market_series() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -950,15 +977,15 @@ CREATE INDEX settlements_by_time ON public.settlements USING brin (at);
 
 CREATE INDEX trader_stats_day ON public.trader_stats USING btree (day);
 
-CREATE INDEX trader_totals_by_pnl ON public.trader_totals USING btree (realized_pnl DESC, volume DESC, wallet);
+CREATE INDEX trader_totals_by_pnl ON public.trader_totals USING btree (realized_pnl DESC, volume DESC, wallet COLLATE "C");
 
-CREATE INDEX trader_totals_by_volume ON public.trader_totals USING btree (volume DESC, realized_pnl DESC, wallet);
+CREATE INDEX trader_totals_by_volume ON public.trader_totals USING btree (volume DESC, realized_pnl DESC, wallet COLLATE "C");
 
 CREATE INDEX trader_totals_by_win_rate ON public.trader_totals USING btree ((
 CASE
     WHEN (settled = 0) THEN (0)::numeric
     ELSE ((wins)::numeric / (settled)::numeric)
-END) DESC, settled DESC, volume DESC, wallet);
+END) DESC, settled DESC, volume DESC, wallet COLLATE "C");
 
 CREATE INDEX trades_by_market_time ON public.trades USING btree (market_id, created_at DESC);
 
@@ -986,9 +1013,15 @@ CREATE TRIGGER count_inserted_markets AFTER INSERT ON public.markets REFERENCING
 
 CREATE TRIGGER count_market_status_change AFTER UPDATE OF status ON public.markets FOR EACH ROW WHEN ((old.status IS DISTINCT FROM new.status)) EXECUTE FUNCTION public.count_market_status_change();
 
-CREATE TRIGGER notify_leaderboard AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.trader_stats FOR EACH STATEMENT EXECUTE FUNCTION public.notify_channel('fm_leaderboard');
+CREATE TRIGGER notify_leaderboard_deleted AFTER DELETE ON public.trader_stats REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION public.notify_leaderboard();
 
-CREATE TRIGGER notify_leaderboard_names AFTER DELETE OR UPDATE OF display_name, wallet_address ON public.users FOR EACH STATEMENT EXECUTE FUNCTION public.notify_channel('fm_leaderboard');
+CREATE TRIGGER notify_leaderboard_inserted AFTER INSERT ON public.trader_stats REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION public.notify_leaderboard();
+
+CREATE TRIGGER notify_leaderboard_names AFTER DELETE OR UPDATE OF display_name, wallet_address ON public.users FOR EACH STATEMENT EXECUTE FUNCTION public.notify_leaderboard();
+
+CREATE TRIGGER notify_leaderboard_truncated AFTER TRUNCATE ON public.trader_stats FOR EACH STATEMENT EXECUTE FUNCTION public.notify_leaderboard();
+
+CREATE TRIGGER notify_leaderboard_updated AFTER UPDATE ON public.trader_stats REFERENCING OLD TABLE AS before_update NEW TABLE AS after_update FOR EACH STATEMENT EXECUTE FUNCTION public.notify_leaderboard();
 
 CREATE TRIGGER notify_market_data AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.crowd_history FOR EACH STATEMENT EXECUTE FUNCTION public.notify_channel('fm_market_data');
 

@@ -67,6 +67,27 @@ pub enum SortBy {
     Volume,
 }
 
+impl SortBy {
+    /// Whether the trader `a` ranks before `b` (`Less`), as Postgres orders them
+    /// (`store::positions::leaderboard`): by P&L, then volume; by win rate (none settled counts
+    /// as 0), then settled positions, then volume; by volume, then P&L. Ties go by wallet in byte
+    /// order. Win rates compare as exact fractions.
+    pub fn ranks_before(self, (a_wallet, a): (&str, &Totals), (b_wallet, b): (&str, &Totals)) -> std::cmp::Ordering {
+        // wins / settled against wins' / settled', both settled > 0: cross-multiplied in i128.
+        let rate = |t: &Totals| if t.settled == 0 { (0, 1) } else { (i128::from(t.wins), i128::from(t.settled)) };
+        let by_rate = || {
+            let ((aw, asettled), (bw, bsettled)) = (rate(a), rate(b));
+            (bw * asettled).cmp(&(aw * bsettled))
+        };
+        let first = match self {
+            SortBy::Pnl => b.realized_pnl.cmp(&a.realized_pnl).then(b.volume.cmp(&a.volume)),
+            SortBy::WinRate => by_rate().then(b.settled.cmp(&a.settled)).then(b.volume.cmp(&a.volume)),
+            SortBy::Volume => b.volume.cmp(&a.volume).then(b.realized_pnl.cmp(&a.realized_pnl)),
+        };
+        first.then_with(|| a_wallet.as_bytes().cmp(b_wallet.as_bytes()))
+    }
+}
+
 /// A leaderboard period: `24h` the last 24 hours, `7d` and `30d` whole UTC days (today and the
 /// 7 or 30 before it), `all` all time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,6 +136,25 @@ mod tests {
         assert_eq!(Period::Week.start(now), Some(PeriodStart::Day(NaiveDate::from_ymd_opt(2026, 11, 21).unwrap())));
         assert_eq!(Period::Month.start(now), Some(PeriodStart::Day(NaiveDate::from_ymd_opt(2026, 10, 29).unwrap())));
         assert_eq!(Period::All.start(now), None);
+    }
+
+    #[test]
+    fn rankings_order_as_postgres_does() {
+        use std::cmp::Ordering::{Greater, Less};
+        let t = |realized_pnl, volume, settled, wins| Totals { realized_pnl, volume, trades: 1, settled, wins };
+        // P&L, then volume, then wallet bytes (upper case before lower).
+        assert_eq!(SortBy::Pnl.ranks_before(("b", &t(5, 1, 0, 0)), ("a", &t(4, 9, 0, 0))), Less);
+        assert_eq!(SortBy::Pnl.ranks_before(("b", &t(5, 1, 0, 0)), ("a", &t(5, 2, 0, 0))), Greater);
+        assert_eq!(SortBy::Pnl.ranks_before(("B", &t(5, 1, 0, 0)), ("a", &t(5, 1, 0, 0))), Less);
+        // Win rate as a fraction: 2/3 after 1/1, 1/2 equal to 2/4 (then more settled first);
+        // none settled counts as 0, below any win.
+        assert_eq!(SortBy::WinRate.ranks_before(("a", &t(0, 0, 3, 2)), ("b", &t(0, 0, 1, 1))), Greater);
+        assert_eq!(SortBy::WinRate.ranks_before(("a", &t(0, 0, 2, 1)), ("b", &t(0, 0, 4, 2))), Greater);
+        assert_eq!(SortBy::WinRate.ranks_before(("a", &t(0, 9, 0, 0)), ("b", &t(0, 0, 7, 0))), Greater, "both 0: more settled first");
+        assert_eq!(SortBy::WinRate.ranks_before(("a", &t(0, 0, 0, 0)), ("b", &t(0, 0, 9, 1))), Greater);
+        // Volume, then P&L.
+        assert_eq!(SortBy::Volume.ranks_before(("a", &t(-5, 10, 0, 0)), ("b", &t(5, 9, 0, 0))), Less);
+        assert_eq!(SortBy::Volume.ranks_before(("a", &t(-5, 10, 0, 0)), ("b", &t(5, 10, 0, 0))), Greater);
     }
 
     #[test]

@@ -1,52 +1,82 @@
 //! The leaderboard's rankings kept in memory: for each period start and ordering, the top
 //! `TOP` traders, so a leaderboard request costs no database round trip while nothing changes.
-//! A period's rankings add up a day row per trader per day (23,000 weekly traders: about 13 ms
-//! of Postgres per request), so this is what keeps `GET /v1/leaderboard` in the read path's
-//! class.
 //!
-//! Kept exact by Postgres notices (triggers `notify_leaderboard*`): a statement that changes `trader_stats` (the
-//! projection's trades and payouts) or a display name notifies `fm_leaderboard` when it
-//! commits. A ranking is served only while no notice has arrived since the read it came from
-//! began, so an answer reflects every change whose notice has arrived (a millisecond or two
-//! after the commit on one machine) — the same promise the series listing makes. After a
-//! notice, the next request of each ranking reads it again; concurrent requests wait for that
-//! one read instead of each making their own. Rankings are served only while the listener is
-//! connected: when its connection drops (notices may have been lost) everything is forgotten
-//! and every request reads Postgres until it listens again.
+//! Kept exact by Postgres notices (triggers `notify_leaderboard*`, migration 49): a statement
+//! that changes `trader_stats` (the projection's trades and payouts) notifies `fm_leaderboard`
+//! with the wallets it changed, a display name's change with `names`, when it commits. A ranking
+//! is served only while no notice has arrived since the read it came from began, so an answer
+//! reflects every change whose notice has arrived (a millisecond or two after the commit on one
+//! machine) — the same promise the series listing makes. After a notice, the next request of
+//! each ranking makes it again; concurrent requests wait for that one instead of each making
+//! their own. Rankings are served only while the listener is connected: when its connection
+//! drops (notices may have been lost) everything is forgotten and every request reads Postgres
+//! until it listens again.
 //!
-//! The period's start is part of a ranking's key, so a new UTC day starts new rankings, and the
-//! 24-hour window's, a whole second, a new ranking each second it is asked for: its window
-//! moves with the clock, not only with notices. A newer window's ranking replaces the older.
+//! How a ranking is made again depends on its period:
+//! - **All time** reads `trader_totals` in the order of one of its indexes.
+//! - **Whole days** (7 and 30 days) rank a book held here: every trader's totals over the
+//!   period's days (100,000 traders: about 10 MB). A notice names the traders it changed, so
+//!   the book re-reads only theirs (one indexed query) and ranks the book again in memory;
+//!   adding up every trader's days on each change took tens of milliseconds under load. A
+//!   notice that names no traders (too many for one notice, or a truncation), a gap in the
+//!   notices kept, or a new period start reads the whole book again.
+//! - **The last 24 hours** add up the trades and settlements after an instant, read again each
+//!   second it is asked for: its window moves with the clock, not only with notices.
+//!
+//! The period's start is part of a ranking's key, so a new UTC day starts new rankings and
+//! books. A newer 24-hour window's ranking replaces the older; a book nobody asked for in a
+//! minute goes when another is read.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
 
+use chrono::NaiveDate;
 use sqlx::PgPool;
 
 use super::key_gates::KeyGates;
-use super::notices::Version;
-use crate::domain::portfolio::{PeriodStart, SortBy};
+use super::notices::{self, Listening};
+use crate::domain::portfolio::{PeriodStart, SortBy, Totals};
 use crate::store::positions::{self, LeaderRow};
 
 const CHANNEL: &str = "fm_leaderboard";
 /// Traders held per ranking: the most a request may ask for.
 pub const TOP: i64 = 100;
+/// Notices remembered for books to catch up with; a book further behind is read again.
+const CHANGES_KEPT: usize = 1024;
+/// A book not asked for in this long goes when another book is read.
+const BOOK_IDLE: Duration = Duration::from_secs(60);
 
 type Key = (Option<PeriodStart>, SortBy);
 type Ranking = Arc<Vec<LeaderRow>>;
 
 pub struct LeaderboardCache {
-    /// Bumped by every notice (and connect or drop of the listener).
-    version: Arc<Version>,
+    /// The notices heard: the version (bumped by every notice, and by a connect or drop of the
+    /// listener) and what the latest ones changed.
+    changes: Arc<Changes>,
     /// Each ranking with the version its read began at: current while that version holds.
     rankings: Mutex<HashMap<Key, (u64, Ranking)>>,
     /// One read of each ranking at a time (the others wait for it and take what it read).
     reading: KeyGates<Key>,
+    /// The whole-day periods' books, by their first day.
+    books: Mutex<HashMap<NaiveDate, Book>>,
+    /// One catch-up of each book at a time.
+    booking: KeyGates<NaiveDate>,
+    /// Books read whole (tests).
+    whole_reads: AtomicU64,
 }
 
 impl Default for LeaderboardCache {
     fn default() -> LeaderboardCache {
-        LeaderboardCache { version: Arc::new(Version::new(CHANNEL)), rankings: Mutex::default(), reading: KeyGates::default() }
+        LeaderboardCache {
+            changes: Arc::new(Changes::default()),
+            rankings: Mutex::default(),
+            reading: KeyGates::default(),
+            books: Mutex::default(),
+            booking: KeyGates::default(),
+            whole_reads: AtomicU64::new(0),
+        }
     }
 }
 
@@ -56,54 +86,254 @@ impl LeaderboardCache {
     }
 
     /// The first `limit` (at most `TOP`) traders active since `since` (all time when `None`),
-    /// best first by `sort`: from memory while current, else read (and kept). With them, the
-    /// version they are current at (`None`: read while changes could not be heard).
+    /// best first by `sort`: from memory while current, else made again (and kept). With them,
+    /// the version they are current at (`None`: read while changes could not be heard).
     pub async fn top(&self, db: &PgPool, since: Option<PeriodStart>, sort: SortBy, limit: i64) -> Result<(Vec<LeaderRow>, Option<u64>), sqlx::Error> {
         let limit = limit.clamp(0, TOP) as usize;
         let first = |top: &Ranking, version: Option<u64>| (top.iter().take(limit).cloned().collect(), version);
         let key = (since, sort);
-        let Some(version) = self.version.current(db) else {
+        let Some(version) = self.changes.current(db) else {
             return Ok((positions::leaderboard(db, since, sort, limit as i64).await?, None));
         };
         if let Some(top) = self.held(&key, version) {
             return Ok(first(&top, Some(version)));
         }
         let _one_read = self.reading.turn(&key).await;
-        // Read by whoever held the gate before us, after the change that made us wait?
-        let version = self.version.now();
-        if let Some(v) = version
-            && let Some(top) = self.held(&key, v)
-        {
-            return Ok(first(&top, version));
+        // Made by whoever held the gate before us, after the change that made us wait?
+        let Some(version) = self.changes.now() else {
+            return Ok((positions::leaderboard(db, since, sort, limit as i64).await?, None));
+        };
+        if let Some(top) = self.held(&key, version) {
+            return Ok(first(&top, Some(version)));
         }
-        // Read after `version` began: current at it.
-        let top = Arc::new(positions::leaderboard(db, since, sort, TOP).await?);
-        if let Some(version) = version {
-            let mut rankings = self.rankings.lock().unwrap();
-            // Out-of-date rankings (a past day's among them) go as a new one comes.
-            rankings.retain(|_, (read_at, _)| *read_at == version);
-            if let Some(PeriodStart::After(newest)) = since {
-                rankings.retain(|(start, _), _| !matches!(start, Some(PeriodStart::After(older)) if *older < newest));
-            }
-            rankings.insert(key, (version, Arc::clone(&top)));
+        // Made after `version` began: current at it.
+        let top = match since {
+            Some(PeriodStart::Day(day)) => self.rank_book(db, day, sort, version).await?,
+            _ => positions::leaderboard(db, since, sort, TOP).await?,
+        };
+        let top = Arc::new(top);
+        let mut rankings = self.rankings.lock().unwrap();
+        // Out-of-date rankings (a past day's among them) go as a new one comes.
+        rankings.retain(|_, (read_at, _)| *read_at == version);
+        if let Some(PeriodStart::After(newest)) = since {
+            rankings.retain(|(start, _), _| !matches!(start, Some(PeriodStart::After(older)) if *older < newest));
         }
-        Ok(first(&top, version))
+        rankings.insert(key, (version, Arc::clone(&top)));
+        Ok(first(&top, Some(version)))
     }
 
     /// The current version of the rankings, listening from the first call on (`None` while
     /// not listening).
     pub fn version(&self, db: &PgPool) -> Option<u64> {
-        self.version.current(db)
+        self.changes.current(db)
     }
 
-    /// The ranking of `key`, if it was read at `version`.
+    /// The ranking of `key`, if it was made at `version`.
     fn held(&self, key: &Key, version: u64) -> Option<Ranking> {
         self.rankings.lock().unwrap().get(key).filter(|(read_at, _)| *read_at == version).map(|(_, top)| Arc::clone(top))
     }
 
+    /// The first `TOP` traders by `sort` over the days from `day` on, from the book of `day`
+    /// brought up to `version`: re-reading the traders the notices since the book's version
+    /// changed, or the whole book when they cannot say.
+    async fn rank_book(&self, db: &PgPool, day: NaiveDate, sort: SortBy, version: u64) -> Result<Vec<LeaderRow>, sqlx::Error> {
+        let _one_catch_up = self.booking.turn(&day).await;
+        let behind = self.books.lock().unwrap().get(&day).map(|book| book.version);
+        let catch_up = match behind {
+            Some(at) if at == version => Some(Changed::default()),
+            Some(at) => self.changes.between(at, version),
+            None => None,
+        };
+        let read = match catch_up {
+            Some(changed) if changed.traders.is_empty() => Some(Vec::new()),
+            Some(changed) => {
+                let wallets: Vec<String> = changed.traders.iter().map(|w| w.to_string()).collect();
+                let totals = positions::period_totals_of(db, day, &wallets).await?;
+                Some(wallets.into_iter().map(|w| (w, None)).chain(totals.into_iter().map(|(w, t)| (w, Some(t)))).collect())
+            }
+            None => None,
+        };
+        let whole = match read {
+            Some(_) => None,
+            None => {
+                self.whole_reads.fetch_add(1, Ordering::Relaxed);
+                Some(positions::period_totals(db, day).await?)
+            }
+        };
+        let ranked = {
+            let mut books = self.books.lock().unwrap();
+            if let Some(whole) = whole {
+                let now = Instant::now();
+                books.retain(|_, book| now.duration_since(book.asked) < BOOK_IDLE);
+                books.insert(day, Book { version, asked: now, traders: whole.into_iter().map(|(w, t)| (w.into_boxed_str(), t)).collect() });
+            }
+            // Gone only if it sat idle while another book was read: then Postgres ranks.
+            books.get_mut(&day).map(|book| {
+                // A changed trader's totals: the new ones, or none left in the period.
+                for (wallet, totals) in read.into_iter().flatten() {
+                    match totals {
+                        Some(totals) => book.traders.insert(wallet.into_boxed_str(), totals),
+                        None => book.traders.remove(wallet.as_str()),
+                    };
+                }
+                book.version = version;
+                book.asked = Instant::now();
+                book.rank(sort, TOP as usize)
+            })
+        };
+        let Some(ranked) = ranked else {
+            return positions::leaderboard(db, Some(PeriodStart::Day(day)), sort, TOP).await;
+        };
+        let wallets: Vec<String> = ranked.iter().map(|(w, _)| w.clone()).collect();
+        let mut names: HashMap<String, String> = positions::display_names(db, &wallets).await?.into_iter().collect();
+        Ok(ranked
+            .into_iter()
+            .map(|(wallet, t)| LeaderRow {
+                display_name: names.remove(&wallet),
+                wallet,
+                realized_pnl: t.realized_pnl,
+                volume: t.volume,
+                trades: t.trades,
+                settled: t.settled,
+                wins: t.wins,
+            })
+            .collect())
+    }
+
+    /// How many times a book was read whole (tests).
+    pub fn whole_book_reads(&self) -> u64 {
+        self.whole_reads.load(Ordering::Relaxed)
+    }
+
     /// How many rankings are held and current (tests).
     pub fn current_rankings(&self) -> usize {
-        let Some(version) = self.version.now() else { return 0 };
+        let Some(version) = self.changes.now() else { return 0 };
         self.rankings.lock().unwrap().values().filter(|(read_at, _)| *read_at == version).count()
     }
+}
+
+/// Every trader's totals over the days from one day on, as of a version of the notices.
+struct Book {
+    version: u64,
+    /// When a ranking was last made from it.
+    asked: Instant,
+    traders: HashMap<Box<str>, Totals>,
+}
+
+impl Book {
+    /// The first `n` traders by `sort`, best first.
+    fn rank(&self, sort: SortBy, n: usize) -> Vec<(String, Totals)> {
+        let order = |a: &(&str, &Totals), b: &(&str, &Totals)| sort.ranks_before(*a, *b);
+        let mut all: Vec<(&str, &Totals)> = self.traders.iter().map(|(w, t)| (&**w, t)).collect();
+        if all.len() > n {
+            all.select_nth_unstable_by(n, order);
+            all.truncate(n);
+        }
+        all.sort_unstable_by(order);
+        all.into_iter().map(|(w, t)| (w.to_owned(), *t)).collect()
+    }
+}
+
+/// What a notice says changed (migration 49 writes them).
+enum Change {
+    /// These traders' statistics.
+    Traders(Vec<Box<str>>),
+    /// Display names: the totals stand.
+    Names,
+    /// Anything: too many traders for a notice, a truncation, or notices possibly lost.
+    Everything,
+}
+
+impl Change {
+    fn of_notice(payload: &str) -> Change {
+        match payload {
+            "names" => Change::Names,
+            "*" | "" => Change::Everything,
+            wallets => Change::Traders(wallets.split(' ').map(Box::from).collect()),
+        }
+    }
+}
+
+/// What changed over a run of notices, when they say.
+#[derive(Default)]
+struct Changed {
+    traders: HashSet<Box<str>>,
+}
+
+/// The channel's notices, listened to from the first call of `current` on.
+#[derive(Default)]
+struct Changes {
+    heard: Mutex<Heard>,
+    started: OnceLock<()>,
+}
+
+#[derive(Default)]
+struct Heard {
+    listening: bool,
+    version: u64,
+    /// The latest changes, each with the version it made.
+    latest: VecDeque<(u64, Change)>,
+}
+
+impl Changes {
+    /// The current version, listening from the first call on; `None` while changes cannot be
+    /// heard (rankings must be read).
+    fn current(self: &Arc<Self>, db: &PgPool) -> Option<u64> {
+        self.started.get_or_init(|| {
+            tokio::spawn(follow(Arc::downgrade(self), db.clone()));
+        });
+        self.now()
+    }
+
+    /// The current version, without starting to listen.
+    fn now(&self) -> Option<u64> {
+        let heard = self.heard.lock().unwrap();
+        heard.listening.then_some(heard.version)
+    }
+
+    /// What changed after version `from` up to `to`; `None` when the notices kept cannot say.
+    fn between(&self, from: u64, to: u64) -> Option<Changed> {
+        let heard = self.heard.lock().unwrap();
+        let mut changed = Changed::default();
+        if from == to {
+            return Some(changed);
+        }
+        if heard.latest.front().is_none_or(|(oldest, _)| *oldest > from + 1) {
+            return None;
+        }
+        for (_, change) in heard.latest.iter().filter(|(v, _)| (from + 1..=to).contains(v)) {
+            match change {
+                Change::Traders(wallets) => changed.traders.extend(wallets.iter().cloned()),
+                Change::Names => {}
+                Change::Everything => return None,
+            }
+        }
+        Some(changed)
+    }
+}
+
+async fn follow(changes: Weak<Changes>, db: PgPool) {
+    notices::listen(db, CHANNEL, |event| {
+        let Some(changes) = changes.upgrade() else { return false };
+        let mut heard = changes.heard.lock().unwrap();
+        let change = match event {
+            Listening::Connected => {
+                heard.listening = true;
+                Change::Everything
+            }
+            Listening::Notice(payload) => Change::of_notice(payload),
+            Listening::Lost => {
+                heard.listening = false;
+                Change::Everything
+            }
+        };
+        heard.version += 1;
+        let version = heard.version;
+        heard.latest.push_back((version, change));
+        if heard.latest.len() > CHANGES_KEPT {
+            heard.latest.pop_front();
+        }
+        true
+    })
+    .await
 }

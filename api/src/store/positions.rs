@@ -127,13 +127,13 @@ pub struct LeaderRow {
     pub wins: i64,
 }
 
-/// Traders active since `since` (all time when `None`), best first by `sort`; ties by volume,
-/// then wallet, so the order is stable.
+/// Traders active since `since` (all time when `None`), best first by `sort`
+/// (`SortBy::ranks_before` is the same order), so the order is stable.
 pub async fn leaderboard(db: &PgPool, since: Option<PeriodStart>, sort: SortBy, limit: i64) -> Result<Vec<LeaderRow>, sqlx::Error> {
     let order = match sort {
-        SortBy::Pnl => "realized_pnl DESC, volume DESC, wallet",
-        SortBy::WinRate => "(CASE WHEN settled = 0 THEN 0 ELSE wins::NUMERIC / settled END) DESC, settled DESC, volume DESC, wallet",
-        SortBy::Volume => "volume DESC, realized_pnl DESC, wallet",
+        SortBy::Pnl => "realized_pnl DESC, volume DESC, wallet COLLATE \"C\"",
+        SortBy::WinRate => "(CASE WHEN settled = 0 THEN 0 ELSE wins::NUMERIC / settled END) DESC, settled DESC, volume DESC, wallet COLLATE \"C\"",
+        SortBy::Volume => "volume DESC, realized_pnl DESC, wallet COLLATE \"C\"",
     };
     // All time reads the totals the trigger keeps, in the order of one of their indexes; whole
     // days add up their day rows; an instant adds up the trades and settlements after it.
@@ -171,4 +171,46 @@ pub async fn leaderboard(db: &PgPool, since: Option<PeriodStart>, sort: SortBy, 
         Some(PeriodStart::After(instant)) => query.bind(instant),
     };
     query.bind(limit).fetch_all(db).await
+}
+
+#[derive(sqlx::FromRow)]
+struct PeriodTotalsRow {
+    wallet: String,
+    realized_pnl: i64,
+    volume: i64,
+    trades: i64,
+    settled: i64,
+    wins: i64,
+}
+
+impl From<PeriodTotalsRow> for (String, Totals) {
+    fn from(r: PeriodTotalsRow) -> (String, Totals) {
+        (r.wallet, Totals { realized_pnl: r.realized_pnl, volume: r.volume, trades: r.trades, settled: r.settled, wins: r.wins })
+    }
+}
+
+const PERIOD_TOTALS: &str = "SELECT wallet, sum(realized_pnl)::BIGINT AS realized_pnl, sum(volume)::BIGINT AS volume,
+        sum(trades)::BIGINT AS trades, sum(settled)::BIGINT AS settled, sum(wins)::BIGINT AS wins
+    FROM trader_stats";
+
+/// Every trader's totals over the UTC days from `day` on: the traders `leaderboard` ranks for
+/// `PeriodStart::Day(day)`.
+pub async fn period_totals(db: &PgPool, day: NaiveDate) -> Result<Vec<(String, Totals)>, sqlx::Error> {
+    let rows: Vec<PeriodTotalsRow> = sqlx::query_as(&format!("{PERIOD_TOTALS} WHERE day >= $1 GROUP BY wallet")).bind(day).fetch_all(db).await?;
+    Ok(rows.into_iter().map(Into::into).collect())
+}
+
+/// `period_totals` of `wallets` only: a wallet with no statistics from `day` on is absent.
+pub async fn period_totals_of(db: &PgPool, day: NaiveDate, wallets: &[String]) -> Result<Vec<(String, Totals)>, sqlx::Error> {
+    let rows: Vec<PeriodTotalsRow> =
+        sqlx::query_as(&format!("{PERIOD_TOTALS} WHERE wallet = ANY($2) AND day >= $1 GROUP BY wallet")).bind(day).bind(wallets).fetch_all(db).await?;
+    Ok(rows.into_iter().map(Into::into).collect())
+}
+
+/// The display names of those of `wallets` that have one.
+pub async fn display_names(db: &PgPool, wallets: &[String]) -> Result<Vec<(String, String)>, sqlx::Error> {
+    sqlx::query_as("SELECT wallet_address, display_name FROM users WHERE wallet_address = ANY($1) AND display_name IS NOT NULL")
+        .bind(wallets)
+        .fetch_all(db)
+        .await
 }

@@ -624,6 +624,104 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
     assert!(all_equal().await);
 }
 
+/// The 7- and 30-day rankings come from books of every trader's totals that re-read only the
+/// traders a notice names: after each of a random mix of changes (one trader's day today, a day
+/// inside one period only, a trader's days deleted, a change to more traders than a notice can
+/// name, a display name), every ordering of both periods equals Postgres's within a second, ties
+/// included (wallets differing only in case rank in byte order); a change naming its traders
+/// does not read the whole book again, one naming none does.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn whole_day_rankings_catch_up_with_the_traders_named(db: PgPool) {
+    use api::domain::portfolio::{Period, SortBy};
+    use api::services::users;
+    use rand::{Rng, SeedableRng};
+    let services = services(&db);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(29);
+    let today = Utc::now().date_naive();
+    // 400 traders, half of them tied (the same one trade), wallets alike but for case.
+    let wallet = |w: usize| format!("{}{w:0>31}", if w % 2 == 0 { 'a' } else { 'A' });
+    let mut days = Vec::new();
+    for w in 0..400 {
+        let trade = if w < 200 { (5_000_000, 1_000_000, 1, 1) } else { random_trade(&mut rng) };
+        days.push(((wallet(w), today - chrono::Days::new(rng.random_range(0..35))), trade));
+    }
+    add_trades(&db, &days).await;
+    for w in (0..400).step_by(5) {
+        sqlx::query("INSERT INTO users (id, wallet_address, display_name) VALUES ($1, $2, $3)")
+            .bind(Uuid::new_v4())
+            .bind(wallet(w))
+            .bind(format!("trader {w}"))
+            .execute(&db)
+            .await
+            .unwrap();
+    }
+    let periods = [Period::Week, Period::Month];
+    let sorts = [SortBy::Pnl, SortBy::WinRate, SortBy::Volume];
+    let all_equal = || {
+        let (services, db) = (services.clone(), db.clone());
+        async move {
+            for period in periods {
+                for sort in sorts {
+                    let start = users::leaderboard_start(period);
+                    let served = users::leaderboard(&services, start, sort, 100).await.unwrap().rows;
+                    if served != api::store::positions::leaderboard(&db, start, sort, 100).await.unwrap() {
+                        return false;
+                    }
+                }
+            }
+            true
+        }
+    };
+    let started = std::time::Instant::now();
+    while services.leaderboard.current_rankings() < periods.len() * sorts.len() {
+        assert!(started.elapsed() < Duration::from_secs(5), "the rankings were never held");
+        all_equal().await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(all_equal().await, "a ranking differs from Postgres's");
+    for round in 0..30u64 {
+        let whole_reads = services.leaderboard.whole_book_reads();
+        let w = rng.random_range(0..400);
+        let caught_up = match round % 5 {
+            0 => {
+                add_a_trade(&db, &wallet(w), today, (rng.random_range(1..900_000_000), rng.random_range(-9..900_000_000), 1, 1)).await;
+                true
+            }
+            // Inside the 30 days, outside the 7.
+            1 => {
+                add_a_trade(&db, &wallet(w), today - chrono::Days::new(20), (900_000_000, 900_000_000, 3, 0)).await;
+                true
+            }
+            2 => {
+                let top: String = sqlx::query_scalar("SELECT wallet FROM trader_totals ORDER BY volume DESC LIMIT 1").fetch_one(&db).await.unwrap();
+                sqlx::query("DELETE FROM trader_stats WHERE wallet = $1").bind(top).execute(&db).await.unwrap();
+                true
+            }
+            // 400 wallets of 32 characters do not fit in one notice.
+            3 => {
+                sqlx::query("UPDATE trader_stats SET volume = volume + 1 + (wallet > 'a0000000000000000000000000000200')::INT").execute(&db).await.unwrap();
+                false
+            }
+            _ => {
+                sqlx::query("UPDATE users SET display_name = $2 WHERE wallet_address = $1")
+                    .bind(wallet(w / 5 * 5))
+                    .bind(format!("renamed {round}"))
+                    .execute(&db)
+                    .await
+                    .unwrap();
+                true
+            }
+        };
+        let committed = std::time::Instant::now();
+        while !all_equal().await {
+            assert!(committed.elapsed() < Duration::from_secs(1), "round {round}: a change not ranked within a second");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let read_whole = services.leaderboard.whole_book_reads() > whole_reads;
+        assert_eq!(read_whole, !caught_up, "round {round}: a book read whole: {read_whole}");
+    }
+}
+
 /// Quotes and market rows come from the in-memory market cache: a change to a market's row
 /// reaches them within a second (in practice a millisecond or two; the test prints what it saw),
 /// a cached market is quoted with Postgres unable to answer, and once changes stop every quote

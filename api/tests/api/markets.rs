@@ -639,7 +639,7 @@ async fn whole_day_rankings_catch_up_with_the_traders_named(db: PgPool) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(29);
     let today = Utc::now().date_naive();
     // 400 traders, half of them tied (the same one trade), wallets alike but for case.
-    let wallet = |w: usize| format!("{}{w:0>31}", if w % 2 == 0 { 'a' } else { 'A' });
+    let wallet = |w: usize| format!("{}{w:0>31}", if w.is_multiple_of(2) { 'a' } else { 'A' });
     let mut days = Vec::new();
     for w in 0..400 {
         let trade = if w < 200 { (5_000_000, 1_000_000, 1, 1) } else { random_trade(&mut rng) };

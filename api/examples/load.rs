@@ -140,11 +140,20 @@ async fn main() {
     // The leaderboard while traders trade: a trader's day changes every 100 ms (each change
     // notified), so rankings are read again after each.
     let day_changes = "UPDATE trader_stats SET volume = volume + 1, trades = trades + 1 WHERE wallet = 'trader30' AND day = current_date";
-    drive_while_changing(&conn, day_changes.into(), "  ...7d, a day changing every 100 ms", format!("{app}/v1/leaderboard?period=7d&limit=100"), bare).await;
-    // The market listing while a market is traded every 100 ms (each change notified), so kept
-    // pages are read again after each.
+    for (label, period) in [("  ...7d, a day changing every 100 ms", "7d"), ("  ...30d, a day changing every 100 ms", "30d")] {
+        drive_while_changing(&conn, day_changes.into(), label, format!("{app}/v1/leaderboard?period={period}&limit=100"), bare).await;
+    }
+    // The market's reads while it is traded every 100 ms (each change notified), so kept rows
+    // and pages are read again after each.
     let trades = format!("UPDATE markets SET total_volume = total_volume + 1, trade_count = trade_count + 1 WHERE id = '{market}'");
-    drive_while_changing(&conn, trades, "GET /v1/markets?limit=100, traded every 100 ms", format!("{app}/v1/markets?limit=100"), bare).await;
+    for (label, url) in [
+        ("GET /v1/markets?limit=100, traded every 100 ms", format!("{app}/v1/markets?limit=100")),
+        ("  .../{id}, traded every 100 ms", format!("{app}/v1/markets/{market}")),
+        ("  .../{id}/quote, traded every 100 ms", format!("{app}/v1/markets/{market}/quote?side=yes&amount=25")),
+        ("GET /v1/series?limit=50, traded every 100 ms", format!("{app}/v1/series?limit=50")),
+    ] {
+        drive_while_changing(&conn, trades.clone(), label, url, bare).await;
+    }
     conn.close().await;
 }
 

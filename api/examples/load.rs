@@ -4,6 +4,8 @@
 //! same load generator in the same run: requests/s and latency percentiles.
 //!
 //! `bash scripts/bench-api.sh` (release build; needs Postgres and Redis: scripts/setup.sh).
+//! `LOAD_SCALE=10` multiplies the settled history and the traders by 10 (1,000,000 each), to
+//! see whether a request's cost stays flat as they grow.
 //! Rate limits are raised out of the way but still counted (in process, reconciled with Redis).
 
 use std::time::{Duration, Instant};
@@ -68,6 +70,8 @@ async fn main() {
     .await
     .unwrap();
     // The settled history and the traders the listing and the leaderboard must stay fast over.
+    let scale: i32 = std::env::var("LOAD_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let (rounds, traders) = (25 * scale, 100_000 * scale);
     let seeding = Instant::now();
     sqlx::query(
         "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
@@ -75,21 +79,23 @@ async fn main() {
          SELECT gen_random_uuid(), s.id, 1 + k, now() - make_interval(hours => 8 * k + 8), now() - make_interval(hours => 8 * k, mins => 5),
                 now() - make_interval(hours => 8 * k), 'settled', s.liquidity_b, 0, 0, 500000, 500000, 0,
                 CASE WHEN k % 2 = 0 THEN 'yes' ELSE 'no' END, CASE WHEN k % 2 = 0 THEN 100 ELSE -100 END, now() - make_interval(hours => 8 * k)
-         FROM series s CROSS JOIN generate_series(1, 25) k",
+         FROM series s CROSS JOIN generate_series(1, $1) k",
     )
+    .bind(rounds)
     .execute(&conn)
     .await
     .unwrap();
     sqlx::query(
         "INSERT INTO trader_stats (wallet, day, volume, trades, realized_pnl, settled, wins)
          SELECT 'trader' || i, current_date - (i % 30), 1000000 * (1 + i % 997), 1 + i % 13, (i * 7919) % 20000000 - 10000000, i % 11, (i % 11) / 2
-         FROM generate_series(1, 100000) i",
+         FROM generate_series(1, $1) i",
     )
+    .bind(traders)
     .execute(&conn)
     .await
     .unwrap();
     sqlx::query("VACUUM ANALYZE").execute(&conn).await.unwrap();
-    println!("seeding 100,000 settled markets and 100,000 traders: {:.1} s", seeding.elapsed().as_secs_f64());
+    println!("seeding {} settled markets and {traders} traders: {:.1} s", rounds as usize * SERIES, seeding.elapsed().as_secs_f64());
 
     let mut config = Config::from_env().unwrap();
     config.http.rate_public_per_min = u32::MAX;
@@ -125,7 +131,7 @@ async fn main() {
         ("GET /v1/series/{slug}", format!("{app}/v1/series/{slug}")),
         ("GET /v1/markets?limit=100", format!("{app}/v1/markets?limit=100")),
         ("GET /v1/markets?status=settled&limit=100", format!("{app}/v1/markets?status=settled&limit=100")),
-        ("  ...&offset=50000", format!("{app}/v1/markets?status=settled&limit=100&offset=50000")),
+        ("  ...&offset=(half of them)", format!("{app}/v1/markets?status=settled&limit=100&offset={}", rounds as usize * SERIES / 2)),
         ("  ...&offset=99999999", format!("{app}/v1/markets?status=settled&limit=100&offset=99999999")),
         ("GET /v1/leaderboard?period=all&limit=100", format!("{app}/v1/leaderboard?period=all&limit=100")),
         ("  ...&sort_by=win_rate", format!("{app}/v1/leaderboard?period=all&limit=100&sort_by=win_rate")),

@@ -28,6 +28,9 @@ const SERIES: usize = 4_000;
 async fn main() {
     let admin = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into());
     let url = format!("{}/fm_bench", admin.rsplit_once('/').unwrap().0);
+    let scale: i32 = std::env::var("LOAD_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    // Settled rounds per series, and traders.
+    let (rounds, traders) = (25 * scale, 100_000 * scale);
     let mut conn = PgPoolOptions::new().max_connections(1).connect(&admin).await.unwrap();
     sqlx::query("DROP DATABASE IF EXISTS fm_bench").execute(&conn).await.unwrap();
     conn.close().await;
@@ -62,16 +65,15 @@ async fn main() {
     sqlx::query(
         "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
                               yes_price_ppm, ou_prior_ppm, ou_confidence_ppm)
-         SELECT gen_random_uuid(), id, 26 + k, now() + make_interval(hours => 8 * k - 7), now() + make_interval(hours => 8 * k + 1, mins => -5),
+         SELECT gen_random_uuid(), id, $1 + 1 + k, now() + make_interval(hours => 8 * k - 7), now() + make_interval(hours => 8 * k + 1, mins => -5),
                 now() + make_interval(hours => 8 * k + 1), 'pending', liquidity_b, 0, 0, 500000, 500000, 0
          FROM series CROSS JOIN generate_series(1, 4) k",
     )
+    .bind(rounds)
     .execute(&conn)
     .await
     .unwrap();
     // The settled history and the traders the listing and the leaderboard must stay fast over.
-    let scale: i32 = std::env::var("LOAD_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let (rounds, traders) = (25 * scale, 100_000 * scale);
     let seeding = Instant::now();
     sqlx::query(
         "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
@@ -87,7 +89,7 @@ async fn main() {
     .unwrap();
     sqlx::query(
         "INSERT INTO trader_stats (wallet, day, volume, trades, realized_pnl, settled, wins)
-         SELECT 'trader' || i, current_date - (i % 30), 1000000 * (1 + i % 997), 1 + i % 13, (i * 7919) % 20000000 - 10000000, i % 11, (i % 11) / 2
+         SELECT 'trader' || i, current_date - (i % 30), 1000000 * (1 + i % 997), 1 + i % 13, (i::BIGINT * 7919) % 20000000 - 10000000, i % 11, (i % 11) / 2
          FROM generate_series(1, $1) i",
     )
     .bind(traders)

@@ -15,9 +15,10 @@
 //! How a ranking is made again depends on its period:
 //! - **All time** reads `trader_totals` in the order of one of its indexes.
 //! - **Whole days** (7 and 30 days) rank a book held here: every trader's totals over the
-//!   period's days (100,000 traders: about 10 MB). A notice names the traders it changed, so
-//!   the book re-reads only theirs (one indexed query) and ranks the book again in memory;
-//!   adding up every trader's days on each change took tens of milliseconds under load. A
+//!   period's days (100,000 traders: about 10 MB) and the first few hundred of each order
+//!   asked for. A notice names the traders it changed, so the book re-reads only theirs (one
+//!   indexed query) and re-places only them in those lists; adding up every trader's days on
+//!   each change took tens of milliseconds under load, and so did ranking a million. A
 //!   notice that names no traders (too many for one notice, or a truncation), a gap in the
 //!   notices kept, or a new period start reads the whole book again.
 //! - **The last 24 hours** add up the trades and settlements after an instant, read again each
@@ -148,8 +149,17 @@ impl LeaderboardCache {
             Some(changed) if changed.traders.is_empty() => Some(Vec::new()),
             Some(changed) => {
                 let wallets: Vec<String> = changed.traders.iter().map(|w| w.to_string()).collect();
-                let totals = positions::period_totals_of(db, day, &wallets).await?;
-                Some(wallets.into_iter().map(|w| (w, None)).chain(totals.into_iter().map(|(w, t)| (w, Some(t)))).collect())
+                let mut totals: HashMap<String, Totals> = positions::period_totals_of(db, day, &wallets).await?.into_iter().collect();
+                // Each changed trader's totals now: none when nothing is left in the period.
+                Some(
+                    wallets
+                        .into_iter()
+                        .map(|w| {
+                            let now = totals.remove(&w);
+                            (w, now)
+                        })
+                        .collect::<Vec<_>>(),
+                )
             }
             None => None,
         };
@@ -165,16 +175,12 @@ impl LeaderboardCache {
             if let Some(whole) = whole {
                 let now = Instant::now();
                 books.retain(|_, book| now.duration_since(book.asked) < BOOK_IDLE);
-                books.insert(day, Book { version, asked: now, traders: whole.into_iter().map(|(w, t)| (w.into_boxed_str(), t)).collect() });
+                books.insert(day, Book::new(version, whole));
             }
             // Gone only if it sat idle while another book was read: then Postgres ranks.
             books.get_mut(&day).map(|book| {
-                // A changed trader's totals: the new ones, or none left in the period.
                 for (wallet, totals) in read.into_iter().flatten() {
-                    match totals {
-                        Some(totals) => book.traders.insert(wallet.into_boxed_str(), totals),
-                        None => book.traders.remove(wallet.as_str()),
-                    };
+                    book.change(&wallet, totals);
                 }
                 book.version = version;
                 book.asked = Instant::now();
@@ -212,25 +218,83 @@ impl LeaderboardCache {
     }
 }
 
-/// Every trader's totals over the days from one day on, as of a version of the notices.
+/// Every trader's totals over the days from one day on, as of a version of the notices, and
+/// the first traders of each order asked for, kept as traders change.
 struct Book {
     version: u64,
     /// When a ranking was last made from it.
     asked: Instant,
     traders: HashMap<Box<str>, Totals>,
+    firsts: HashMap<SortBy, Firsts>,
 }
 
+/// The first traders of a book by one order, best first: exactly the book's best
+/// `ranked.len()`, and every trader not among them ranks after `bound` (`None`: there are no
+/// others). A change re-places only the traders it names: one that ranks after the bound leaves
+/// (the list shortens, and is ranked again from the whole book when shorter than `TOP`); one
+/// that ranks before it enters (and the list is cut back to `FIRSTS_KEPT`).
+struct Firsts {
+    ranked: Vec<(Box<str>, Totals)>,
+    bound: Option<(Box<str>, Totals)>,
+}
+
+/// Traders a book's list of firsts keeps: room for this many to fall out of it before the whole
+/// book is ranked again.
+const FIRSTS_KEPT: usize = 4 * TOP as usize;
+
 impl Book {
-    /// The first `n` traders by `sort`, best first.
-    fn rank(&self, sort: SortBy, n: usize) -> Vec<(String, Totals)> {
+    fn new(version: u64, traders: Vec<(String, Totals)>) -> Book {
+        let traders = traders.into_iter().map(|(w, t)| (w.into_boxed_str(), t)).collect();
+        Book { version, asked: Instant::now(), traders, firsts: HashMap::new() }
+    }
+
+    /// `wallet`'s totals are now `totals` (`None`: it has none in the period).
+    fn change(&mut self, wallet: &str, totals: Option<Totals>) {
+        match totals {
+            Some(totals) => self.traders.insert(Box::from(wallet), totals),
+            None => self.traders.remove(wallet),
+        };
+        for (sort, firsts) in &mut self.firsts {
+            let order = |a: &(Box<str>, Totals), b: (&str, &Totals)| sort.ranks_before((&a.0, &a.1), b);
+            firsts.ranked.retain(|(w, _)| &**w != wallet);
+            let Some(totals) = totals else { continue };
+            let entered = firsts.bound.as_ref().is_none_or(|bound| order(bound, (wallet, &totals)).is_ge());
+            if entered {
+                let at = firsts.ranked.partition_point(|r| order(r, (wallet, &totals)).is_lt());
+                firsts.ranked.insert(at, (Box::from(wallet), totals));
+                if firsts.ranked.len() > FIRSTS_KEPT {
+                    firsts.ranked.truncate(FIRSTS_KEPT);
+                    firsts.bound = firsts.ranked.last().cloned();
+                }
+            }
+        }
+    }
+
+    /// The first `n` (at most `TOP`) traders by `sort`, best first.
+    fn rank(&mut self, sort: SortBy, n: usize) -> Vec<(String, Totals)> {
+        let firsts = match self.firsts.get(&sort) {
+            Some(firsts) if firsts.ranked.len() >= n || firsts.bound.is_none() => firsts,
+            _ => {
+                let firsts = self.rank_whole(sort);
+                self.firsts.entry(sort).insert_entry(firsts).into_mut()
+            }
+        };
+        firsts.ranked.iter().take(n).map(|(w, t)| (w.to_string(), *t)).collect()
+    }
+
+    /// The first `FIRSTS_KEPT` traders by `sort`, from every trader of the book.
+    fn rank_whole(&self, sort: SortBy) -> Firsts {
         let order = |a: &(&str, &Totals), b: &(&str, &Totals)| sort.ranks_before(*a, *b);
         let mut all: Vec<(&str, &Totals)> = self.traders.iter().map(|(w, t)| (&**w, t)).collect();
-        if all.len() > n {
-            all.select_nth_unstable_by(n, order);
-            all.truncate(n);
+        let whole = all.len() <= FIRSTS_KEPT;
+        if !whole {
+            all.select_nth_unstable_by(FIRSTS_KEPT, order);
+            all.truncate(FIRSTS_KEPT);
         }
         all.sort_unstable_by(order);
-        all.into_iter().map(|(w, t)| (w.to_owned(), *t)).collect()
+        let ranked: Vec<(Box<str>, Totals)> = all.into_iter().map(|(w, t)| (Box::from(w), *t)).collect();
+        let bound = if whole { None } else { ranked.last().cloned() };
+        Firsts { ranked, bound }
     }
 }
 

@@ -626,10 +626,12 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
 
 /// The 7- and 30-day rankings come from books of every trader's totals that re-read only the
 /// traders a notice names: after each of a random mix of changes (one trader's day today, a day
-/// inside one period only, a trader's days deleted, a change to more traders than a notice can
-/// name, a display name), every ordering of both periods equals Postgres's within a second, ties
-/// included (wallets differing only in case rank in byte order); a change naming its traders
-/// does not read the whole book again, one naming none does.
+/// inside one period only, a trader's days deleted, the first 150 traders of each order sent to
+/// the bottom at once, a change to more traders than a notice can name, a display name), every
+/// ordering of both periods equals Postgres's within a second, ties included (wallets differing
+/// only in case rank in byte order); a change naming its traders does not read the whole book
+/// again, one naming none does. More traders in each period than a book keeps in its lists of firsts, and
+/// enough of them sent down that the lists run short and are ranked again.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn whole_day_rankings_catch_up_with_the_traders_named(db: PgPool) {
     use api::domain::portfolio::{Period, SortBy};
@@ -638,15 +640,15 @@ async fn whole_day_rankings_catch_up_with_the_traders_named(db: PgPool) {
     let services = services(&db);
     let mut rng = rand::rngs::StdRng::seed_from_u64(29);
     let today = Utc::now().date_naive();
-    // 400 traders, half of them tied (the same one trade), wallets alike but for case.
+    // 2,000 traders, a tenth of them tied (the same one trade), wallets alike but for case.
     let wallet = |w: usize| format!("{}{w:0>31}", if w.is_multiple_of(2) { 'a' } else { 'A' });
     let mut days = Vec::new();
-    for w in 0..400 {
+    for w in 0..2_000 {
         let trade = if w < 200 { (5_000_000, 1_000_000, 1, 1) } else { random_trade(&mut rng) };
         days.push(((wallet(w), today - chrono::Days::new(rng.random_range(0..35))), trade));
     }
     add_trades(&db, &days).await;
-    for w in (0..400).step_by(5) {
+    for w in (0..2_000).step_by(5) {
         sqlx::query("INSERT INTO users (id, wallet_address, display_name) VALUES ($1, $2, $3)")
             .bind(Uuid::new_v4())
             .bind(wallet(w))
@@ -679,10 +681,10 @@ async fn whole_day_rankings_catch_up_with_the_traders_named(db: PgPool) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(all_equal().await, "a ranking differs from Postgres's");
-    for round in 0..30u64 {
+    for round in 0..40u64 {
         let whole_reads = services.leaderboard.whole_book_reads();
-        let w = rng.random_range(0..400);
-        let caught_up = match round % 5 {
+        let w = rng.random_range(0..2_000);
+        let caught_up = match round % 8 {
             0 => {
                 add_a_trade(&db, &wallet(w), today, (rng.random_range(1..900_000_000), rng.random_range(-9..900_000_000), 1, 1)).await;
                 true
@@ -697,7 +699,27 @@ async fn whole_day_rankings_catch_up_with_the_traders_named(db: PgPool) {
                 sqlx::query("DELETE FROM trader_stats WHERE wallet = $1").bind(top).execute(&db).await.unwrap();
                 true
             }
-            // 400 wallets of 32 characters do not fit in one notice.
+            4..=6 => {
+                let start = users::leaderboard_start(Period::Month);
+                // Past the TOP traders a list of firsts keeps beyond the shown, in statements
+                // whose notices can name their traders.
+                let mut first = Vec::new();
+                for sort in sorts {
+                    let ranked = api::store::positions::leaderboard(&db, start, sort, 150).await.unwrap();
+                    first.extend(ranked.into_iter().map(|r| r.wallet));
+                }
+                first.sort();
+                first.dedup();
+                for some in first.chunks(150) {
+                    sqlx::query("UPDATE trader_stats SET realized_pnl = realized_pnl - 1000000000000, volume = 0, wins = 0 WHERE wallet = ANY($1)")
+                        .bind(some)
+                        .execute(&db)
+                        .await
+                        .unwrap();
+                }
+                true
+            }
+            // 2,000 wallets of 32 characters do not fit in one notice.
             3 => {
                 sqlx::query("UPDATE trader_stats SET volume = volume + 1 + (wallet > 'a0000000000000000000000000000200')::INT").execute(&db).await.unwrap();
                 false

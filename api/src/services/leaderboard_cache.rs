@@ -141,7 +141,8 @@ impl LeaderboardCache {
         let _one_catch_up = self.booking.turn(&day).await;
         let behind = self.books.lock().unwrap().get(&day).map(|book| book.version);
         let catch_up = match behind {
-            Some(at) if at == version => Some(Changed::default()),
+            // Brought further already, by another order's request since `version` was read.
+            Some(at) if at >= version => Some(Changed::default()),
             Some(at) => self.changes.between(at, version),
             None => None,
         };
@@ -182,7 +183,7 @@ impl LeaderboardCache {
                 for (wallet, totals) in read.into_iter().flatten() {
                     book.change(&wallet, totals);
                 }
-                book.version = version;
+                book.version = book.version.max(version);
                 book.asked = Instant::now();
                 book.rank(sort, TOP as usize)
             })

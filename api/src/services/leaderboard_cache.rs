@@ -15,10 +15,10 @@
 //! How a ranking is made again depends on its period:
 //! - **All time** reads `trader_totals` in the order of one of its indexes.
 //! - **Whole days** (7 and 30 days) rank a book held here: every trader's totals over the
-//!   period's days (100,000 traders: about 10 MB) and the first few hundred of each order
+//!   period's days and the first few hundred traders of each order
 //!   asked for. A notice names the traders it changed, so the book re-reads only theirs (one
-//!   indexed query) and re-places only them in those lists; adding up every trader's days on
-//!   each change took tens of milliseconds under load, and so did ranking a million. A
+//!   indexed query) and re-places only them in those lists, instead of adding up every
+//!   trader's days, or ranking every trader, on each change. A
 //!   notice that names no traders (too many for one notice, or a truncation), a gap in the
 //!   notices kept, or a new period start reads the whole book again.
 //! - **The last 24 hours** add up the trades and settlements after an instant, read again each
@@ -28,16 +28,16 @@
 //! books. A newer 24-hour window's ranking replaces the older; a book nobody asked for in a
 //! minute goes when another is read.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::NaiveDate;
 use sqlx::PgPool;
 
 use super::key_gates::KeyGates;
-use super::notices::{self, Listening};
+use super::notices::Version;
 use crate::domain::portfolio::{PeriodStart, SortBy, Totals};
 use crate::store::positions::{self, LeaderRow};
 
@@ -45,7 +45,7 @@ const CHANNEL: &str = "fm_leaderboard";
 /// Traders held per ranking: the most a request may ask for.
 pub const TOP: i64 = 100;
 /// Notices remembered for books to catch up with; a book further behind is read again.
-const CHANGES_KEPT: usize = 1024;
+const NOTICES_KEPT: usize = 1024;
 /// A book not asked for in this long goes when another book is read.
 const BOOK_IDLE: Duration = Duration::from_secs(60);
 
@@ -53,9 +53,9 @@ type Key = (Option<PeriodStart>, SortBy);
 type Ranking = Arc<Vec<LeaderRow>>;
 
 pub struct LeaderboardCache {
-    /// The notices heard: the version (bumped by every notice, and by a connect or drop of the
-    /// listener) and what the latest ones changed.
-    changes: Arc<Changes>,
+    /// Bumped by every notice (and connect or drop of the listener), with the latest notices'
+    /// payloads: the traders they changed.
+    version: Arc<Version>,
     /// Each ranking with the version its read began at: current while that version holds.
     rankings: Mutex<HashMap<Key, (u64, Ranking)>>,
     /// One read of each ranking at a time (the others wait for it and take what it read).
@@ -71,7 +71,7 @@ pub struct LeaderboardCache {
 impl Default for LeaderboardCache {
     fn default() -> LeaderboardCache {
         LeaderboardCache {
-            changes: Arc::new(Changes::default()),
+            version: Arc::new(Version::with_payloads(CHANNEL, NOTICES_KEPT)),
             rankings: Mutex::default(),
             reading: KeyGates::default(),
             books: Mutex::default(),
@@ -93,7 +93,7 @@ impl LeaderboardCache {
         let limit = limit.clamp(0, TOP) as usize;
         let first = |top: &Ranking, version: Option<u64>| (top.iter().take(limit).cloned().collect(), version);
         let key = (since, sort);
-        let Some(version) = self.changes.current(db) else {
+        let Some(version) = self.version.current(db) else {
             return Ok((positions::leaderboard(db, since, sort, limit as i64).await?, None));
         };
         if let Some(top) = self.held(&key, version) {
@@ -101,7 +101,7 @@ impl LeaderboardCache {
         }
         let _one_read = self.reading.turn(&key).await;
         // Made by whoever held the gate before us, after the change that made us wait?
-        let Some(version) = self.changes.now() else {
+        let Some(version) = self.version.now() else {
             return Ok((positions::leaderboard(db, since, sort, limit as i64).await?, None));
         };
         if let Some(top) = self.held(&key, version) {
@@ -126,7 +126,7 @@ impl LeaderboardCache {
     /// The current version of the rankings, listening from the first call on (`None` while
     /// not listening).
     pub fn version(&self, db: &PgPool) -> Option<u64> {
-        self.changes.current(db)
+        self.version.current(db)
     }
 
     /// The ranking of `key`, if it was made at `version`.
@@ -140,47 +140,43 @@ impl LeaderboardCache {
     async fn rank_book(&self, db: &PgPool, day: NaiveDate, sort: SortBy, version: u64) -> Result<Vec<LeaderRow>, sqlx::Error> {
         let _one_catch_up = self.booking.turn(&day).await;
         let behind = self.books.lock().unwrap().get(&day).map(|book| book.version);
-        let catch_up = match behind {
-            // Brought further already, by another order's request since `version` was read.
-            Some(at) if at >= version => Some(Changed::default()),
-            Some(at) => self.changes.between(at, version),
-            None => None,
-        };
-        let read = match catch_up {
-            Some(changed) if changed.traders.is_empty() => Some(Vec::new()),
-            Some(changed) => {
-                let wallets: Vec<String> = changed.traders.iter().map(|w| w.to_string()).collect();
+        // Brought further already (by another order's request since `version` was read): none.
+        let changed = behind.and_then(|at| traders_between(&self.version, at, version));
+        let update = match changed {
+            Some(traders) if traders.is_empty() => Update::Traders(Vec::new()),
+            Some(traders) => {
+                let wallets: Vec<String> = traders.iter().map(|w| w.to_string()).collect();
                 let mut totals: HashMap<String, Totals> = positions::period_totals_of(db, day, &wallets).await?.into_iter().collect();
                 // Each changed trader's totals now: none when nothing is left in the period.
-                Some(
+                Update::Traders(
                     wallets
                         .into_iter()
                         .map(|w| {
                             let now = totals.remove(&w);
                             (w, now)
                         })
-                        .collect::<Vec<_>>(),
+                        .collect(),
                 )
             }
-            None => None,
-        };
-        let whole = match read {
-            Some(_) => None,
             None => {
                 self.whole_reads.fetch_add(1, Ordering::Relaxed);
-                Some(positions::period_totals(db, day).await?)
+                Update::Whole(positions::period_totals(db, day).await?)
             }
         };
         let ranked = {
             let mut books = self.books.lock().unwrap();
-            if let Some(whole) = whole {
-                let now = Instant::now();
-                books.retain(|_, book| now.duration_since(book.asked) < BOOK_IDLE);
-                books.insert(day, Book::new(version, whole));
-            }
+            let traders = match update {
+                Update::Whole(whole) => {
+                    let now = Instant::now();
+                    books.retain(|_, book| now.duration_since(book.asked) < BOOK_IDLE);
+                    books.insert(day, Book::new(version, whole));
+                    Vec::new()
+                }
+                Update::Traders(traders) => traders,
+            };
             // Gone only if it sat idle while another book was read: then Postgres ranks.
             books.get_mut(&day).map(|book| {
-                for (wallet, totals) in read.into_iter().flatten() {
+                for (wallet, totals) in traders {
                     book.change(&wallet, totals);
                 }
                 book.version = book.version.max(version);
@@ -214,9 +210,17 @@ impl LeaderboardCache {
 
     /// How many rankings are held and current (tests).
     pub fn current_rankings(&self) -> usize {
-        let Some(version) = self.changes.now() else { return 0 };
+        let Some(version) = self.version.now() else { return 0 };
         self.rankings.lock().unwrap().values().filter(|(read_at, _)| *read_at == version).count()
     }
+}
+
+/// How a book is brought up to a version.
+enum Update {
+    /// These traders' totals now (`None`: none left in the period).
+    Traders(Vec<(String, Option<Totals>)>),
+    /// Every trader's totals.
+    Whole(Vec<(String, Totals)>),
 }
 
 /// Every trader's totals over the days from one day on, as of a version of the notices, and
@@ -299,106 +303,18 @@ impl Book {
     }
 }
 
-/// What a notice says changed (migration 49 writes them).
-enum Change {
-    /// These traders' statistics.
-    Traders(Vec<Box<str>>),
-    /// Display names: the totals stand.
-    Names,
-    /// Anything: too many traders for a notice, a truncation, or notices possibly lost.
-    Everything,
-}
-
-impl Change {
-    fn of_notice(payload: &str) -> Change {
-        match payload {
-            "names" => Change::Names,
-            "*" | "" => Change::Everything,
-            wallets => Change::Traders(wallets.split(' ').map(Box::from).collect()),
+/// The traders the notices after version `from` up to `to` name (migration 49 writes them);
+/// `None` when they cannot say: a notice of everything (too many traders for one notice, a
+/// truncation), or notices not kept or possibly lost.
+fn traders_between(version: &Version, from: u64, to: u64) -> Option<HashSet<Box<str>>> {
+    let mut traders = HashSet::new();
+    for payload in version.payloads_between(from, to)? {
+        match &*payload {
+            // Display names: the totals stand.
+            "names" => {}
+            "*" | "" => return None,
+            wallets => traders.extend(wallets.split(' ').map(Box::from)),
         }
     }
-}
-
-/// What changed over a run of notices, when they say.
-#[derive(Default)]
-struct Changed {
-    traders: HashSet<Box<str>>,
-}
-
-/// The channel's notices, listened to from the first call of `current` on.
-#[derive(Default)]
-struct Changes {
-    heard: Mutex<Heard>,
-    started: OnceLock<()>,
-}
-
-#[derive(Default)]
-struct Heard {
-    listening: bool,
-    version: u64,
-    /// The latest changes, each with the version it made.
-    latest: VecDeque<(u64, Change)>,
-}
-
-impl Changes {
-    /// The current version, listening from the first call on; `None` while changes cannot be
-    /// heard (rankings must be read).
-    fn current(self: &Arc<Self>, db: &PgPool) -> Option<u64> {
-        self.started.get_or_init(|| {
-            tokio::spawn(follow(Arc::downgrade(self), db.clone()));
-        });
-        self.now()
-    }
-
-    /// The current version, without starting to listen.
-    fn now(&self) -> Option<u64> {
-        let heard = self.heard.lock().unwrap();
-        heard.listening.then_some(heard.version)
-    }
-
-    /// What changed after version `from` up to `to`; `None` when the notices kept cannot say.
-    fn between(&self, from: u64, to: u64) -> Option<Changed> {
-        let heard = self.heard.lock().unwrap();
-        let mut changed = Changed::default();
-        if from == to {
-            return Some(changed);
-        }
-        if heard.latest.front().is_none_or(|(oldest, _)| *oldest > from + 1) {
-            return None;
-        }
-        for (_, change) in heard.latest.iter().filter(|(v, _)| (from + 1..=to).contains(v)) {
-            match change {
-                Change::Traders(wallets) => changed.traders.extend(wallets.iter().cloned()),
-                Change::Names => {}
-                Change::Everything => return None,
-            }
-        }
-        Some(changed)
-    }
-}
-
-async fn follow(changes: Weak<Changes>, db: PgPool) {
-    notices::listen(db, CHANNEL, |event| {
-        let Some(changes) = changes.upgrade() else { return false };
-        let mut heard = changes.heard.lock().unwrap();
-        let change = match event {
-            Listening::Connected => {
-                heard.listening = true;
-                Change::Everything
-            }
-            Listening::Notice(payload) => Change::of_notice(payload),
-            Listening::Lost => {
-                heard.listening = false;
-                Change::Everything
-            }
-        };
-        heard.version += 1;
-        let version = heard.version;
-        heard.latest.push_back((version, change));
-        if heard.latest.len() > CHANGES_KEPT {
-            heard.latest.pop_front();
-        }
-        true
-    })
-    .await
+    Some(traders)
 }

@@ -3,6 +3,7 @@
 //! reconnected after a failure. Notices sent while it is disconnected are lost, so the model is
 //! told (`Listening::Lost`) and forgets what it holds.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
@@ -68,17 +69,33 @@ pub async fn listen(db: PgPool, channel: &'static str, mut report: impl FnMut(Li
 /// A channel's version, for models that keep whole answers rather than rows: bumped by every
 /// notice on the channel and every connect or drop of its listener, so an answer read at one
 /// version is current while the version holds. No version while the listener is not connected
-/// (a notice sent meanwhile would be lost).
+/// (a notice sent meanwhile would be lost). A model that catches up from what the notices say
+/// (`with_payloads`) also gets the latest notices' payloads.
 pub struct Version {
     channel: &'static str,
-    /// (listening, version).
-    state: Mutex<(bool, u64)>,
+    state: Mutex<State>,
+    /// Payloads kept (0: none).
+    payloads_kept: usize,
     started: OnceLock<()>,
+}
+
+struct State {
+    listening: bool,
+    version: u64,
+    /// The latest versions, each with its notice's payload (`None`: a connect or drop of the
+    /// listener, when anything may have changed).
+    latest: VecDeque<(u64, Option<Box<str>>)>,
 }
 
 impl Version {
     pub fn new(channel: &'static str) -> Version {
-        Version { channel, state: Mutex::new((false, 0)), started: OnceLock::new() }
+        Version::with_payloads(channel, 0)
+    }
+
+    /// A version that keeps the payloads of the latest `kept` notices (`payloads_between`).
+    pub fn with_payloads(channel: &'static str, kept: usize) -> Version {
+        let state = State { listening: false, version: 0, latest: VecDeque::new() };
+        Version { channel, state: Mutex::new(state), payloads_kept: kept, started: OnceLock::new() }
     }
 
     /// The current version, listening from the first call on; `None` while changes cannot be
@@ -92,8 +109,22 @@ impl Version {
 
     /// The current version, without starting to listen.
     pub fn now(&self) -> Option<u64> {
-        let (live, version) = *self.state.lock().unwrap();
-        live.then_some(version)
+        let state = self.state.lock().unwrap();
+        state.listening.then_some(state.version)
+    }
+
+    /// The payloads of the notices that made the versions after `from` up to `to`, oldest
+    /// first; `None` when they are not all kept, or the listener connected or dropped between
+    /// (notices may have been lost).
+    pub fn payloads_between(&self, from: u64, to: u64) -> Option<Vec<Box<str>>> {
+        if from >= to {
+            return Some(Vec::new());
+        }
+        let state = self.state.lock().unwrap();
+        if state.latest.front().is_none_or(|(oldest, _)| *oldest > from + 1) {
+            return None;
+        }
+        state.latest.iter().filter(|(v, _)| (from + 1..=to).contains(v)).map(|(_, payload)| payload.clone()).collect()
     }
 }
 
@@ -102,12 +133,25 @@ async fn follow(version: Weak<Version>, db: PgPool) {
     listen(db, channel, |event| {
         let Some(held) = version.upgrade() else { return false };
         let mut state = held.state.lock().unwrap();
-        match event {
-            Listening::Connected => state.0 = true,
-            Listening::Notice(_) => {}
-            Listening::Lost => state.0 = false,
+        let payload = match event {
+            Listening::Connected => {
+                state.listening = true;
+                None
+            }
+            Listening::Notice(payload) => Some(Box::from(payload)),
+            Listening::Lost => {
+                state.listening = false;
+                None
+            }
+        };
+        state.version += 1;
+        if held.payloads_kept > 0 {
+            let version = state.version;
+            state.latest.push_back((version, payload));
+            if state.latest.len() > held.payloads_kept {
+                state.latest.pop_front();
+            }
         }
-        state.1 += 1;
         true
     })
     .await

@@ -140,12 +140,7 @@ pub async fn leaderboard(db: &PgPool, since: Option<PeriodStart>, sort: SortBy, 
     // Sorted outside the aggregates: an expression in ORDER BY names the input columns.
     let traders = match since {
         None => "SELECT wallet, realized_pnl, volume, trades, settled, wins FROM trader_totals WHERE $1::DATE IS NULL",
-        Some(PeriodStart::Day(_)) => {
-            "SELECT * FROM (
-                 SELECT wallet, sum(realized_pnl)::BIGINT AS realized_pnl, sum(volume)::BIGINT AS volume, sum(trades)::BIGINT AS trades,
-                        sum(settled)::BIGINT AS settled, sum(wins)::BIGINT AS wins
-                 FROM trader_stats WHERE day >= $1 GROUP BY wallet) period"
-        }
+        Some(PeriodStart::Day(_)) => &format!("SELECT * FROM ({PERIOD_TOTALS} WHERE day >= $1 GROUP BY wallet) period"),
         Some(PeriodStart::After(_)) => {
             "SELECT * FROM (
                  SELECT wallet, sum(pnl)::BIGINT AS realized_pnl, sum(volume)::BIGINT AS volume, sum(trades)::BIGINT AS trades,
@@ -176,16 +171,13 @@ pub async fn leaderboard(db: &PgPool, since: Option<PeriodStart>, sort: SortBy, 
 #[derive(sqlx::FromRow)]
 struct PeriodTotalsRow {
     wallet: String,
-    realized_pnl: i64,
-    volume: i64,
-    trades: i64,
-    settled: i64,
-    wins: i64,
+    #[sqlx(flatten)]
+    totals: TotalsRow,
 }
 
 impl From<PeriodTotalsRow> for (String, Totals) {
     fn from(r: PeriodTotalsRow) -> (String, Totals) {
-        (r.wallet, Totals { realized_pnl: r.realized_pnl, volume: r.volume, trades: r.trades, settled: r.settled, wins: r.wins })
+        (r.wallet, r.totals.into())
     }
 }
 

@@ -107,6 +107,7 @@ async fn main() {
     config.redis.namespace = format!("fmbench-{}", uuid::Uuid::new_v4().simple());
     let redis = Redis::new(&config.redis.url, config.http.health_timeout, &config.redis.namespace).unwrap();
     let state = AppState::new(&config, conn.clone(), redis);
+    let state_for_limits = state.clone();
     let services = state.services.clone();
     let app = serve(api::http::app(state)).await;
     // Every unfinished market's row in the market cache (once its listener is up), as a service
@@ -118,7 +119,13 @@ async fn main() {
         }
     }
     println!("{} unfinished markets held by the market cache; resident memory {} MB", services.market_cache.len(), resident_mb());
-    let bare = serve(Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))).await;
+    let bare = serve(bare_handler()).await;
+    // The bare handler behind the service's middleware, its rate limiter, and both: what a
+    // request costs before its own route's work.
+    let behind_middleware = serve(api::http::middleware::apply(bare_handler(), config.http.request_timeout, None)).await;
+    let limit = axum::middleware::from_fn_with_state(state_for_limits.clone(), api::http::ratelimit::authenticate_and_limit);
+    let behind_limits = serve(bare_handler().layer(limit.clone())).await;
+    let behind_both = serve(api::http::middleware::apply(bare_handler().layer(limit), config.http.request_timeout, None)).await;
 
     println!("{SERIES} series, {CONNECTIONS} connections, {SECONDS} s each, load generator in the same process");
     println!("{:<40} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9}", "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "RSS MB", "x bare", "p99/bare");
@@ -126,6 +133,9 @@ async fn main() {
     let mut reference: Option<(f64, f64)> = None;
     for (label, url) in [
         ("bare axum handler", format!("{bare}/")),
+        ("  ...behind the middleware", format!("{behind_middleware}/")),
+        ("  ...behind the rate limiter", format!("{behind_limits}/")),
+        ("  ...behind both", format!("{behind_both}/")),
         ("GET /v1/series?limit=50", format!("{app}/v1/series?limit=50")),
         ("GET /v1/series?limit=50&page=60", format!("{app}/v1/series?limit=50&page=60")),
         ("GET /v1/markets/{id}/quote", format!("{app}/v1/markets/{market}/quote?side=yes&amount=25")),
@@ -163,6 +173,11 @@ async fn main() {
         drive_while_changing(&conn, trades.clone(), label, url, bare).await;
     }
     conn.close().await;
+}
+
+/// The bare handler: the envelope's smallest answer, with no middleware.
+fn bare_handler() -> Router {
+    Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))
 }
 
 /// Drives `url` while `change` runs every 100 ms, and prints the row with its ratios to `bare`.

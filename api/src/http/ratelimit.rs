@@ -29,7 +29,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use client_limits::ip_bucket;
@@ -241,10 +241,14 @@ fn forwarded_for(headers: &HeaderMap) -> Vec<&str> {
     headers.get_all("x-forwarded-for").iter().flat_map(|v| v.to_str().unwrap_or("?").split(',')).map(str::trim).collect()
 }
 
+const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+
 fn set_headers(headers: &mut HeaderMap, limit: u64, remaining: u64, reset: u64) {
-    headers.insert("x-ratelimit-limit", HeaderValue::from(limit));
-    headers.insert("x-ratelimit-remaining", HeaderValue::from(remaining));
-    headers.insert("x-ratelimit-reset", HeaderValue::from(reset));
+    headers.insert(LIMIT, HeaderValue::from(limit));
+    headers.insert(REMAINING, HeaderValue::from(remaining));
+    headers.insert(RESET, HeaderValue::from(reset));
 }
 
 #[cfg(test)]

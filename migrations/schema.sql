@@ -60,6 +60,20 @@ BEGIN
     RETURN NULL;
 END $$;
 
+CREATE FUNCTION public.notify_market_history() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'TRUNCATE' THEN
+        PERFORM pg_notify('fm_market_terms', '*');
+    ELSIF TG_OP = 'DELETE' THEN
+        PERFORM pg_notify('fm_market_terms', market_id::text) FROM (SELECT DISTINCT market_id FROM deleted) m;
+    ELSE
+        PERFORM pg_notify('fm_market_terms', market_id::text) FROM (SELECT DISTINCT market_id FROM changed) m;
+    END IF;
+    RETURN NULL;
+END $$;
+
 CREATE FUNCTION public.notify_market_series() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -1030,6 +1044,22 @@ CREATE TRIGGER notify_market_data AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE O
 CREATE TRIGGER notify_market_data AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.interval_changes FOR EACH STATEMENT EXECUTE FUNCTION public.notify_channel('fm_market_data');
 
 CREATE TRIGGER notify_market_data AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.perps FOR EACH STATEMENT EXECUTE FUNCTION public.notify_channel('fm_market_data');
+
+CREATE TRIGGER notify_market_history_deleted AFTER DELETE ON public.market_prices REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION public.notify_market_history();
+
+CREATE TRIGGER notify_market_history_deleted AFTER DELETE ON public.trades REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION public.notify_market_history();
+
+CREATE TRIGGER notify_market_history_inserted AFTER INSERT ON public.market_prices REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.notify_market_history();
+
+CREATE TRIGGER notify_market_history_inserted AFTER INSERT ON public.trades REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.notify_market_history();
+
+CREATE TRIGGER notify_market_history_truncated AFTER TRUNCATE ON public.market_prices FOR EACH STATEMENT EXECUTE FUNCTION public.notify_market_history();
+
+CREATE TRIGGER notify_market_history_truncated AFTER TRUNCATE ON public.trades FOR EACH STATEMENT EXECUTE FUNCTION public.notify_market_history();
+
+CREATE TRIGGER notify_market_history_updated AFTER UPDATE ON public.market_prices REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.notify_market_history();
+
+CREATE TRIGGER notify_market_history_updated AFTER UPDATE ON public.trades REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.notify_market_history();
 
 CREATE TRIGGER notify_market_series AFTER UPDATE ON public.series FOR EACH ROW WHEN ((((old.symbol IS DISTINCT FROM new.symbol) OR (old.exchange IS DISTINCT FROM new.exchange)) OR (old.tier IS DISTINCT FROM new.tier))) EXECUTE FUNCTION public.notify_market_series();
 

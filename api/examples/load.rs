@@ -20,7 +20,7 @@ use sqlx::postgres::PgPoolOptions;
 
 mod support;
 
-use support::{CONNECTIONS, SECONDS, drive, ratios, serve};
+use support::{CONNECTIONS, SECONDS, SLICES, drive, drive_beside, ratios, serve};
 
 const SERIES: usize = 4_000;
 
@@ -128,11 +128,15 @@ async fn main() {
     let behind_both = serve(api::http::middleware::apply(bare_handler().layer(limit), config.http.request_timeout, None)).await;
 
     println!("{SERIES} series, {CONNECTIONS} connections, {SECONDS} s each, load generator in the same process");
-    println!("{:<40} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9}", "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "RSS MB", "x bare", "p99/bare");
-    // The bare handler's row (the first) is the reference of every row's ratios.
-    let mut reference: Option<(f64, f64)> = None;
+    println!("each row's ratios are to the bare handler driven in {SLICES} slices alternating with the row's (its req/s in the last column)");
+    println!(
+        "{:<40} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9} {:>10}",
+        "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "RSS MB", "x bare", "p99/bare", "bare req/s"
+    );
+    let bare = format!("{bare}/");
+    let (rps, p50, p99, p999) = drive(bare.clone()).await;
+    println!("{:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", "bare axum handler", resident_mb());
     for (label, url) in [
-        ("bare axum handler", format!("{bare}/")),
         ("  ...behind the middleware", format!("{behind_middleware}/")),
         ("  ...behind the rate limiter", format!("{behind_limits}/")),
         ("  ...behind both", format!("{behind_both}/")),
@@ -149,17 +153,19 @@ async fn main() {
         ("  ...&sort_by=win_rate", format!("{app}/v1/leaderboard?period=all&limit=100&sort_by=win_rate")),
         ("GET /v1/leaderboard?period=7d&limit=100", format!("{app}/v1/leaderboard?period=7d&limit=100")),
         ("  ...period=30d", format!("{app}/v1/leaderboard?period=30d&limit=100")),
+        ("  ...period=24h", format!("{app}/v1/leaderboard?period=24h&limit=100")),
+        ("GET /v1/series/{slug}/rounds", format!("{app}/v1/series/{slug}/rounds")),
+        ("GET /v1/markets/{id}/trades", format!("{app}/v1/markets/{market}/trades")),
+        ("GET /v1/markets/{id}/prices", format!("{app}/v1/markets/{market}/prices")),
     ] {
-        let (rps, p50, p99, p999) = drive(url).await;
-        let bare = *reference.get_or_insert((rps, p99));
-        println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), ratios(bare, rps, p99));
+        let ((rps, p50, p99, p999), reference) = drive_beside(&bare, &url).await;
+        println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), beside(reference, rps, p99));
     }
-    let bare = reference.expect("the bare handler was driven first");
     // The leaderboard while traders trade: a trader's day changes every 100 ms (each change
     // notified), so rankings are read again after each.
     let day_changes = "UPDATE trader_stats SET volume = volume + 1, trades = trades + 1 WHERE wallet = 'trader30' AND day = current_date";
     for (label, period) in [("  ...7d, a day changing every 100 ms", "7d"), ("  ...30d, a day changing every 100 ms", "30d")] {
-        drive_while_changing(&conn, day_changes.into(), label, format!("{app}/v1/leaderboard?period={period}&limit=100"), bare).await;
+        drive_while_changing(&conn, day_changes.into(), label, format!("{app}/v1/leaderboard?period={period}&limit=100"), &bare).await;
     }
     // The market's reads while it is traded every 100 ms (each change notified), so kept rows
     // and pages are read again after each.
@@ -170,9 +176,14 @@ async fn main() {
         ("  .../{id}/quote, traded every 100 ms", format!("{app}/v1/markets/{market}/quote?side=yes&amount=25")),
         ("GET /v1/series?limit=50, traded every 100 ms", format!("{app}/v1/series?limit=50")),
     ] {
-        drive_while_changing(&conn, trades.clone(), label, url, bare).await;
+        drive_while_changing(&conn, trades.clone(), label, url, &bare).await;
     }
     conn.close().await;
+}
+
+/// A row's ratios to the bare handler's `reference` slices, and their requests/s.
+fn beside(reference: (f64, f64, f64, f64), rps: f64, p99: f64) -> String {
+    format!("{} {:>10.0}", ratios((reference.0, reference.2), rps, p99), reference.0)
 }
 
 /// The bare handler: the envelope's smallest answer, with no middleware.
@@ -180,8 +191,9 @@ fn bare_handler() -> Router {
     Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))
 }
 
-/// Drives `url` while `change` runs every 100 ms, and prints the row with its ratios to `bare`.
-async fn drive_while_changing(conn: &sqlx::PgPool, change: String, label: &str, url: String, bare: (f64, f64)) {
+/// Drives `url` while `change` runs every 100 ms (beside the bare handler `bare`), and prints
+/// the row with its ratios.
+async fn drive_while_changing(conn: &sqlx::PgPool, change: String, label: &str, url: String, bare: &str) {
     let changing = tokio::spawn({
         let conn = conn.clone();
         async move {
@@ -191,8 +203,8 @@ async fn drive_while_changing(conn: &sqlx::PgPool, change: String, label: &str, 
             }
         }
     });
-    let (rps, p50, p99, p999) = drive(url).await;
-    println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), ratios(bare, rps, p99));
+    let ((rps, p50, p99, p999), reference) = drive_beside(bare, &url).await;
+    println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), beside(reference, rps, p99));
     changing.abort();
 }
 

@@ -126,12 +126,41 @@ pub fn ratios(bare: (f64, f64), rps: f64, p99: f64) -> String {
 
 /// `CONNECTIONS` concurrent clients for `SECONDS`: (requests/s, p50, p99, p99.9) in ms.
 pub async fn drive(url: String) -> (f64, f64, f64, f64) {
-    use std::time::{Duration, Instant};
-    let deadline = Instant::now() + Duration::from_secs(SECONDS);
     let client = reqwest::Client::builder().pool_max_idle_per_host(CONNECTIONS).build().unwrap();
+    let mut latencies = latencies(&client, &url, std::time::Duration::from_secs(SECONDS)).await;
+    statistics(&mut latencies, SECONDS as f64)
+}
+
+/// Slices `drive_beside` alternates, and how long each slice of the row and of the reference
+/// lasts: the row gets `SECONDS` in all, the reference half that.
+pub const SLICES: u32 = 5;
+
+/// Drives `url` and the `reference` URL (the bare handler) in alternating slices with the same
+/// clients, so both see the machine alike even when its speed changes during a run (a shared
+/// host's did, by a third, from one minute to the next): the row's statistics and the
+/// reference's, each as `drive` gives them.
+pub async fn drive_beside(reference: &str, url: &str) -> ((f64, f64, f64, f64), (f64, f64, f64, f64)) {
+    use std::time::Duration;
+    let client = reqwest::Client::builder().pool_max_idle_per_host(CONNECTIONS).build().unwrap();
+    let row_slice = Duration::from_secs(SECONDS) / SLICES;
+    let reference_slice = row_slice / 2;
+    let (mut row, mut bare) = (Vec::new(), Vec::new());
+    for _ in 0..SLICES {
+        bare.extend(latencies(&client, reference, reference_slice).await);
+        row.extend(latencies(&client, url, row_slice).await);
+    }
+    let seconds = |slice: Duration| (slice * SLICES).as_secs_f64();
+    (statistics(&mut row, seconds(row_slice)), statistics(&mut bare, seconds(reference_slice)))
+}
+
+/// `CONNECTIONS` concurrent clients of `client` asking for `url` for `period`: each answer's
+/// latency in microseconds.
+async fn latencies(client: &reqwest::Client, url: &str, period: std::time::Duration) -> Vec<u64> {
+    use std::time::Instant;
+    let deadline = Instant::now() + period;
     let tasks: Vec<_> = (0..CONNECTIONS)
         .map(|_| {
-            let (client, url) = (client.clone(), url.clone());
+            let (client, url) = (client.clone(), url.to_owned());
             tokio::spawn(async move {
                 let mut latencies = Vec::new();
                 while Instant::now() < deadline {
@@ -149,7 +178,12 @@ pub async fn drive(url: String) -> (f64, f64, f64, f64) {
     for t in tasks {
         all.extend(t.await.unwrap());
     }
-    all.sort_unstable();
-    let pct = |p: f64| quantile(&all, p) as f64 / 1000.0;
-    (all.len() as f64 / SECONDS as f64, pct(0.50), pct(0.99), pct(0.999))
+    all
+}
+
+/// Requests/s over `seconds`, and p50, p99 and p99.9 in ms, of `latencies` (in microseconds).
+fn statistics(latencies: &mut [u64], seconds: f64) -> (f64, f64, f64, f64) {
+    latencies.sort_unstable();
+    let pct = |p: f64| quantile(latencies, p) as f64 / 1000.0;
+    (latencies.len() as f64 / seconds, pct(0.50), pct(0.99), pct(0.999))
 }

@@ -84,6 +84,9 @@ pub struct AppParts {
     pub ws: Arc<routes::ws::hub::Hub>,
     /// Market listing pages already rendered, by the market rows' version.
     pub market_pages: Arc<rendered::RenderedPages<routes::markets::PageKey>>,
+    /// Markets' trades and prices and series' rounds already rendered, by the market rows'
+    /// version.
+    pub history_pages: Arc<rendered::RenderedPages<routes::markets::HistoryKey>>,
     /// Series listing pages already rendered, by the cards' version.
     pub series_pages: Arc<rendered::RenderedPages<routes::series::PageKey>>,
     /// Leaderboard pages already rendered, by the rankings' version.

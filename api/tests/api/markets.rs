@@ -929,6 +929,15 @@ async fn listed_within_a_second<F: std::future::Future<Output = bool>>(same_as_p
     committed.elapsed()
 }
 
+/// Waits (at most 5 s) for the market cache to listen: pages are kept by its version from then.
+async fn market_cache_listening(services: &api::services::Services, db: &PgPool) {
+    let started = std::time::Instant::now();
+    while services.market_cache.version(db).is_none() {
+        assert!(started.elapsed() < Duration::from_secs(5), "the market cache never listened");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// The market listing (`GET /v1/markets`) is kept rendered by the market rows' version: every
 /// page served equals Postgres's; a change to a listed row, to a status (and with it the
 /// totals), to a series a row shows, a new market and a removed one are served within a second
@@ -973,11 +982,7 @@ async fn market_listing_follows_changes_from_memory(db: PgPool) {
         }
     };
     // Pages are kept once the market cache listens.
-    let started = std::time::Instant::now();
-    while services.market_cache.version(&db).is_none() {
-        assert!(started.elapsed() < Duration::from_secs(5), "the market cache never listened");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    market_cache_listening(&services, &db).await;
     assert!(same_as_postgres().await);
     let mut lock = db.begin().await.unwrap();
     sqlx::query("LOCK TABLE markets IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
@@ -1118,4 +1123,113 @@ async fn market_references_are_enforced(db: PgPool) {
     assert!(!inserting.is_finished(), "the insert waits for the deleting transaction");
     deleting.commit().await.unwrap();
     assert_eq!(inserting.await.unwrap(), "23503");
+}
+
+/// A market's trades and prices and a series' rounds are kept rendered by the market rows'
+/// version: every page served equals Postgres's; a trade projected with its market's row, one
+/// projected behind its market's count (the row unchanged), a price point alone, a removed
+/// trade, a settlement and a new settled round are each served within a second (the test prints
+/// the slowest); a page already served is served again with the tables locked.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn market_history_follows_changes_from_memory(db: PgPool) {
+    use api::http::routes::markets::{SettledRound, TradeItem};
+    use api::store::markets::{TradesOf, price_history, settled_rounds, trades};
+    series::ensure(&db, &default_series()).await.unwrap();
+    let state = state(db.clone(), &redis_url());
+    let services = state.services.clone();
+    let app = spawn(state).await;
+    let now = Utc::now();
+    let slug = "okx-ethusdt";
+    let series = series_id(&db, slug).await;
+    let market = insert_market(&db, slug, 5, now + chrono::Duration::hours(3), "open", 450_000).await;
+    let open_round = insert_market(&db, slug, 4, now - chrono::Duration::minutes(1), "closed", 500_000).await;
+    for round in 1..=3 {
+        insert_market(&db, slug, round, now - chrono::Duration::hours(8 * (4 - round as i64)), "settled", 500_000).await;
+    }
+    sqlx::query(
+        "INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)
+         SELECT gen_random_uuid(), $1, 'w', 'yes', true, n, 1000000, 20000, 500000 + n, now() + n * interval '1 ms' FROM generate_series(1, 4) n",
+    )
+    .bind(market)
+    .execute(&db)
+    .await
+    .unwrap();
+    let base = app.base.clone();
+    let same_as_postgres = || {
+        let (db, base) = (db.clone(), base.clone());
+        async move {
+            let served = |path: String| {
+                let base = base.clone();
+                async move { reqwest::get(format!("{base}{path}")).await.unwrap().json::<Value>().await.unwrap() }
+            };
+            for (limit, offset) in [(100, 0), (2, 1)] {
+                let (rows, total) = trades(&db, TradesOf::Market(market), limit, offset).await.unwrap();
+                let rendered: Vec<TradeItem> = rows.into_iter().map(Into::into).collect();
+                let page = served(format!("/v1/markets/{market}/trades?limit={limit}&offset={offset}")).await;
+                if page["data"] != serde_json::to_value(rendered).unwrap() || page["meta"]["total"] != total {
+                    return false;
+                }
+                let (rows, total) = settled_rounds(&db, series, limit, offset).await.unwrap();
+                let rendered: Vec<SettledRound> = rows.into_iter().map(Into::into).collect();
+                let page = served(format!("/v1/series/{slug}/rounds?limit={limit}&offset={offset}")).await;
+                if page["data"] != serde_json::to_value(rendered).unwrap() || page["meta"]["total"] != total {
+                    return false;
+                }
+            }
+            let points: Vec<Value> = price_history(&db, market, 10_000)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|(at, yes)| {
+                    serde_json::json!({"timestamp": at, "yes_price": api::domain::money::micros(yes as i64), "no_price": api::domain::money::micros(1_000_000 - yes as i64)})
+                })
+                .collect();
+            served(format!("/v1/markets/{market}/prices")).await["data"] == Value::Array(points)
+        }
+    };
+    market_cache_listening(&services, &db).await;
+    assert!(same_as_postgres().await);
+    let mut lock = db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE markets, trades, market_prices IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    for path in [
+        format!("/v1/markets/{market}/trades?limit=2&offset=1"),
+        format!("/v1/markets/{market}/prices"),
+        format!("/v1/series/{slug}/rounds?limit=100&offset=0"),
+    ] {
+        let kept = tokio::time::timeout(Duration::from_secs(2), reqwest::get(format!("{base}{path}"))).await;
+        assert!(kept.is_ok_and(|r| r.is_ok_and(|r| r.status() == 200)), "{path} served before is served again without a query");
+    }
+    lock.rollback().await.unwrap();
+
+    let trade = |count: i32| {
+        format!(
+            "INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)
+             VALUES (gen_random_uuid(), $1, 'w', 'yes', true, {count}, 1000000, 20000, {}, now() + interval '{count} ms')",
+            500_000 + count
+        )
+    };
+    let changes = [
+        // A trade projected with its market's row and its price point (one statement).
+        (
+            market,
+            format!(
+                "WITH trade AS ({}), price AS (INSERT INTO market_prices (market_id, at, yes_price_ppm) VALUES ($1, now(), 500005))
+                 UPDATE markets SET trade_count = 5, total_volume = total_volume + 1000000 WHERE id = $1",
+                trade(5)
+            ),
+        ),
+        // One behind its market's count: the row stays as it is.
+        (market, trade(3)),
+        (market, "INSERT INTO market_prices (market_id, at, yes_price_ppm) VALUES ($1, now() - interval '1 minute', 499000)".to_owned()),
+        (market, "DELETE FROM trades WHERE id = (SELECT id FROM trades WHERE market_id = $1 ORDER BY created_at LIMIT 1)".to_owned()),
+        (open_round, "UPDATE markets SET status = 'settled', outcome = 'no', actual_rate = -50, settled_at = now() WHERE id = $1".to_owned()),
+    ];
+    let mut slowest = Duration::ZERO;
+    for (id, change) in changes {
+        sqlx::query(&change).bind(id).execute(&db).await.unwrap();
+        slowest = slowest.max(listed_within_a_second(&same_as_postgres, &change).await);
+    }
+    insert_market(&db, slug, 6, now - chrono::Duration::hours(40), "settled", 500_000).await;
+    slowest = slowest.max(listed_within_a_second(&same_as_postgres, "a new settled round").await);
+    println!("slowest change-to-history: {slowest:?}");
 }

@@ -311,10 +311,32 @@ impl From<TradeRow> for TradeItem {
         (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
     )
 )]
-pub async fn trades(State(state): State<AppState>, ApiPath(id): ApiPath<String>, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Data<Vec<TradeItem>>, ApiError> {
+pub async fn trades(State(state): State<AppState>, ApiPath(id): ApiPath<String>, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Rendered, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
-    let (rows, total) = markets::trades(&state.services, market_id(&id)?, page).await?;
-    Ok(Data::paged(rows.into_iter().map(TradeItem::from).collect(), page.meta(total)))
+    let id = market_id(&id)?;
+    // Taken before the read: a trade the read misses moves it, so the page is never served.
+    let version = markets::listing_version(&state.services);
+    let body = state
+        .history_pages
+        .get_or_render(HistoryKey::Trades(id, page.limit, page.offset), version, async {
+            let (rows, total) = markets::trades(&state.services, id, page).await?;
+            Ok::<_, ApiError>((Data::paged(rows.into_iter().map(TradeItem::from).collect::<Vec<_>>(), page.meta(total)).body(), version))
+        })
+        .await?;
+    Ok(Rendered(body))
+}
+
+/// A page of a market's or a series' history, kept rendered by the market rows' version
+/// (`AppParts::history_pages`): every trade and price point notifies it as a change to its
+/// market's row does, and so does a round's settlement.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum HistoryKey {
+    /// A market's trades: the market, limit, offset.
+    Trades(Uuid, i64, i64),
+    /// A market's price history.
+    Prices(Uuid),
+    /// A series' settled rounds: the slug, limit, offset.
+    Rounds(String, i64, i64),
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -335,11 +357,21 @@ pub struct PricePoint {
         (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
     )
 )]
-pub async fn prices(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Vec<PricePoint>>, ApiError> {
-    let points = markets::prices(&state.services, market_id(&id)?).await?;
-    let items =
-        points.into_iter().map(|(at, yes)| PricePoint { timestamp: at, yes_price: micros(yes as i64), no_price: micros(1_000_000 - yes as i64) }).collect();
-    Ok(Data::new(items))
+pub async fn prices(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Rendered, ApiError> {
+    let id = market_id(&id)?;
+    let version = markets::listing_version(&state.services);
+    let body = state
+        .history_pages
+        .get_or_render(HistoryKey::Prices(id), version, async {
+            let points = markets::prices(&state.services, id).await?;
+            let items: Vec<PricePoint> = points
+                .into_iter()
+                .map(|(at, yes)| PricePoint { timestamp: at, yes_price: micros(yes as i64), no_price: micros(1_000_000 - yes as i64) })
+                .collect();
+            Ok::<_, ApiError>((Data::new(items).body(), version))
+        })
+        .await?;
+    Ok(Rendered(body))
 }
 
 #[derive(Deserialize)]

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::markets::SettledRound;
+use super::markets::{HistoryKey, SettledRound};
 use crate::domain::exchange::Exchange;
 use crate::domain::market::MarketStatus;
 use crate::domain::money::{micros, places, ppm};
@@ -161,12 +161,16 @@ pub async fn get(State(state): State<AppState>, ApiPath(slug): ApiPath<String>) 
         (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
     )
 )]
-pub async fn rounds(
-    State(state): State<AppState>,
-    ApiPath(slug): ApiPath<String>,
-    ApiQuery(q): ApiQuery<PageQuery>,
-) -> Result<Data<Vec<SettledRound>>, ApiError> {
+pub async fn rounds(State(state): State<AppState>, ApiPath(slug): ApiPath<String>, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Rendered, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
-    let (rows, total) = markets::rounds(&state.services, &slug, page).await?;
-    Ok(Data::paged(rows.into_iter().map(SettledRound::from).collect(), page.meta(total)))
+    // Taken before the read: a settlement the read misses moves it, so the page is never served.
+    let version = markets::listing_version(&state.services);
+    let body = state
+        .history_pages
+        .get_or_render(HistoryKey::Rounds(slug.clone(), page.limit, page.offset), version, async {
+            let (rows, total) = markets::rounds(&state.services, &slug, page).await?;
+            Ok::<_, ApiError>((Data::paged(rows.into_iter().map(SettledRound::from).collect::<Vec<_>>(), page.meta(total)).body(), version))
+        })
+        .await?;
+    Ok(Rendered(body))
 }

@@ -64,7 +64,14 @@ async fn main() {
     chain.airdrop(&wallet.pubkey(), 10_000_000_000).await.unwrap();
     send(&chain, &[client::create_user(wallet.pubkey(), wallet.pubkey(), chain.mint())], &wallet, &[]).await;
     chain.mint_usdc(&client::deposit_pda(&wallet.pubkey()), 1_000_000 * USDC).await.unwrap();
-    send(&chain, &[client::sweep_deposit(wallet.pubkey())], &operator, &[]).await;
+    // The service sweeps a deposit it sees too, with the same instruction and fee payer: over
+    // the same blockhash that is the same transaction, so it may have landed already.
+    let (blockhash, _) = chain.latest_blockhash().await.unwrap();
+    let sweep = Transaction::new_signed_with_payer(&[client::sweep_deposit(wallet.pubkey())], Some(&operator.pubkey()), &[&operator], blockhash.parse().unwrap());
+    match chain.send_and_confirm(&bincode::serialize(&sweep).unwrap()).await {
+        Ok(_) | Err(chain_client::ChainError::Rpc { err: Some(solana_transaction_error::TransactionError::AlreadyProcessed), .. }) => {}
+        Err(e) => panic!("sweeping the deposit: {e}"),
+    }
 
     let http = reqwest::Client::new();
     let trade_count = || async {

@@ -9,12 +9,14 @@ use std::time::{Duration, Instant};
 
 mod support;
 
+use api::chain::errors::Refusal;
 use funding_market::client;
 use funding_market::instructions::CreateMarketParams;
 use funding_market::state::Side;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 use solana_transaction::Transaction;
+use solana_transaction_error::TransactionError;
 
 const TRADES: usize = 300;
 const MEMORY_TRADES: usize = 5_000;
@@ -64,12 +66,16 @@ async fn main() {
     chain.airdrop(&wallet.pubkey(), 10_000_000_000).await.unwrap();
     send(&chain, &[client::create_user(wallet.pubkey(), wallet.pubkey(), chain.mint())], &wallet, &[]).await;
     chain.mint_usdc(&client::deposit_pda(&wallet.pubkey()), 1_000_000 * USDC).await.unwrap();
-    // The service sweeps a deposit it sees too, with the same instruction and fee payer: over
-    // the same blockhash that is the same transaction, so it may have landed already.
+    // The service's deposit reconciliation sweeps what it sees too (the sweep is
+    // permissionless): a sweep refused as already processed or as below the minimum found the
+    // deposit swept, as the service itself takes it (`services::deposits`).
     let (blockhash, _) = chain.latest_blockhash().await.unwrap();
-    let sweep = Transaction::new_signed_with_payer(&[client::sweep_deposit(wallet.pubkey())], Some(&operator.pubkey()), &[&operator], blockhash.parse().unwrap());
+    let sweep =
+        Transaction::new_signed_with_payer(&[client::sweep_deposit(wallet.pubkey())], Some(&operator.pubkey()), &[&operator], blockhash.parse().unwrap());
     match chain.send_and_confirm(&bincode::serialize(&sweep).unwrap()).await {
-        Ok(_) | Err(chain_client::ChainError::Rpc { err: Some(solana_transaction_error::TransactionError::AlreadyProcessed), .. }) => {}
+        Ok(_) => {}
+        Err(chain_client::ChainError::Rpc { err: Some(err), .. } | chain_client::ChainError::TransactionFailed { err, .. })
+            if err == TransactionError::AlreadyProcessed || matches!(api::chain::errors::refusal(&err), Some(Refusal::BelowMinimumDeposit)) => {}
         Err(e) => panic!("sweeping the deposit: {e}"),
     }
 

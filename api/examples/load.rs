@@ -60,6 +60,19 @@ async fn main() {
     .await
     .unwrap();
     let market: uuid::Uuid = sqlx::query_scalar("SELECT id FROM markets LIMIT 1").fetch_one(&conn).await.unwrap();
+    // The quoted market's history: 100 trades and their price points (a full page of each).
+    sqlx::query(
+        "WITH trade AS (
+             INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)
+             SELECT gen_random_uuid(), $1, 'trader' || n, CASE WHEN n % 2 = 0 THEN 'yes' ELSE 'no' END, true, 2000000 + n, 1000000, 10000,
+                    500000 + n, now() - make_interval(secs => 100 - n)
+             FROM generate_series(1, 100) n)
+         INSERT INTO market_prices (market_id, at, yes_price_ppm) SELECT $1, now() - make_interval(secs => 100 - n), 500000 + n FROM generate_series(1, 100) n",
+    )
+    .bind(market)
+    .execute(&conn)
+    .await
+    .unwrap();
     let slug: String = sqlx::query_scalar("SELECT slug FROM series ORDER BY slug OFFSET 1234 LIMIT 1").fetch_one(&conn).await.unwrap();
     // Four rounds ahead of each open one: 20,000 unfinished markets in all.
     sqlx::query(
@@ -155,7 +168,7 @@ async fn main() {
         ("  ...period=30d", format!("{app}/v1/leaderboard?period=30d&limit=100")),
         ("  ...period=24h", format!("{app}/v1/leaderboard?period=24h&limit=100")),
         ("GET /v1/series/{slug}/rounds", format!("{app}/v1/series/{slug}/rounds")),
-        ("GET /v1/markets/{id}/trades", format!("{app}/v1/markets/{market}/trades")),
+        ("GET /v1/markets/{id}/trades?limit=100", format!("{app}/v1/markets/{market}/trades?limit=100")),
         ("GET /v1/markets/{id}/prices", format!("{app}/v1/markets/{market}/prices")),
     ] {
         let ((rps, p50, p99, p999), reference) = drive_beside(&bare, &url).await;
@@ -169,11 +182,18 @@ async fn main() {
     }
     // The market's reads while it is traded every 100 ms (each change notified), so kept rows
     // and pages are read again after each.
-    let trades = format!("UPDATE markets SET total_volume = total_volume + 1, trade_count = trade_count + 1 WHERE id = '{market}'");
+    let trades = format!(
+        "WITH trade AS (INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)
+                        VALUES (gen_random_uuid(), '{market}', 'trader1', 'yes', true, 2000000, 1000000, 10000, 500100, now())),
+              price AS (INSERT INTO market_prices (market_id, at, yes_price_ppm) VALUES ('{market}', now(), 500100) ON CONFLICT DO NOTHING)
+         UPDATE markets SET total_volume = total_volume + 1000000, trade_count = trade_count + 1 WHERE id = '{market}'"
+    );
     for (label, url) in [
         ("GET /v1/markets?limit=100, traded every 100 ms", format!("{app}/v1/markets?limit=100")),
         ("  .../{id}, traded every 100 ms", format!("{app}/v1/markets/{market}")),
         ("  .../{id}/quote, traded every 100 ms", format!("{app}/v1/markets/{market}/quote?side=yes&amount=25")),
+        ("  .../{id}/trades, traded every 100 ms", format!("{app}/v1/markets/{market}/trades?limit=100")),
+        ("  .../{id}/prices, traded every 100 ms", format!("{app}/v1/markets/{market}/prices")),
         ("GET /v1/series?limit=50, traded every 100 ms", format!("{app}/v1/series?limit=50")),
     ] {
         drive_while_changing(&conn, trades.clone(), label, url, &bare).await;

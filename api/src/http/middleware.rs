@@ -52,8 +52,8 @@ impl<S> Layer<S> for EdgeLayer {
 
 /// A route behind the edge. For each request, in order:
 /// - its id: the client's `X-Request-Id`, or a new UUID v4; echoed on the response;
-/// - a `request` span (method, path, id) over everything the request does, closed by an
-///   INFO line with its status and latency;
+/// - a `request` span (method, path, id) over everything the request does until its response
+///   is ready, closed by an INFO line with its status and latency (ERROR for a 5xx);
 /// - a deadline: still running after `request_timeout`, it answers 500 `INTERNAL_ERROR`;
 /// - a panic in the route answers 500 `INTERNAL_ERROR`, its message going to the log only;
 /// - an error response that did not come from a handler gets the envelope (`envelope_stray`);
@@ -93,6 +93,7 @@ where
         let limit = self.request_timeout;
         let called = {
             let _entered = span.enter();
+            tracing::debug!("started processing request");
             std::panic::catch_unwind(AssertUnwindSafe(|| self.inner.call(req)))
         };
         let answered = async move {
@@ -110,7 +111,12 @@ where
                 response.headers_mut().insert(REQUEST_ID, id);
             }
             let elapsed = started.elapsed();
-            tracing::info!(status = response.status().as_u16(), latency_ms = elapsed.as_secs_f64() * 1e3, "finished processing request");
+            let (status, latency_ms) = (response.status().as_u16(), elapsed.as_secs_f64() * 1e3);
+            if response.status().is_server_error() {
+                tracing::error!(status, latency_ms, "response failed");
+            } else {
+                tracing::info!(status, latency_ms, "finished processing request");
+            }
             record(&method, route.as_ref(), response.status(), elapsed);
             Ok(response)
         };

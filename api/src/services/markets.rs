@@ -126,7 +126,6 @@ pub async fn series_now(s: &Services, slug: &str) -> Result<SeriesRow, ServiceEr
 }
 
 /// A series' settled and voided rounds, latest first.
-pub async fn rounds(s: &Services, slug: &str, page: Page) -> Result<(Vec<MarketRow>, i64), ServiceError> {
-    let series = series_by_slug(s, slug).await?;
-    Ok(markets::settled_rounds(&s.db, series.id, page.limit, page.offset).await?)
+pub async fn rounds(s: &Services, series: Uuid, page: Page) -> Result<(Vec<MarketRow>, i64), ServiceError> {
+    Ok(markets::settled_rounds(&s.db, series, page.limit, page.offset).await?)
 }

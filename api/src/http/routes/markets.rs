@@ -335,8 +335,8 @@ pub enum HistoryKey {
     Trades(Uuid, i64, i64),
     /// A market's price history.
     Prices(Uuid),
-    /// A series' settled rounds: the slug, limit, offset.
-    Rounds(String, i64, i64),
+    /// A series' settled rounds: the series, limit, offset.
+    Rounds(Uuid, i64, i64),
 }
 
 #[derive(Serialize, utoipa::ToSchema)]

@@ -165,10 +165,13 @@ pub async fn rounds(State(state): State<AppState>, ApiPath(slug): ApiPath<String
     let page = q.resolve(MAX_LIMIT)?;
     // Taken before the read: a settlement the read misses moves it, so the page is never served.
     let version = markets::listing_version(&state.services);
+    // The slug is looked up each time (the series cards follow their own notices), so a page
+    // is kept by the series it names now.
+    let series = markets::series_by_slug(&state.services, &slug).await?.id;
     let body = state
         .history_pages
-        .get_or_render(HistoryKey::Rounds(slug.clone(), page.limit, page.offset), version, async {
-            let (rows, total) = markets::rounds(&state.services, &slug, page).await?;
+        .get_or_render(HistoryKey::Rounds(series, page.limit, page.offset), version, async {
+            let (rows, total) = markets::rounds(&state.services, series, page).await?;
             Ok::<_, ApiError>((Data::paged(rows.into_iter().map(SettledRound::from).collect::<Vec<_>>(), page.meta(total)).body(), version))
         })
         .await?;

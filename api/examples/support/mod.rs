@@ -137,8 +137,8 @@ pub const SLICES: u32 = 5;
 
 /// Drives `url` and the `reference` URL (the bare handler) in alternating slices with the same
 /// clients, so both see the machine alike even when its speed changes during a run (a shared
-/// host's did, by a third, from one minute to the next): the row's statistics and the
-/// reference's, each as `drive` gives them.
+/// host's does; docs/performance.md): the row's statistics and the reference's, each as
+/// `drive` gives them.
 pub async fn drive_beside(reference: &str, url: &str) -> ((f64, f64, f64, f64), (f64, f64, f64, f64)) {
     use std::time::Duration;
     let client = reqwest::Client::builder().pool_max_idle_per_host(CONNECTIONS).build().unwrap();

@@ -101,8 +101,8 @@ impl WindowCounts {
             entry.unsynced
         };
         // New or stale: ask Redis before deciding. The round trip's future is boxed: it is
-        // several kilobytes, and inline it would make every request's future that size, moved
-        // into a box per request though almost none of them take this path.
+        // large, and inline it would make every request's future as large, moved into a box
+        // per request though almost none of them take this path.
         let answer = Box::pin(tokio::time::timeout(budget, send(redis, &[(key.to_owned(), sending, ttl_secs)]))).await;
         let mut shard = self.shard(key).lock().unwrap();
         match answer {

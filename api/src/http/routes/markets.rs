@@ -314,15 +314,23 @@ impl From<TradeRow> for TradeItem {
 pub async fn trades(State(state): State<AppState>, ApiPath(id): ApiPath<String>, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Rendered, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
     let id = market_id(&id)?;
-    // Taken before the read: a trade the read misses moves it, so the page is never served.
+    kept_history(&state, HistoryKey::Trades(id, page.limit, page.offset), async {
+        let (rows, total) = markets::trades(&state.services, id, page).await?;
+        Ok(Data::paged(rows.into_iter().map(TradeItem::from).collect::<Vec<_>>(), page.meta(total)).body())
+    })
+    .await
+}
+
+/// The body kept for `key` at the market rows' version, else the one `render` reads. The
+/// version is taken before the read: a change the read misses moves it, so that page is never
+/// served.
+pub(crate) async fn kept_history(
+    state: &AppState,
+    key: HistoryKey,
+    render: impl Future<Output = Result<axum::body::Bytes, ApiError>>,
+) -> Result<Rendered, ApiError> {
     let version = markets::listing_version(&state.services);
-    let body = state
-        .history_pages
-        .get_or_render(HistoryKey::Trades(id, page.limit, page.offset), version, async {
-            let (rows, total) = markets::trades(&state.services, id, page).await?;
-            Ok::<_, ApiError>((Data::paged(rows.into_iter().map(TradeItem::from).collect::<Vec<_>>(), page.meta(total)).body(), version))
-        })
-        .await?;
+    let body = state.history_pages.get_or_render(key, version, async { Ok::<_, ApiError>((render.await?, version)) }).await?;
     Ok(Rendered(body))
 }
 
@@ -359,19 +367,13 @@ pub struct PricePoint {
 )]
 pub async fn prices(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Rendered, ApiError> {
     let id = market_id(&id)?;
-    let version = markets::listing_version(&state.services);
-    let body = state
-        .history_pages
-        .get_or_render(HistoryKey::Prices(id), version, async {
-            let points = markets::prices(&state.services, id).await?;
-            let items: Vec<PricePoint> = points
-                .into_iter()
-                .map(|(at, yes)| PricePoint { timestamp: at, yes_price: micros(yes as i64), no_price: micros(1_000_000 - yes as i64) })
-                .collect();
-            Ok::<_, ApiError>((Data::new(items).body(), version))
-        })
-        .await?;
-    Ok(Rendered(body))
+    kept_history(&state, HistoryKey::Prices(id), async {
+        let points = markets::prices(&state.services, id).await?;
+        let items: Vec<PricePoint> =
+            points.into_iter().map(|(at, yes)| PricePoint { timestamp: at, yes_price: micros(yes as i64), no_price: micros(1_000_000 - yes as i64) }).collect();
+        Ok(Data::new(items).body())
+    })
+    .await
 }
 
 #[derive(Deserialize)]

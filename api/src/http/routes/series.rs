@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::markets::{HistoryKey, SettledRound};
+use super::markets::{HistoryKey, SettledRound, kept_history};
 use crate::domain::exchange::Exchange;
 use crate::domain::market::MarketStatus;
 use crate::domain::money::{micros, places, ppm};
@@ -163,17 +163,12 @@ pub async fn get(State(state): State<AppState>, ApiPath(slug): ApiPath<String>) 
 )]
 pub async fn rounds(State(state): State<AppState>, ApiPath(slug): ApiPath<String>, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Rendered, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
-    // Taken before the read: a settlement the read misses moves it, so the page is never served.
-    let version = markets::listing_version(&state.services);
     // The slug is looked up each time (the series cards follow their own notices), so a page
     // is kept by the series it names now.
     let series = markets::series_by_slug(&state.services, &slug).await?.id;
-    let body = state
-        .history_pages
-        .get_or_render(HistoryKey::Rounds(series, page.limit, page.offset), version, async {
-            let (rows, total) = markets::rounds(&state.services, series, page).await?;
-            Ok::<_, ApiError>((Data::paged(rows.into_iter().map(SettledRound::from).collect::<Vec<_>>(), page.meta(total)).body(), version))
-        })
-        .await?;
-    Ok(Rendered(body))
+    kept_history(&state, HistoryKey::Rounds(series, page.limit, page.offset), async {
+        let (rows, total) = markets::rounds(&state.services, series, page).await?;
+        Ok(Data::paged(rows.into_iter().map(SettledRound::from).collect::<Vec<_>>(), page.meta(total)).body())
+    })
+    .await
 }

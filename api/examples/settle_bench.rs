@@ -139,12 +139,18 @@ async fn main() {
         .unwrap();
     let due = Instant::now();
     let (mut finalized_after, mut paid_after, mut visible_after) = (None, None, None);
+    let mut reported = Duration::ZERO;
     loop {
         let (finalized, paid): (i64, i64) =
             sqlx::query_as("SELECT count(*) FILTER (WHERE status IN ('settled', 'voided')), count(*) FILTER (WHERE paid_out_at IS NOT NULL) FROM markets")
                 .fetch_one(&db)
                 .await
                 .unwrap();
+        // The pace: how far the oracle and the crank are, every two seconds.
+        if due.elapsed() >= reported + Duration::from_secs(2) {
+            reported = due.elapsed();
+            println!("  {:5.1} s: {finalized} finalized, {paid} paid out", reported.as_secs_f64());
+        }
         if finalized == rounds as i64 && finalized_after.is_none() {
             finalized_after = Some(due.elapsed());
         }

@@ -206,9 +206,8 @@ pub struct Balance {
 }
 
 pub async fn balance(s: &Services, caller: &Caller) -> Result<Balance, ServiceError> {
-    let available = positions::available_balance(&s.db, &caller.wallet).await? as i64;
-    let locked = positions::open_positions(&s.db, &caller.wallet).await?.iter().map(|p| p.basis).sum();
-    Ok(Balance { available, locked })
+    let (available, locked) = positions::balance(&s.db, &caller.wallet).await?;
+    Ok(Balance { available: available as i64, locked })
 }
 
 pub struct FaucetGrant {

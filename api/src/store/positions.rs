@@ -79,6 +79,24 @@ pub(crate) use available_sql;
 /// The wallet's available balance (`available_sql`) as a statement of its own.
 pub const AVAILABLE: &str = concat!("SELECT ", available_sql!("$1"));
 
+/// The wallet's available balance (`available_sql`) and the cost basis of its open position
+/// sides (as `open_positions` values them, each side at least zero), micro-USDC, read in one
+/// statement: a payout landing between two reads would move its amount from one to the other
+/// and show a total it never had.
+pub async fn balance(db: &PgPool, wallet: &str) -> Result<(u64, i64), sqlx::Error> {
+    let (available, locked): (i64, i64) = sqlx::query_as(concat!(
+        "SELECT ",
+        available_sql!("$1"),
+        ", (SELECT COALESCE(sum(CASE WHEN yes_shares > 0 THEN GREATEST(yes_basis, 0) ELSE 0 END
+                               + CASE WHEN no_shares > 0 THEN GREATEST(no_basis, 0) ELSE 0 END), 0)
+            FROM positions WHERE wallet = $1)::BIGINT"
+    ))
+    .bind(wallet)
+    .fetch_one(db)
+    .await?;
+    Ok((available as u64, locked))
+}
+
 /// The wallet's open position sides: every position not yet paid (the projection deletes a
 /// position when its `PositionSettled` arrives), so a finalized round's positions stay here,
 /// valued at what they will pay (a settled round: 1 or 0 per share), until the crank pays them.

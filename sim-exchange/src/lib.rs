@@ -39,6 +39,9 @@ pub struct Sim {
     settlement_faults: Mutex<Vec<SettlementFault>>,
     /// Fixed clock for tests (Unix ms); [`WALL_CLOCK`] follows the wall clock.
     now_ms: AtomicI64,
+    /// Requests answered (or failed on purpose) by path, over every host: what a test reads to
+    /// tell how often a venue was asked.
+    requests: Mutex<HashMap<String, u64>>,
 }
 
 const WALL_CLOCK: i64 = i64::MIN;
@@ -91,7 +94,18 @@ struct Host(usize);
 
 impl Sim {
     pub fn new(model: Model) -> Sim {
-        Sim { model, faults: Mutex::new(HashMap::new()), settlement_faults: Mutex::new(Vec::new()), now_ms: AtomicI64::new(WALL_CLOCK) }
+        Sim {
+            model,
+            faults: Mutex::new(HashMap::new()),
+            settlement_faults: Mutex::new(Vec::new()),
+            now_ms: AtomicI64::new(WALL_CLOCK),
+            requests: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// How many requests of `path` the venues' endpoints have had, over every host.
+    pub fn requests(&self, path: &str) -> u64 {
+        self.requests.lock().unwrap().get(path).copied().unwrap_or(0)
     }
 
     /// A simulation whose clock stands still at `now_ms` (move it with [`Sim::set_now`]).
@@ -235,6 +249,7 @@ fn venue_of(path: &str) -> &'static str {
 
 async fn inject_faults(State(sim): State<Arc<Sim>>, req: Request, next: Next) -> Response {
     let venue = venue_of(req.uri().path());
+    *sim.requests.lock().unwrap().entry(req.uri().path().to_owned()).or_default() += 1;
     let fault = {
         let mut faults = sim.faults.lock().unwrap();
         match faults.get_mut(venue) {
@@ -276,14 +291,30 @@ fn binance_invalid_symbol() -> Response {
     (StatusCode::BAD_REQUEST, Json(json!({"code": -1121, "msg": "Invalid symbol."}))).into_response()
 }
 
+/// One symbol's settlements or, without `symbol`, every contract's, ascending, at most `limit`
+/// from `startTime` on (without `startTime`: the latest `limit`, of the last eight hours when no
+/// symbol is named).
 async fn binance_history(State(sim): State<Arc<Sim>>, Extension(host): Extension<Host>, Query(q): Params) -> Response {
-    let Some(s) = q.get("symbol").and_then(|sym| sim.model.find("binance", sym)) else { return binance_invalid_symbol() };
     let limit = param(&q, "limit").unwrap_or(100).clamp(1, 1000) as usize;
-    let rows: Vec<Value> = rows_between(&sim, s, host, param(&q, "startTime"), param(&q, "endTime"), limit)
-        .into_iter()
-        .take(limit)
-        .map(|(t, r)| json!({"symbol": s.symbol, "fundingRate": decimal(r, 8), "fundingTime": t, "markPrice": "34287.54619963"}))
-        .collect();
+    let (start, end) = (param(&q, "startTime"), param(&q, "endTime"));
+    let row = |s: &SimSymbol, t: i64, r: i64| json!({"symbol": s.symbol, "fundingRate": decimal(r, 8), "fundingTime": t, "markPrice": "34287.54619963"});
+    let rows: Vec<Value> = match q.get("symbol") {
+        Some(symbol) => {
+            let Some(s) = sim.model.find("binance", symbol) else { return binance_invalid_symbol() };
+            rows_between(&sim, s, host, start, end, limit).into_iter().take(limit).map(|(t, r)| row(s, t, r)).collect()
+        }
+        None => {
+            let window_start = start.or_else(|| Some(end.unwrap_or_else(|| sim.published_until("binance")) - 8 * HOUR_MS));
+            let mut all: Vec<(i64, &SimSymbol, i64)> = sim
+                .model
+                .listed("binance")
+                .flat_map(|s| rows_between(&sim, s, host, window_start, end, limit).into_iter().map(move |(t, r)| (t, s, r)))
+                .collect();
+            all.sort_by(|a, b| (a.0, &a.1.symbol).cmp(&(b.0, &b.1.symbol)));
+            let skip = if start.is_none() { all.len().saturating_sub(limit) } else { 0 };
+            all.into_iter().skip(skip).take(limit).map(|(t, s, r)| row(s, t, r)).collect()
+        }
+    };
     Json(rows).into_response()
 }
 

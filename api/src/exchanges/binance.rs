@@ -17,6 +17,15 @@ struct FundingRow {
     funding_time: i64,
 }
 
+/// A `fundingRate` row asked without a symbol (every contract's).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VenueFundingRow {
+    symbol: String,
+    funding_rate: String,
+    funding_time: i64,
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PremiumIndex {
@@ -69,6 +78,20 @@ pub async fn history(http: &Http, symbol: &str, start_ms: i64, end_ms: i64) -> R
             _ => return Ok(points),
         }
     }
+}
+
+/// Every contract's settlements in [start_ms, end_ms] from one request (`fundingRate` without a
+/// symbol), and whether that is all of them: the venue answers at most `limit` rows from
+/// `startTime` on, and rows of one settlement share its time, so a full page cannot be paged.
+pub async fn history_of_all(http: &Http, start_ms: i64, end_ms: i64) -> Result<(Vec<(String, FundingPoint)>, bool), ExchangeError> {
+    let query = [("startTime", start_ms.to_string()), ("endTime", end_ms.to_string()), ("limit", PAGE.to_string())];
+    let rows: Vec<VenueFundingRow> = http.get("/fapi/v1/fundingRate", &query).await?;
+    let complete = rows.len() < PAGE;
+    let points = rows
+        .into_iter()
+        .map(|row| Ok((row.symbol, FundingPoint { time_ms: row.funding_time, rate: rate("fundingRate", &row.funding_rate)? })))
+        .collect::<Result<_, ExchangeError>>()?;
+    Ok((points, complete))
 }
 
 pub async fn current(http: &Http, symbol: &str) -> Result<CurrentFunding, ExchangeError> {

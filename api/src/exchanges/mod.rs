@@ -17,7 +17,7 @@ use std::time::Duration;
 pub use crate::domain::exchange::{Exchange, split_symbol};
 pub use crate::domain::rate::FundingRate;
 pub use client::ExchangeError;
-pub use source::{RateSource, SourceKind};
+pub use source::{RateSource, SourceKind, VenueReadings};
 
 /// A settled funding rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +25,16 @@ pub struct FundingPoint {
     /// The funding settlement time, Unix milliseconds.
     pub time_ms: i64,
     pub rate: FundingRate,
+}
+
+/// Every contract's settlements in a window, from one request ([`ExchangeClient::history_of_all`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VenueHistory {
+    /// Each symbol's settlements in the window, oldest first.
+    pub points: std::collections::HashMap<String, Vec<FundingPoint>>,
+    /// Whether every settlement in the window is here: a venue's page limit can cut the list
+    /// short, and then a symbol missing from it says nothing.
+    pub complete: bool,
 }
 
 /// The rate that will settle next, as the exchange currently predicts it.
@@ -105,6 +115,27 @@ impl ExchangeClient {
         points.sort_by_key(|p| p.time_ms);
         points.dedup_by_key(|p| p.time_ms);
         Ok(points)
+    }
+
+    /// Every contract's settlements in [start_ms, end_ms] from one request, where the venue's
+    /// history answers without a symbol (Binance's `fundingRate`); `None` where it needs one
+    /// (Bybit, OKX and Hyperliquid ask per symbol).
+    pub async fn history_of_all(&self, start_ms: i64, end_ms: i64) -> Option<Result<VenueHistory, ExchangeError>> {
+        let read = match self.exchange {
+            Exchange::Binance => binance::history_of_all(&self.http, start_ms, end_ms),
+            Exchange::Bybit | Exchange::Okx | Exchange::Hyperliquid => return None,
+        };
+        Some(read.await.map(|(rows, complete)| {
+            let mut points: std::collections::HashMap<String, Vec<FundingPoint>> = std::collections::HashMap::new();
+            for (symbol, point) in rows.into_iter().filter(|(_, p)| (start_ms..=end_ms).contains(&p.time_ms)) {
+                points.entry(symbol).or_default().push(point);
+            }
+            for list in points.values_mut() {
+                list.sort_by_key(|p| p.time_ms);
+                list.dedup_by_key(|p| p.time_ms);
+            }
+            VenueHistory { points, complete }
+        }))
     }
 
     /// Every perpetual the venue lists and trades, with its funding interval: Binance's

@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use super::{Exchange, ExchangeClient, ExchangeError, FundingRate, has_settled_rate_field};
+use super::{Exchange, ExchangeClient, ExchangeError, FundingPoint, FundingRate, VenueHistory, has_settled_rate_field};
 
 /// A history row this close to the settlement time is that settlement's (venues stamp some
 /// settlements a few milliseconds late).
@@ -88,19 +88,61 @@ impl RateSource {
     /// The rate `symbol` settled at `settlement_ms`, as this source says it. `NotPublished`
     /// when the source does not (yet, or any more) show it.
     pub async fn settled_rate(&self, symbol: &str, settlement_ms: i64) -> Result<FundingRate, ExchangeError> {
-        let point = match self.kind {
+        match self.kind {
             SourceKind::History => {
-                let window = (settlement_ms - SETTLEMENT_TOLERANCE_MS, settlement_ms + SETTLEMENT_TOLERANCE_MS);
-                let points = self.client.funding_history(symbol, window.0, window.1).await?;
-                points.into_iter().min_by_key(|p| (p.time_ms - settlement_ms).abs())
+                let (start, end) = window(settlement_ms);
+                settled_at(&self.client.funding_history(symbol, start, end).await?, settlement_ms)
             }
-            SourceKind::SettledField => Some(self.client.last_settled(symbol).await?),
-        };
-        match point {
-            Some(p) if (p.time_ms - settlement_ms).abs() <= SETTLEMENT_TOLERANCE_MS => Ok(p.rate),
-            Some(p) => Err(ExchangeError::NotPublished(format!("the source shows the settlement at {}, not {settlement_ms}", p.time_ms))),
-            None => Err(ExchangeError::NotPublished(format!("no settlement at {settlement_ms} in the history yet"))),
+            SourceKind::SettledField => settled_at(&[self.client.last_settled(symbol).await?], settlement_ms),
         }
+    }
+
+    /// What this source says every symbol of its venue settled at `settlement_ms`, from one
+    /// request, where it can say it so (a history that answers without a symbol: Binance's);
+    /// `None` where it is asked symbol by symbol. One request for a venue instead of one a round
+    /// is what keeps the oracle inside the venue's published limits when every 8-hour perp
+    /// settles in the same second.
+    pub async fn settled_rates(&self, settlement_ms: i64) -> Option<Result<VenueReadings, ExchangeError>> {
+        if self.kind != SourceKind::History {
+            return None;
+        }
+        let (start, end) = window(settlement_ms);
+        let read = self.client.history_of_all(start, end).await?;
+        Some(read.map(|history| VenueReadings { history, settlement_ms }))
+    }
+}
+
+/// One source's readings of a whole venue at one settlement ([`RateSource::settled_rates`]).
+#[derive(Clone, Debug)]
+pub struct VenueReadings {
+    history: VenueHistory,
+    settlement_ms: i64,
+}
+
+impl VenueReadings {
+    /// What the source says `symbol` settled at, as [`RateSource::settled_rate`] would: a symbol
+    /// absent from a complete list is not published yet. `None` when the venue cut its list short
+    /// and does not name the symbol: only asking it alone can tell.
+    pub fn reading(&self, symbol: &str) -> Option<Result<FundingRate, ExchangeError>> {
+        match self.history.points.get(symbol) {
+            Some(points) => Some(settled_at(points, self.settlement_ms)),
+            None if self.history.complete => Some(settled_at(&[], self.settlement_ms)),
+            None => None,
+        }
+    }
+}
+
+/// The history window a settlement's row is looked for in.
+fn window(settlement_ms: i64) -> (i64, i64) {
+    (settlement_ms - SETTLEMENT_TOLERANCE_MS, settlement_ms + SETTLEMENT_TOLERANCE_MS)
+}
+
+/// The rate of the settlement at `settlement_ms` among `points`: the closest, within the tolerance.
+fn settled_at(points: &[FundingPoint], settlement_ms: i64) -> Result<FundingRate, ExchangeError> {
+    match points.iter().min_by_key(|p| (p.time_ms - settlement_ms).abs()) {
+        Some(p) if (p.time_ms - settlement_ms).abs() <= SETTLEMENT_TOLERANCE_MS => Ok(p.rate),
+        Some(p) => Err(ExchangeError::NotPublished(format!("the source shows the settlement at {}, not {settlement_ms}", p.time_ms))),
+        None => Err(ExchangeError::NotPublished(format!("no settlement at {settlement_ms} in the history yet"))),
     }
 }
 

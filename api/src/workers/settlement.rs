@@ -23,7 +23,7 @@ const ROUNDS_PER_PASS: i64 = 1_000;
 /// Rounds paid out at once. Each waits on its own confirmations; side by side they keep the
 /// chain busy (it orders transactions one at a time and commits whatever is waiting together),
 /// and a round's payouts are its own.
-const CONCURRENT_ROUNDS: usize = 32;
+const CONCURRENT_ROUNDS: usize = 128;
 
 pub struct SettlementWorker {
     pub services: Services,

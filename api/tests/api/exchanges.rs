@@ -43,6 +43,37 @@ async fn every_venue_returns_the_simulated_history_exactly_across_pages() {
     }
 }
 
+/// Binance's history asked without a symbol: every contract settled in the window, each exactly
+/// as its own history shows it, from one request; a window holding more rows than a page is
+/// said to be incomplete. The venues whose history needs a symbol have no such read.
+#[tokio::test]
+async fn binance_answers_for_every_contract_at_once() {
+    let (base, sim) = sim().await;
+    let binance = client(Exchange::Binance, &base);
+    let btc = sim.model.find("binance", "BTCUSDT").unwrap().clone();
+    let settled = sim.model.last_settlement(&btc, NOW);
+    let (start, end) = (settled - 60_000, settled + 60_000);
+    let all = binance.history_of_all(start, end).await.unwrap().unwrap();
+    assert!(all.complete);
+    let mut expected = 0;
+    for s in sim.model.listed("binance") {
+        let own = binance.funding_history(&s.symbol, start, end).await.unwrap();
+        assert_eq!(all.points.get(&s.symbol).cloned().unwrap_or_default(), own, "{}", s.symbol);
+        expected += own.len();
+    }
+    assert!(all.points.contains_key("BTCUSDT") && expected >= 2, "the window holds several contracts' settlement");
+    assert_eq!(all.points.values().map(Vec::len).sum::<usize>(), expected, "nothing but the listed contracts");
+    // 500 contracts settle more rows in a day than one page holds: the read says it is not whole.
+    let wide = Arc::new(Sim::at(Model::with_universe(42, default_symbols(), 500), NOW));
+    let wide = serve(sim_exchange::router(wide)).await;
+    let day = client(Exchange::Binance, &wide.base).history_of_all(NOW - DAY_MS, NOW).await.unwrap().unwrap();
+    assert!(!day.complete);
+    assert_eq!(day.points.values().map(Vec::len).sum::<usize>(), 1_000);
+    for exchange in [Exchange::Bybit, Exchange::Okx, Exchange::Hyperliquid] {
+        assert!(client(exchange, &base).history_of_all(start, end).await.is_none(), "{exchange:?} is asked per symbol");
+    }
+}
+
 /// OKX's `settFundingRate` is the rate charged at the previous settlement (a witness for the
 /// oracle); the other venues have no such field and say so rather than offer a prediction.
 #[tokio::test]

@@ -155,6 +155,42 @@ async fn agreeing_sources_settle_and_every_winner_is_paid_exactly(db: PgPool) {
     assert_eq!(v.pass(&s, at + chrono::Duration::minutes(1)).await, Report::default());
 }
 
+/// Rounds of one venue due at the same settlement read its history once a host for all of them
+/// (Binance's answers without a symbol), and each settles at its own symbol's rate.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn rounds_due_together_read_their_venue_once(db: PgPool) {
+    let t = trading(&db, Duration::from_secs(10)).await;
+    let v = venue().await;
+    let symbols = ["BTCUSDT", "ETHUSDT", "SOLUSDT"];
+    series::ensure(&db, &series_spec::parse_list("binance:ETHUSDT:8h,binance:SOLUSDT:8h").unwrap()).await.unwrap();
+    let model = &v.sim.model;
+    // A settlement all three share (a symbol runs at four hours on some days).
+    let at = v
+        .settlements(Utc::now() + chrono::Duration::hours(1), 20)
+        .into_iter()
+        .find(|at| {
+            let ms = at.timestamp_millis();
+            symbols.iter().all(|sym| !model.settlements(model.find("binance", sym).unwrap(), ms, ms, ms).is_empty())
+        })
+        .unwrap();
+    let mut rounds = Vec::new();
+    for symbol in symbols {
+        let slug = format!("binance-{}", symbol.to_lowercase());
+        rounds.push(crate::trading::insert_round(&db, &slug, at - chrono::Duration::hours(1), at - chrono::Duration::minutes(5), at, "closed").await);
+    }
+    let s = services(&t).await;
+    let before = v.sim.requests("/fapi/v1/fundingRate");
+    let report = v.pass(&s, at + chrono::Duration::seconds(5)).await;
+    assert_eq!(report.settled, 3, "{report:?}");
+    assert_eq!(v.sim.requests("/fapi/v1/fundingRate") - before, 3, "one request a host, not one a round");
+    for (round, symbol) in rounds.iter().zip(symbols) {
+        let shown = resolution(&t, *round).await;
+        let truth = model.rate_at(model.find("binance", symbol).unwrap(), at.timestamp_millis());
+        assert_eq!(shown["actual_rate"].as_str().map(|r| api::domain::rate::FundingRate::parse(r).unwrap().0), Some(truth), "{symbol}: {shown}");
+        assert_eq!(shown["consensus"]["sources"].as_array().unwrap().len(), 3, "{symbol}: {shown}");
+    }
+}
+
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn source_faults_give_the_right_outcome_or_a_void(db: PgPool) {
     let t = trading(&db, Duration::from_secs(10)).await;

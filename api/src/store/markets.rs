@@ -367,8 +367,9 @@ pub async fn position_wallets(db: &PgPool, market_id: Uuid) -> Result<Vec<String
     sqlx::query_scalar("SELECT wallet FROM positions WHERE market_id = $1 ORDER BY wallet").bind(market_id).fetch_all(db).await
 }
 
-/// Records that every payout of the round was made (kept if already recorded).
+/// Records that every payout of the round was made (kept if already recorded: the projection of
+/// `MarketClosed` usually has, and then no row is written and no notice sent).
 pub async fn mark_paid_out(db: impl sqlx::PgExecutor<'_>, market_id: Uuid, at: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE markets SET paid_out_at = COALESCE(paid_out_at, $2) WHERE id = $1").bind(market_id).bind(at).execute(db).await?;
+    sqlx::query("UPDATE markets SET paid_out_at = $2 WHERE id = $1 AND paid_out_at IS NULL").bind(market_id).bind(at).execute(db).await?;
     Ok(())
 }

@@ -12,6 +12,7 @@ pub mod limits;
 mod okx;
 mod source;
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 pub use crate::domain::exchange::{Exchange, split_symbol};
@@ -31,7 +32,7 @@ pub struct FundingPoint {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VenueHistory {
     /// Each symbol's settlements in the window, oldest first.
-    pub points: std::collections::HashMap<String, Vec<FundingPoint>>,
+    pub points: HashMap<String, Vec<FundingPoint>>,
     /// Whether every settlement in the window is here: a venue's page limit can cut the list
     /// short, and then a symbol missing from it says nothing.
     pub complete: bool,
@@ -126,7 +127,7 @@ impl ExchangeClient {
             Exchange::Bybit | Exchange::Okx | Exchange::Hyperliquid => return None,
         };
         Some(read.await.map(|(rows, complete)| {
-            let mut points: std::collections::HashMap<String, Vec<FundingPoint>> = std::collections::HashMap::new();
+            let mut points: HashMap<String, Vec<FundingPoint>> = HashMap::new();
             for (symbol, point) in rows.into_iter().filter(|(_, p)| (start_ms..=end_ms).contains(&p.time_ms)) {
                 points.entry(symbol).or_default().push(point);
             }

@@ -59,6 +59,17 @@ pub struct Report {
     pub failed: u64,
 }
 
+impl std::iter::Sum for Report {
+    fn sum<I: Iterator<Item = Report>>(reports: I) -> Report {
+        reports.fold(Report::default(), |sum, r| Report {
+            settled: sum.settled + r.settled,
+            voided: sum.voided + r.voided,
+            waiting: sum.waiting + r.waiting,
+            failed: sum.failed + r.failed,
+        })
+    }
+}
+
 /// What the readings say about one round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Decision {
@@ -97,12 +108,7 @@ impl Oracle {
             .buffer_unordered(GROUPS_IN_FLIGHT)
             .collect()
             .await;
-        Ok(reports.into_iter().fold(Report::default(), |sum, r| Report {
-            settled: sum.settled + r.settled,
-            voided: sum.voided + r.voided,
-            waiting: sum.waiting + r.waiting,
-            failed: sum.failed + r.failed,
-        }))
+        Ok(reports.into_iter().sum())
     }
 
     /// Reads, once for the pass, each source that answers for a whole venue at once, at every

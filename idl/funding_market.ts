@@ -1341,6 +1341,64 @@ export type FundingMarket = {
     {
       "accounts": [
         {
+          "name": "market",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  109,
+                  97,
+                  114,
+                  107,
+                  101,
+                  116
+                ]
+              },
+              {
+                "account": "market",
+                "kind": "account",
+                "path": "market.market_id"
+              }
+            ]
+          },
+          "writable": true
+        },
+        {
+          "name": "marketVault",
+          "writable": true
+        },
+        {
+          "address": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+          "name": "tokenProgram"
+        },
+        {
+          "name": "eventAuthority"
+        },
+        {
+          "name": "program"
+        }
+      ],
+      "args": [],
+      "discriminator": [
+        43,
+        66,
+        200,
+        216,
+        219,
+        186,
+        44,
+        87
+      ],
+      "docs": [
+        "Pays out and closes many positions of one market: `(position, owner's vault, rent",
+        "receiver)` triples in the remaining accounts. Permissionless."
+      ],
+      "name": "settlePositions"
+    },
+    {
+      "accounts": [
+        {
           "name": "config",
           "pda": {
             "seeds": [

@@ -33,6 +33,9 @@ use serde_json::Value;
 use sim_exchange::{Model, SimSymbol};
 use uuid::Uuid;
 
+/// `settle_positions`' own accounts: market, market vault, token program, event authority, program.
+const SETTLE_POSITIONS_FIXED_ACCOUNTS: usize = 5;
+
 const WALLETS: usize = 10;
 /// Buys sent at once while setting up (the chain orders them one at a time).
 const SETUP_CONCURRENCY: usize = 8;
@@ -183,8 +186,14 @@ async fn main() {
         let mut in_tx = 0;
         for ix in instructions.as_array().unwrap() {
             let data = base64::engine::general_purpose::STANDARD.decode(ix["data"].as_str().unwrap()).unwrap();
-            if ix["program_id"].as_str() == Some(program.as_str()) && data.starts_with(funding_market::instruction::SettlePosition::DISCRIMINATOR) {
+            if ix["program_id"].as_str() != Some(program.as_str()) {
+                continue;
+            }
+            if data.starts_with(funding_market::instruction::SettlePosition::DISCRIMINATOR) {
                 in_tx += 1;
+            } else if data.starts_with(funding_market::instruction::SettlePositions::DISCRIMINATOR) {
+                // Five fixed accounts, then a (position, vault, rent receiver) triple a position.
+                in_tx += (ix["accounts"].as_array().unwrap().len() - SETTLE_POSITIONS_FIXED_ACCOUNTS) / 3;
             }
         }
         if in_tx > 0 {

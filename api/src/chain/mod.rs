@@ -483,32 +483,34 @@ impl OnChain {
             return Err(OnChainError::Unexpected(format!("market {market_id} is not finalized")));
         }
         let address = client::market_pda(market_id.as_bytes());
-        let mut settles = Vec::new();
+        // (wallet, rent payer) of each position still open on chain.
+        let mut open: Vec<(Pubkey, Pubkey)> = Vec::new();
         for chunk in wallets.chunks(MAX_ACCOUNTS_PER_CALL) {
             let addresses: Vec<String> = chunk.iter().map(|w| client::position_pda(&address, w).to_string()).collect();
             let accounts = self.0.chain.accounts(&addresses.iter().map(String::as_str).collect::<Vec<_>>()).await?;
             for (wallet, account) in chunk.iter().zip(accounts) {
                 let Some(account) = account else { continue };
                 let position: Position = client::decode(&account.data).map_err(|e| OnChainError::Unexpected(format!("position account: {e}")))?;
-                settles.push(client::settle_position(market_id.as_bytes(), *wallet, position.rent_payer));
+                open.push((*wallet, position.rent_payer));
             }
         }
-        let settled = settles.len();
+        let settled = open.len();
         let close = client::close_market(self.0.keys.authority.pubkey(), market_id.as_bytes());
-        let mut batches = self.batches(settles)?;
+        let runs = self.payout_runs(market_id, &open)?;
+        let mut batches: Vec<Vec<Instruction>> = runs.iter().map(|run| payout_instructions(market_id, run, None)).collect();
         // Every position open on chain is in hand: `close_market` rides in the last payout
         // transaction when it fits (it checks on chain that none is left open).
         let close_rides = settled == market.open_positions as usize
-            && match batches.last_mut() {
-                Some(last) => {
-                    last.push(close.clone());
-                    let fits = self.fits(last)?;
-                    if !fits {
-                        last.pop();
+            && match (runs.last(), batches.last_mut()) {
+                (Some(run), Some(last)) => {
+                    let with_close = payout_instructions(market_id, run, Some(&close));
+                    let fits = self.fits(&with_close)?;
+                    if fits {
+                        *last = with_close;
                     }
                     fits
                 }
-                None => false,
+                _ => false,
             };
         let count = batches.len();
         for (i, batch) in batches.iter().enumerate() {
@@ -541,6 +543,26 @@ impl OnChain {
         Ok(size <= MAX_TRANSACTION_BYTES)
     }
 
+    /// `positions` (wallet, rent payer) cut, in order, into runs that each fit one payout
+    /// transaction (`payout_instructions`): as many as its size allows.
+    fn payout_runs<'p>(&self, market_id: Uuid, positions: &'p [(Pubkey, Pubkey)]) -> Result<Vec<&'p [(Pubkey, Pubkey)]>, OnChainError> {
+        let mut runs = Vec::new();
+        let mut rest = positions;
+        while !rest.is_empty() {
+            if !self.fits(&payout_instructions(market_id, &rest[..1], None))? {
+                return Err(OnChainError::Unexpected("one payout exceeds a transaction".into()));
+            }
+            let mut len = 1;
+            while len < rest.len() && self.fits(&payout_instructions(market_id, &rest[..=len], None))? {
+                len += 1;
+            }
+            let (run, later) = rest.split_at(len);
+            runs.push(run);
+            rest = later;
+        }
+        Ok(runs)
+    }
+
     /// Instructions grouped into as few transactions as the size limit allows (each with the
     /// operator as payer and the memo `sign` adds), in order.
     fn batches(&self, instructions: Vec<Instruction>) -> Result<Vec<Vec<Instruction>>, OnChainError> {
@@ -563,6 +585,26 @@ impl OnChain {
         }
         Ok(batches)
     }
+}
+
+/// What the runtime lets a transaction without a compute-unit limit spend, for each of its
+/// instructions that is not a compute-budget one (Agave's default).
+const DEFAULT_UNITS_PER_INSTRUCTION: u32 = 200_000;
+
+/// One payout transaction's instructions: `positions` (wallet, rent payer) of one market paid by
+/// one `settle_positions`, then `close`. A compute-unit limit of what they take
+/// (`client::settle_positions_units`, `client::CLOSE_MARKET_UNITS`) is asked for only when the
+/// default for the transaction (these and the memo `sign` adds) is less: it costs 40 bytes, and
+/// ten positions with `close_market` fit the 1,232 bytes only without it.
+fn payout_instructions(market_id: Uuid, positions: &[(Pubkey, Pubkey)], close: Option<&Instruction>) -> Vec<Instruction> {
+    let mut instructions = vec![client::settle_positions(market_id.as_bytes(), positions)];
+    instructions.extend(close.cloned());
+    let needed = client::settle_positions_units(positions.len()) + close.map_or(0, |_| client::CLOSE_MARKET_UNITS);
+    let default = DEFAULT_UNITS_PER_INSTRUCTION * (instructions.len() as u32 + 1);
+    if needed > default {
+        instructions.insert(0, solana_compute_budget_interface::ComputeBudgetInstruction::set_compute_unit_limit(needed));
+    }
+    instructions
 }
 
 /// The projection's seat in the embedded chain's ledger write: the trades this process's

@@ -269,6 +269,46 @@ pub fn settle_position(market_id: &[u8; 16], wallet: Pubkey, rent_receiver: Pubk
     )
 }
 
+/// `settle_positions` for `positions` of one market, in that order: each the position's wallet
+/// and its `rent_payer`. A transaction carrying it needs a compute-unit limit of
+/// `settle_positions_units(positions.len())`.
+pub fn settle_positions(market_id: &[u8; 16], positions: &[(Pubkey, Pubkey)]) -> Instruction {
+    let market = market_pda(market_id);
+    let mut instruction = ix(
+        accounts::SettlePositions {
+            market,
+            market_vault: market_vault_pda(&market),
+            token_program: anchor_spl::token::ID,
+            event_authority: event_authority_pda(),
+            program: ID,
+        },
+        instruction::SettlePositions {},
+    );
+    for (wallet, rent_receiver) in positions {
+        instruction.accounts.push(AccountMeta::new(position_pda(&market, wallet), false));
+        instruction.accounts.push(AccountMeta::new(vault_pda(wallet), false));
+        instruction.accounts.push(AccountMeta::new(*rent_receiver, false));
+    }
+    instruction
+}
+
+/// Compute units `settle_positions` needs for `positions` positions, with a margin. Measured on
+/// the SBF binary (`tests/compute_units.rs`): 12,983 for one position, 89,380 for ten, 102,771
+/// for twelve — about 4,500 and then 8,500 a position (the vault's address derivation, the
+/// transfer, the close and the event). A derivation's cost depends on the wallet (1,500 units a
+/// bump tried), hence the margin; `tests/program.rs` (`settle_positions_fits_its_compute_budget`)
+/// fails on the SBF binary if twelve positions ever need more than this.
+pub fn settle_positions_units(positions: usize) -> u32 {
+    SETTLE_POSITIONS_BASE_UNITS + SETTLE_POSITIONS_UNITS_PER_POSITION * positions as u32
+}
+
+/// See `settle_positions_units`.
+pub const SETTLE_POSITIONS_BASE_UNITS: u32 = 10_000;
+pub const SETTLE_POSITIONS_UNITS_PER_POSITION: u32 = 12_000;
+
+/// Compute units `close_market` needs, with a margin (13,641 measured on the SBF binary).
+pub const CLOSE_MARKET_UNITS: u32 = 20_000;
+
 pub fn withdraw(signer: Pubkey, wallet: Pubkey, destination: Pubkey, amount: u64) -> Instruction {
     ix(
         accounts::Withdraw {

@@ -70,6 +70,12 @@ pub mod funding_market {
         instructions::settle_position::handler(ctx)
     }
 
+    /// Pays out and closes many positions of one market: `(position, owner's vault, rent
+    /// receiver)` triples in the remaining accounts. Permissionless.
+    pub fn settle_positions<'info>(ctx: Context<'info, SettlePositions<'info>>) -> Result<()> {
+        instructions::settle_positions::handler(ctx)
+    }
+
     /// Sends `amount` micro-USDC from the user's vault to a USDC token account.
     pub fn withdraw(ctx: Context<Withdraw>, amount: u64) -> Result<()> {
         instructions::withdraw::handler(ctx, amount)

@@ -74,6 +74,25 @@ async fn program_compute_units() {
     h.settle(&id, &alice.pubkey()).await.unwrap();
     table.push(("settle_position (a void's refund)", h.units));
 
+    // Ten positions of one round (the crank's case: the operator traded, and paid the rents).
+    let id = [3u8; 16];
+    h.set_time(T0);
+    h.create_market(Harness::market_params(3, 100 * USDC, 500_000)).await.unwrap();
+    let operator = h.operator.insecure_clone();
+    let mut wallets = Vec::new();
+    for i in 0..11 {
+        let trader = h.trader(100 * USDC).await;
+        let side = if i % 3 == 0 { Side::No } else { Side::Yes };
+        h.send(&[client::buy_shares(operator.pubkey(), trader.pubkey(), &id, side, 5 * USDC, 0)], &[&operator]).await.unwrap();
+        wallets.push(trader.pubkey());
+    }
+    h.set_time(T0 + 3600);
+    h.resolve(&id, 1).await.unwrap();
+    h.settle_many(&id, &wallets[..1]).await.unwrap();
+    table.push(("settle_positions (1 position)", h.units));
+    h.settle_many(&id, &wallets[1..]).await.unwrap();
+    table.push(("settle_positions (10 positions)", h.units));
+
     println!("| instruction | compute units |\n|---|---|");
     for (instruction, units) in table {
         assert!(units > 0, "{instruction}: no units; is the SBF binary what ran?");

@@ -47,6 +47,7 @@ fn the_committed_idl_matches_the_program() {
             ("resolve_market", instruction::ResolveMarket::DISCRIMINATOR),
             ("void_market", instruction::VoidMarket::DISCRIMINATOR),
             ("settle_position", instruction::SettlePosition::DISCRIMINATOR),
+            ("settle_positions", instruction::SettlePositions::DISCRIMINATOR),
             ("withdraw", instruction::Withdraw::DISCRIMINATOR),
             ("close_market", instruction::CloseMarket::DISCRIMINATOR),
         ])

@@ -484,6 +484,128 @@ async fn on_chain_void_refunds_everyone_what_they_put_in() {
     assert!(refunded <= market.refund_pool);
 }
 
+/// `settle_positions` pays a market's positions in one instruction what `settle_position` pays
+/// each (a winner its shares, a void's claim pro rata), gives each position's rent back to its
+/// payer, and leaves nothing open: the market closes.
+#[tokio::test]
+async fn settle_positions_pays_each_what_settle_position_would() {
+    for (seed, rate) in [(11, Some(-42)), (12, Some(42)), (21, None)] {
+        let mut h = Harness::new().await;
+        let id = [seed as u8; 16];
+        let traders = random_trading(&mut h, seed, &id).await;
+        h.set_time(T0 + 3600);
+        match rate {
+            Some(rate) => h.resolve(&id, rate).await.unwrap(),
+            None => h.void(&id).await.unwrap(),
+        }
+        let market = h.market(&id).await;
+        let market_address = client::market_pda(&id);
+        let (mut wallets, mut expected) = (Vec::new(), Vec::new());
+        for t in &traders {
+            let position_address = client::position_pda(&market_address, &t.pubkey());
+            if !h.exists(position_address).await {
+                continue;
+            }
+            let p = h.position(&id, &t.pubkey()).await;
+            let payout = match rate {
+                Some(rate) if rate > 0 => p.yes_shares,
+                Some(_) => p.no_shares,
+                None => (u128::from(p.paid_in.saturating_sub(p.paid_out)) * u128::from(market.refund_pool) / u128::from(market.refund_claims_at_void)) as u64,
+            };
+            let vault = client::vault_pda(&t.pubkey());
+            let rent = h.lamports(position_address).await;
+            expected.push((vault, h.balance(vault).await + payout, p.rent_payer, h.lamports(p.rent_payer).await + rent));
+            wallets.push(t.pubkey());
+        }
+        assert!(wallets.len() >= 3, "seed {seed}: {} positions", wallets.len());
+        h.settle_many(&id, &wallets).await.unwrap();
+        for (vault, balance, rent_payer, lamports) in expected {
+            assert_eq!(h.balance(vault).await, balance, "seed {seed}: paid what settle_position pays");
+            assert_eq!(h.lamports(rent_payer).await, lamports, "seed {seed}: the rent goes back to its payer");
+        }
+        for wallet in &wallets {
+            assert!(!h.exists(client::position_pda(&market_address, wallet)).await);
+        }
+        let market = h.market(&id).await;
+        assert_eq!((market.open_positions, market.sold_yes, market.sold_no), (0, 0, 0));
+        let authority = h.authority.insecure_clone();
+        h.send(&[client::close_market(authority.pubkey(), &id)], &[&authority]).await.unwrap();
+    }
+}
+
+/// What `settle_position` refuses, `settle_positions` refuses for any position in its list, with
+/// the same error, and a refused list pays no one.
+#[tokio::test]
+async fn settle_positions_refuses_substitutes_and_pays_all_or_none() {
+    let (mut h, alice, bob) = open_market().await;
+    let id2 = [2u8; 16];
+    h.create_market(Harness::market_params(2, 50 * USDC, 300_000)).await.unwrap();
+    h.buy(&alice, &ID1, Side::Yes, 2 * USDC, 0).await.unwrap();
+    h.buy(&bob, &ID1, Side::Yes, 3 * USDC, 0).await.unwrap();
+    h.buy(&bob, &id2, Side::Yes, 2 * USDC, 0).await.unwrap();
+    // The buyer paid each position's rent.
+    let (a, b) = ((alice.pubkey(), alice.pubkey()), (bob.pubkey(), bob.pubkey()));
+    assert_eq!(h.settle_many(&ID1, &[alice.pubkey()]).await, Err(program_error(E::NotFinalized)));
+    h.set_time(T0 + 3600);
+    h.resolve(&ID1, 1).await.unwrap();
+    h.resolve(&id2, 1).await.unwrap();
+
+    // Accounts 0-4 are the instruction's own; each position's triple follows.
+    let mut ix = client::settle_positions(&ID1, &[b]);
+    ix.accounts[5].pubkey = client::position_pda(&client::market_pda(&id2), &bob.pubkey()); // another market's
+    assert_eq!(h.send(&[ix], &[]).await, Err(anchor_error(A::ConstraintSeeds)));
+    let mut ix = client::settle_positions(&ID1, &[a]);
+    ix.accounts[6].pubkey = client::vault_pda(&bob.pubkey()); // bob's vault takes alice's payout
+    assert_eq!(h.send(&[ix], &[]).await, Err(anchor_error(A::ConstraintSeeds)));
+    let ix = client::settle_positions(&ID1, &[(alice.pubkey(), bob.pubkey())]); // bob did not pay alice's rent
+    assert_eq!(h.send(&[ix], &[]).await, Err(anchor_error(A::ConstraintAddress)));
+    let mut ix = client::settle_positions(&ID1, &[a]);
+    ix.accounts[5].is_writable = false;
+    assert_eq!(h.send(&[ix], &[]).await, Err(anchor_error(A::AccountNotMutable)));
+    let mut ix = client::settle_positions(&ID1, &[a]);
+    ix.accounts.pop(); // an incomplete triple
+    assert_eq!(h.send(&[ix], &[]).await, Err(anchor_error(A::AccountNotEnoughKeys)));
+    assert_eq!(h.send(&[client::settle_positions(&ID1, &[])], &[]).await, Err(anchor_error(A::AccountNotEnoughKeys)));
+    // Listed twice: the second finds the position closed by the first.
+    assert_eq!(h.send(&[client::settle_positions(&ID1, &[a, a])], &[]).await, Err(anchor_error(A::AccountNotInitialized)));
+
+    // Bob's payout comes first in the list; alice's vault is substituted after it: no one is paid.
+    let bob_vault = client::vault_pda(&bob.pubkey());
+    let before = h.balance(bob_vault).await;
+    let mut ix = client::settle_positions(&ID1, &[b, a]);
+    ix.accounts[9].pubkey = bob_vault;
+    assert_eq!(h.send(&[ix], &[]).await, Err(anchor_error(A::ConstraintSeeds)));
+    assert_eq!(h.balance(bob_vault).await, before);
+    assert_eq!(h.market(&ID1).await.open_positions, 2);
+
+    let bob_shares = h.position(&ID1, &bob.pubkey()).await.yes_shares;
+    h.settle_many(&ID1, &[bob.pubkey(), alice.pubkey()]).await.unwrap();
+    assert_eq!(h.balance(bob_vault).await, before + bob_shares);
+    assert_eq!(h.market(&ID1).await.open_positions, 0);
+    assert_eq!(h.market(&id2).await.open_positions, 1, "the other market's position is untouched");
+}
+
+/// The compute-unit limit `client::settle_positions_units` gives covers the most positions a
+/// transaction carries (twelve, their rent paid by the operator). On the SBF binary that is the
+/// runtime's real meter: a limit below what the instruction takes fails the transaction.
+#[tokio::test]
+async fn settle_positions_fits_its_compute_budget() {
+    let (mut h, _, _) = open_market().await;
+    let operator = h.operator.insecure_clone();
+    let mut wallets = Vec::new();
+    for i in 0..12 {
+        let trader = h.trader(100 * USDC).await;
+        let side = if i % 3 == 0 { Side::No } else { Side::Yes };
+        h.send(&[client::buy_shares(operator.pubkey(), trader.pubkey(), &ID1, side, (5 + i) * USDC, 0)], &[&operator]).await.unwrap();
+        wallets.push(trader.pubkey());
+    }
+    h.set_time(T0 + 3600);
+    h.resolve(&ID1, 7).await.unwrap();
+    h.settle_many(&ID1, &wallets).await.unwrap();
+    println!("settle_positions of {} positions: {} units of {}", wallets.len(), h.units, client::settle_positions_units(wallets.len()));
+    assert_eq!(h.market(&ID1).await.open_positions, 0);
+}
+
 /// The void-refund game (docs/architecture.md, "Voids"): A buys the cheap side, B buys it after (pushing it
 /// up), A sells at a profit; the next cycle does the same on the other side; then the market is
 /// voided. Refunding B everything it paid would leave A's profit to the treasury. Under the rule

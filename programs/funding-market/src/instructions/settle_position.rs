@@ -3,8 +3,7 @@ use anchor_spl::token::{Token, TokenAccount};
 
 use crate::error::FundingMarketError;
 use crate::events::PositionSettled;
-use crate::math::SafeMath;
-use crate::state::{Market, MarketStatus, Outcome, Position, UserAccount};
+use crate::state::{Market, MarketStatus, Position, UserAccount};
 use crate::token::transfer_signed;
 
 /// Pays a position out into its owner's vault and closes it. Permissionless crank.
@@ -40,17 +39,7 @@ pub struct SettlePosition<'info> {
 
 pub fn handler(ctx: Context<SettlePosition>) -> Result<()> {
     let market = &ctx.accounts.market;
-    let position = &ctx.accounts.position;
-    let voided = match market.status {
-        MarketStatus::Open => return err!(FundingMarketError::NotFinalized),
-        MarketStatus::Resolved => false,
-        MarketStatus::Voided => true,
-    };
-    let payout = match (voided, market.outcome) {
-        (true, _) => market.refund(position.refund_claim())?,
-        (false, Outcome::Yes) => position.yes_shares,
-        (false, _) => position.no_shares,
-    };
+    let payout = market.payout(&ctx.accounts.position)?;
     require!(payout <= ctx.accounts.market_vault.amount, FundingMarketError::Insolvent);
 
     transfer_signed(
@@ -64,11 +53,19 @@ pub fn handler(ctx: Context<SettlePosition>) -> Result<()> {
 
     ctx.accounts.user_vault.reload()?;
     let user_vault_balance = ctx.accounts.user_vault.amount;
-    let (yes_shares, no_shares, wallet) = (ctx.accounts.position.yes_shares, ctx.accounts.position.no_shares, ctx.accounts.position.wallet);
-    let market = &mut ctx.accounts.market;
-    market.sold_yes = market.sold_yes.saturating_sub(yes_shares);
-    market.sold_no = market.sold_no.saturating_sub(no_shares);
-    market.open_positions = market.open_positions.safe_sub(1)?;
-    emit_cpi!(PositionSettled { market: market.key(), wallet, yes_shares, no_shares, payout, user_vault_balance, voided, ts: Clock::get()?.unix_timestamp });
+    let position = &ctx.accounts.position;
+    let (yes_shares, no_shares, wallet) = (position.yes_shares, position.no_shares, position.wallet);
+    ctx.accounts.market.record_settled(position)?;
+    let voided = ctx.accounts.market.status == MarketStatus::Voided;
+    emit_cpi!(PositionSettled {
+        market: ctx.accounts.market.key(),
+        wallet,
+        yes_shares,
+        no_shares,
+        payout,
+        user_vault_balance,
+        voided,
+        ts: Clock::get()?.unix_timestamp
+    });
     Ok(())
 }

@@ -2,6 +2,7 @@ use anchor_lang::prelude::*;
 
 use crate::error::FundingMarketError;
 use crate::math::SafeMath;
+use crate::state::Position;
 
 /// One round: is the funding rate positive at `settlement_ts`? PDA `["market", market_id]`.
 /// Its USDC (subsidy, traders' payments, fees until resolution) sits in `vault`, a token
@@ -71,6 +72,25 @@ impl Market {
         }
         let share = claim as u128 * self.refund_pool as u128 / self.refund_claims_at_void as u128;
         Ok(u64::try_from(share).map_err(|_| FundingMarketError::Overflow)?)
+    }
+
+    /// What `position` is paid when it settles: on resolution, one micro-USDC for each winning
+    /// micro-share; on a void, its refund (`refund`). `NotFinalized` while the market is open.
+    pub fn payout(&self, position: &Position) -> Result<u64> {
+        match (self.status, self.outcome) {
+            (MarketStatus::Open, _) => err!(FundingMarketError::NotFinalized),
+            (MarketStatus::Voided, _) => self.refund(position.refund_claim()),
+            (MarketStatus::Resolved, Outcome::Yes) => Ok(position.yes_shares),
+            (MarketStatus::Resolved, _) => Ok(position.no_shares),
+        }
+    }
+
+    /// Takes a settled position's shares out of the market's books.
+    pub fn record_settled(&mut self, position: &Position) -> Result<()> {
+        self.sold_yes = self.sold_yes.saturating_sub(position.yes_shares);
+        self.sold_no = self.sold_no.saturating_sub(position.no_shares);
+        self.open_positions = self.open_positions.safe_sub(1)?;
+        Ok(())
     }
 
     /// Records a position's claim changing from `before` to `after` (a trade).

@@ -10,6 +10,7 @@ use anchor_lang::solana_program::program_pack::Pack;
 use funding_market::client;
 use funding_market::instructions::{CreateMarketParams, InitializeParams};
 use funding_market::state::{Market, Side};
+use solana_compute_budget_interface::ComputeBudgetInstruction;
 use solana_keypair::Keypair;
 use solana_program_test::{BanksClientError, ProgramTest, ProgramTestContext, processor};
 use solana_signer::Signer;
@@ -258,6 +259,22 @@ impl Harness {
     pub async fn settle(&mut self, id: &[u8; 16], wallet: &Pubkey) -> Result<(), Failure> {
         let rent_payer = self.position(id, wallet).await.rent_payer;
         self.send(&[client::settle_position(id, *wallet, rent_payer)], &[]).await
+    }
+
+    /// `settle_positions` for the positions of `wallets` in one transaction, under the compute
+    /// limit `client::settle_positions_units` gives.
+    pub async fn settle_many(&mut self, id: &[u8; 16], wallets: &[Pubkey]) -> Result<(), Failure> {
+        let mut positions = Vec::new();
+        for wallet in wallets {
+            positions.push((*wallet, self.position(id, wallet).await.rent_payer));
+        }
+        let limit = ComputeBudgetInstruction::set_compute_unit_limit(client::settle_positions_units(positions.len()));
+        self.send(&[limit, client::settle_positions(id, &positions)], &[]).await
+    }
+
+    /// The lamports `address` holds (0 when it does not exist).
+    pub async fn lamports(&mut self, address: Pubkey) -> u64 {
+        self.ctx.banks_client.get_balance(address).await.unwrap()
     }
 }
 

@@ -52,6 +52,8 @@ fn spec(i: usize) -> SeriesSpec {
 
 #[tokio::main]
 async fn main() {
+    // Metrics recorded as a deployed service records them, read here for the turns.
+    api::app::metrics::recorder();
     let rounds: usize = std::env::var("SETTLE_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(4_000);
     let specs: Vec<SeriesSpec> = (0..rounds).map(spec).collect();
     let service = support::serve_fresh("fm_bench_settle", |config| {
@@ -141,6 +143,7 @@ async fn main() {
         .await
         .unwrap();
     let due = Instant::now();
+    let (turns_at_due, host_at_due) = (support::Turns::now(), support::HostCpu::now());
     let (mut finalized_after, mut paid_after, mut visible_after) = (None, None, None);
     let mut reported = Duration::ZERO;
     loop {
@@ -176,6 +179,8 @@ async fn main() {
         assert!(due.elapsed() < Duration::from_secs(1_800), "not settled within 30 minutes ({finalized} finalized, {paid} paid out)");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+
+    let (turns_at_end, host_at_end, settled_in) = (support::Turns::now(), support::HostCpu::now(), due.elapsed());
 
     // What was sent: each transaction's program instructions, by kind.
     let sent: Vec<Value> =
@@ -219,4 +224,9 @@ async fn main() {
         sent.len(),
         settles as f64 / settle_txs.max(1) as f64
     );
+    // From the instant the rounds fell due to the last payout seen (turns and host CPU).
+    turns_at_end.print(&turns_at_due, settled_in);
+    if let Some(shares) = support::HostCpu::shares(host_at_due, host_at_end) {
+        println!("    host CPU: {shares}");
+    }
 }

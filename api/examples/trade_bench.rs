@@ -14,6 +14,8 @@ use serde_json::json;
 use sqlx::postgres::PgPoolOptions;
 use uuid::Uuid;
 
+use support::{HostCpu, Turns};
+
 const TRADERS: usize = 16;
 const SECONDS: u64 = 10;
 
@@ -74,75 +76,6 @@ impl Phase {
         for (start, ms) in &self.trades {
             writeln!(out, "{phase},{start:.3},{ms:.3}").unwrap();
         }
-    }
-}
-
-/// The one-at-a-time turns as the service's metrics count them at one moment: the `_sum` and
-/// `_count` series of the group queues' sizes and work (`fm_group_size`, `fm_group_work_seconds`)
-/// and of the bank's turn (`fm_chain_turn_seconds`), by their text.
-struct Turns(std::collections::HashMap<String, f64>);
-
-impl Turns {
-    fn now() -> Turns {
-        let shown = api::app::metrics::recorder().render();
-        let series = shown
-            .lines()
-            .filter(|l| l.starts_with("fm_group_") || l.starts_with("fm_chain_turn_seconds"))
-            .filter_map(|l| l.rsplit_once(' '))
-            .filter(|(key, _)| key.contains("_sum{") || key.contains("_count{"))
-            .filter_map(|(key, value)| Some((key.to_owned(), value.parse().ok()?)))
-            .collect();
-        Turns(series)
-    }
-
-    fn since(&self, before: &Turns, key: &str) -> f64 {
-        self.0.get(key).copied().unwrap_or(0.0) - before.0.get(key).copied().unwrap_or(0.0)
-    }
-
-    /// How busy each turn was between `before` and now (`elapsed`), and a group queue's mean
-    /// group: near 100 % a turn is what the trades wait for.
-    fn print(&self, before: &Turns, elapsed: Duration) {
-        let busy = |key: &str| 100.0 * self.since(before, key) / elapsed.as_secs_f64();
-        let mut line = String::from("    turns busy:");
-        for queue in ["trade_reads", "chain_ledger", "projection"] {
-            let groups = self.since(before, &format!("fm_group_size_count{{queue=\"{queue}\"}}"));
-            let items = self.since(before, &format!("fm_group_size_sum{{queue=\"{queue}\"}}"));
-            let work = busy(&format!("fm_group_work_seconds_sum{{queue=\"{queue}\"}}"));
-            line += &format!(" {queue} {work:.0} % ({:.1} a group),", items / groups.max(1.0));
-        }
-        let (transactions, slots) = (busy("fm_chain_turn_seconds_sum{held_for=\"transaction\"}"), busy("fm_chain_turn_seconds_sum{held_for=\"slot\"}"));
-        println!("{line} bank {transactions:.0} % (+ slot clock {slots:.1} %)");
-    }
-}
-
-/// The CPU time of the whole host, from `/proc/stat` (Linux; `None` elsewhere), in clock ticks.
-/// On a virtual machine the hypervisor may give our cores' time to other guests ("steal"):
-/// a phase then runs slower with nothing of ours changed, and pgbench, run after the trades,
-/// may have had another share of the cores than they did. Seen here: 0-4 % stolen in the
-/// phases of one day's runs, while `vmstat` showed 50-61 % during one pgbench run of that day.
-#[derive(Clone, Copy)]
-struct HostCpu {
-    idle: u64,
-    steal: u64,
-    total: u64,
-}
-
-impl HostCpu {
-    fn now() -> Option<HostCpu> {
-        let stat = std::fs::read_to_string("/proc/stat").ok()?;
-        // `cpu  user nice system idle iowait irq softirq steal ...` (guest time is within user).
-        let ticks: Vec<u64> = stat.lines().next()?.split_whitespace().skip(1).take(8).map(|t| t.parse().ok()).collect::<Option<_>>()?;
-        let [user, nice, system, idle, iowait, irq, softirq, steal] = ticks[..] else { return None };
-        Some(HostCpu { idle: idle + iowait, steal, total: user + nice + system + idle + iowait + irq + softirq + steal })
-    }
-
-    /// The shares of the host's CPU time from `before` to `after` left idle and taken by the
-    /// hypervisor (`None` where `/proc/stat` could not be read).
-    fn shares(before: Option<HostCpu>, after: Option<HostCpu>) -> Option<String> {
-        let (before, after) = (before?, after?);
-        let total = after.total.saturating_sub(before.total).max(1) as f64;
-        let share = |now: u64, then: u64| 100.0 * now.saturating_sub(then) as f64 / total;
-        Some(format!("idle {:.0} %, stolen by the hypervisor {:.0} %", share(after.idle, before.idle), share(after.steal, before.steal)))
     }
 }
 

@@ -349,7 +349,7 @@ impl Projector {
     }
 
     /// The events of `txs` as the statements that record and project them, in order: runs of
-    /// consecutive trades (`trades`) and of consecutive payouts (`payouts`) a run at a time,
+    /// consecutive trades (`trades`) and of consecutive payouts and closes (`payouts`) a run at a time,
     /// every other event on its own between them.
     fn steps<'a>(&'a self, txs: impl IntoIterator<Item = &'a ConfirmedTransaction>) -> Vec<Step<'a>> {
         let mut steps = Vec::new();
@@ -369,6 +369,12 @@ impl Projector {
                     (ProgramEvent::PositionSettled(e), _) => {
                         let mut run = PayoutRun::default();
                         run.push(e, &at, event_index, data);
+                        steps.extend(open.replace(Step::Payouts(run)));
+                    }
+                    (ProgramEvent::MarketClosed(e), Some(Step::Payouts(run))) => run.push_close(e, &at, event_index, data),
+                    (ProgramEvent::MarketClosed(e), _) => {
+                        let mut run = PayoutRun::default();
+                        run.push_close(e, &at, event_index, data);
                         steps.extend(open.replace(Step::Payouts(run)));
                     }
                     _ => {
@@ -405,7 +411,7 @@ async fn apply_steps(db: &mut PgConnection, steps: Vec<Step<'_>>) -> Result<usiz
 }
 
 /// Records an event of a kind that is not run (rare: creations, deposits, finalizations,
-/// withdrawals, closes) and projects it if it is new. Returns 1 if it was.
+/// withdrawals) and projects it if it is new. Returns 1 if it was.
 async fn record_one(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>, event_index: i32, data: &[u8]) -> Result<usize, sqlx::Error> {
     let recorded = sqlx::query(
         "INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data) VALUES ($1, $2, $3, $4, $5, $6)
@@ -619,14 +625,8 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
             .await?;
             set_balance(db, &e.wallet, e.vault_balance, at, e.ts).await?;
         }
-        ProgramEvent::MarketClosed(e) => {
-            sqlx::query("UPDATE markets SET paid_out_at = $2, close_signature = $3 WHERE onchain_address = $1 AND paid_out_at IS NULL")
-                .bind(e.market.to_string())
-                .bind(time(e.ts))
-                .bind(at.signature)
-                .execute(&mut *db)
-                .await?;
-        }
+        // Recorded and projected with the payouts' runs (`payouts`).
+        ProgramEvent::MarketClosed(_) => {}
     }
     Ok(())
 }

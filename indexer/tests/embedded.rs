@@ -213,10 +213,15 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     // Past settlement: the oracle resolves YES and every position is settled.
     chain.set_clock_offset(3600);
     send(&chain, &[client::resolve_market(oracle.pubkey(), &id, 125)], &oracle, &[]).await.unwrap();
-    for wallet in [&alice, &bob] {
-        let position: Position = decode(&chain, &client::position_pda(&client::market_pda(&id), &wallet.pubkey())).await.unwrap();
-        answered.push(send_confirmed(&chain, &[client::settle_position(&id, wallet.pubkey(), position.rent_payer)], &operator, &[]).await);
-    }
+    // Alice's position alone (`settle_position`), Bob's in a list (`settle_positions`).
+    let rent_payer = |wallet: Pubkey| {
+        let chain = chain.clone();
+        async move { decode::<Position>(&chain, &client::position_pda(&client::market_pda(&id), &wallet)).await.unwrap().rent_payer }
+    };
+    let alice_rent_payer = rent_payer(alice.pubkey()).await;
+    answered.push(send_confirmed(&chain, &[client::settle_position(&id, alice.pubkey(), alice_rent_payer)], &operator, &[]).await);
+    let bob_rent_payer = rent_payer(bob.pubkey()).await;
+    answered.push(send_confirmed(&chain, &[client::settle_positions(&id, &[(bob.pubkey(), bob_rent_payer)])], &operator, &[]).await);
     // Alice withdraws to a token account of her own.
     let destination = Keypair::new();
     let rent = 2_039_280;
@@ -269,6 +274,14 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     }
 
     // Indexing again changes nothing.
+    assert_eq!(indexer(&chain, &db).run_once().await.unwrap().events, 0);
+
+    // The round closes (the rest of its vault back to the treasury): projected once, as paid out.
+    let closed = send_confirmed(&chain, &[client::close_market(authority.pubkey(), &id)], &operator, &[&authority]).await;
+    assert_eq!(indexer(&chain, &db).run_once().await.unwrap().events, 1);
+    let (paid_out, close_signature): (bool, Option<String>) =
+        sqlx::query_as("SELECT paid_out_at IS NOT NULL, close_signature FROM markets WHERE id = $1").bind(market_id).fetch_one(&db).await.unwrap();
+    assert_eq!((paid_out, close_signature), (true, Some(closed.signature)));
     assert_eq!(indexer(&chain, &db).run_once().await.unwrap().events, 0);
 }
 

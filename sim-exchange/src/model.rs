@@ -90,7 +90,17 @@ impl Model {
     /// one week in twenty, runs at another (8 h → 4 h, 4 h → 1 h or 8 h, 1 h → 4 h); Hyperliquid's
     /// perps are hourly, always.
     pub fn interval_ms_at(&self, s: &SimSymbol, t_ms: i64) -> i64 {
-        let h = hash(&[s.venue, &s.symbol], self.seed);
+        self.interval_ms_with(s, self.symbol_hash(s), t_ms)
+    }
+
+    /// The seeded hash of a symbol every one of its draws starts from. The walks over a grid
+    /// (`settlements`, `last_settlement`, `next_settlement`) take it once, not once a step.
+    fn symbol_hash(&self, s: &SimSymbol) -> u64 {
+        hash(&[s.venue, &s.symbol], self.seed)
+    }
+
+    /// `interval_ms_at`, given the symbol's hash.
+    fn interval_ms_with(&self, s: &SimSymbol, h: u64, t_ms: i64) -> i64 {
         let minutes = if s.generated {
             let week = (t_ms - EPOCH_MS).div_euclid(7 * DAY_MS) as u64;
             match (s.venue, s.interval_minutes, mix(h ^ week.wrapping_mul(0x9E37)) % 20) {
@@ -125,7 +135,7 @@ impl Model {
             return 0;
         }
         let step = ((t_ms - EPOCH_MS) / s.step_ms()) as usize;
-        let h = hash(&[s.venue, &s.symbol], self.seed);
+        let h = self.symbol_hash(s);
         // Mean between -0.5e-4 and +1.5e-4, reversion over ~2 days, hourly noise ~3e-5.
         let mean = -50_000_000 + (h % 200_000_000) as i64;
         if s.generated {
@@ -147,18 +157,18 @@ impl Model {
         grid[step]
     }
 
-    /// Whether `t_ms` (a step of the grid) is a settlement time.
-    fn settles_at(&self, s: &SimSymbol, t_ms: i64) -> bool {
-        t_ms % self.interval_ms_at(s, t_ms) == 0
+    /// Whether `t_ms` (a step of the grid) is a settlement time, given the symbol's hash.
+    fn settles_at(&self, s: &SimSymbol, h: u64, t_ms: i64) -> bool {
+        t_ms % self.interval_ms_with(s, h, t_ms) == 0
     }
 
     /// Settlement times in [from_ms, to_ms] (and not after `now_ms`), oldest first.
     pub fn settlements(&self, s: &SimSymbol, from_ms: i64, to_ms: i64, now_ms: i64) -> Vec<i64> {
-        let (to, step) = (to_ms.min(now_ms), s.step_ms());
+        let (to, step, h) = (to_ms.min(now_ms), s.step_ms(), self.symbol_hash(s));
         let mut t = (from_ms.max(EPOCH_MS) + step - 1).div_euclid(step) * step;
         let mut out = Vec::new();
         while t <= to {
-            if self.settles_at(s, t) {
+            if self.settles_at(s, h, t) {
                 out.push(t);
             }
             t += step;
@@ -168,9 +178,9 @@ impl Model {
 
     /// The latest settlement at or before `t_ms`.
     pub fn last_settlement(&self, s: &SimSymbol, t_ms: i64) -> i64 {
-        let step = s.step_ms();
+        let (step, h) = (s.step_ms(), self.symbol_hash(s));
         let mut t = t_ms.div_euclid(step) * step;
-        while !self.settles_at(s, t) {
+        while !self.settles_at(s, h, t) {
             t -= step;
         }
         t
@@ -178,9 +188,9 @@ impl Model {
 
     /// The next settlement strictly after `now_ms`.
     pub fn next_settlement(&self, s: &SimSymbol, now_ms: i64) -> i64 {
-        let step = s.step_ms();
+        let (step, h) = (s.step_ms(), self.symbol_hash(s));
         let mut t = (now_ms.div_euclid(step) + 1) * step;
-        while !self.settles_at(s, t) {
+        while !self.settles_at(s, h, t) {
             t += step;
         }
         t

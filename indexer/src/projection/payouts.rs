@@ -1,6 +1,7 @@
-//! Payouts (`PositionSettled`), recorded and projected a run at a time like trades: a settlement
-//! crank's transaction carries several, and settling a round is a run of them. One statement per
-//! run (it was five per event) keeps the projection's lock short while a round is being paid.
+//! Payouts (`PositionSettled`) and market closes (`MarketClosed`), recorded and projected a run
+//! at a time like trades: a settlement crank's transaction pays a round's positions and closes
+//! it, and settling many rounds is a run of such transactions. Two statements per run (it was
+//! five per payout and two per close) keep the projection's lock short while rounds are paid.
 //!
 //! Inside a run, the same tables as applying the events one by one in delivery order:
 //! - an event is new only if `chain_events` did not hold it; only new payouts of known markets
@@ -11,16 +12,19 @@
 //!   delivered later, if not before the balance stored;
 //! - a resolved (not voided) position's realised P&L — the payout less the position's cost basis
 //!   (its buys' cost less its sells' proceeds, fees included, kept on the position by the trade
-//!   projection) — adds up per (wallet, day), with one settled and, if above zero, one win each.
+//!   projection) — adds up per (wallet, day), with one settled and, if above zero, one win each;
+//! - a new close marks its market paid out (`paid_out_at`, `close_signature`) unless it already
+//!   is. Closes are applied after the run's payouts: a close writes only its market's row, which
+//!   no payout writes, so the order between them changes nothing.
 
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
 use super::{At, RecordedEvents, time};
 use chain_client::address_text;
-use funding_market::events::PositionSettled;
+use funding_market::events::{MarketClosed, PositionSettled};
 
-/// The run's payouts as columns, ready to bind as arrays.
+/// The run's payouts and closes as columns, ready to bind as arrays.
 #[derive(Default)]
 pub(super) struct PayoutRun {
     events: RecordedEvents,
@@ -32,6 +36,15 @@ pub(super) struct PayoutRun {
     voided: Vec<bool>,
     at: Vec<DateTime<Utc>>,
     balance: Vec<i64>,
+    closes: Closes,
+}
+
+/// The run's `MarketClosed` events.
+#[derive(Default)]
+struct Closes {
+    events: RecordedEvents,
+    market: Vec<String>,
+    at: Vec<DateTime<Utc>>,
 }
 
 impl PayoutRun {
@@ -49,23 +62,41 @@ impl PayoutRun {
         self.balance.push(e.user_vault_balance as i64);
     }
 
-    /// Records and projects the run, leaving it empty. Returns how many payouts were new.
-    pub(super) async fn flush(&mut self, db: &mut PgConnection) -> Result<usize, sqlx::Error> {
-        if self.events.is_empty() {
-            return Ok(0);
+    pub(super) fn push_close(&mut self, e: &MarketClosed, at: &At<'_>, event_index: i32, data: &[u8]) {
+        if !self.closes.events.push(at, event_index, data) {
+            return;
         }
+        self.closes.market.push(address_text::of(&e.market));
+        self.closes.at.push(time(e.ts));
+    }
+
+    /// Records and projects the run, leaving it empty. Returns how many events were new.
+    pub(super) async fn flush(&mut self, db: &mut PgConnection) -> Result<usize, sqlx::Error> {
         let run = std::mem::take(self);
-        let (recorded,): (i64,) = run
+        let closes = &run.closes;
+        let mut recorded = 0;
+        if !run.events.is_empty() {
+            recorded += run.flush_payouts(db).await?;
+        }
+        if !closes.events.is_empty() {
+            let (new,): (i64,) = closes.events.bind(sqlx::query_as(PROJECT_CLOSES)).bind(&closes.market).bind(&closes.at).fetch_one(db).await?;
+            recorded += new as usize;
+        }
+        Ok(recorded)
+    }
+
+    async fn flush_payouts(&self, db: &mut PgConnection) -> Result<usize, sqlx::Error> {
+        let (recorded,): (i64,) = self
             .events
             .bind(sqlx::query_as(PROJECT_PAYOUTS))
-            .bind(&run.market)
-            .bind(&run.wallet)
-            .bind(&run.yes_shares)
-            .bind(&run.no_shares)
-            .bind(&run.payout)
-            .bind(&run.voided)
-            .bind(&run.at)
-            .bind(&run.balance)
+            .bind(&self.market)
+            .bind(&self.wallet)
+            .bind(&self.yes_shares)
+            .bind(&self.no_shares)
+            .bind(&self.payout)
+            .bind(&self.voided)
+            .bind(&self.at)
+            .bind(&self.balance)
             .fetch_one(db)
             .await?;
         Ok(recorded as usize)
@@ -118,5 +149,21 @@ WITH input AS (
     SELECT wallet, day, sum(pnl)::BIGINT, count(*), count(*) FILTER (WHERE pnl > 0) FROM outcome GROUP BY wallet, day
     ON CONFLICT (wallet, day) DO UPDATE SET realized_pnl = trader_stats.realized_pnl + EXCLUDED.realized_pnl,
         settled = trader_stats.settled + EXCLUDED.settled, wins = trader_stats.wins + EXCLUDED.wins
+)
+SELECT count(*) FROM ev";
+
+const PROJECT_CLOSES: &str = "
+WITH input AS (
+    SELECT * FROM unnest($1::TEXT[], $2::INT[], $3::INT[], $4::BIGINT[], $5::INT[], $6::BYTEA[], $7::TEXT[], $8::TIMESTAMPTZ[])
+        WITH ORDINALITY AS t(signature, ix_index, event_index, slot, tx_index, data, market, at, ord)
+), ev AS (
+    INSERT INTO chain_events (signature, ix_index, event_index, slot, kind, data)
+    SELECT signature, ix_index, event_index, slot, 'MarketClosed', data FROM input ORDER BY ord
+    ON CONFLICT DO NOTHING
+    RETURNING signature, ix_index, event_index
+), closed AS (
+    UPDATE markets m SET paid_out_at = i.at, close_signature = i.signature
+    FROM input i JOIN ev USING (signature, ix_index, event_index)
+    WHERE m.onchain_address = i.market AND m.paid_out_at IS NULL
 )
 SELECT count(*) FROM ev";

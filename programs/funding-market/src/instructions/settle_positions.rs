@@ -30,7 +30,7 @@ pub struct SettlePositions<'info> {
 
 pub fn handler<'info>(ctx: Context<'info, SettlePositions<'info>>) -> Result<()> {
     let triples = ctx.remaining_accounts;
-    require!(!triples.is_empty() && triples.len() % 3 == 0, ErrorCode::AccountNotEnoughKeys);
+    require!(!triples.is_empty() && triples.len().is_multiple_of(3), ErrorCode::AccountNotEnoughKeys);
     require!(ctx.accounts.market.status != MarketStatus::Open, FundingMarketError::NotFinalized);
     let market_key = ctx.accounts.market.key();
     let voided = ctx.accounts.market.status == MarketStatus::Voided;

@@ -21,11 +21,13 @@ use crate::deposits;
 use crate::events::{self, ProgramEvent};
 use crate::stats;
 use chain_client::ConfirmedTransaction;
-use funding_market::state::{Outcome, Side};
+use funding_market::state::Side;
 use group_commit::GroupQueue;
 
+mod finalizations;
 mod payouts;
 mod trades;
+use finalizations::FinalizationRun;
 use payouts::PayoutRun;
 use trades::TradeRun;
 
@@ -349,8 +351,8 @@ impl Projector {
     }
 
     /// The events of `txs` as the statements that record and project them, in order: runs of
-    /// consecutive trades (`trades`) and of consecutive payouts and closes (`payouts`) a run at a time,
-    /// every other event on its own between them.
+    /// consecutive trades (`trades`), of finalizations (`finalizations`) and of payouts and closes
+    /// (`payouts`) a run at a time, every other event on its own between them.
     fn steps<'a>(&'a self, txs: impl IntoIterator<Item = &'a ConfirmedTransaction>) -> Vec<Step<'a>> {
         let mut steps = Vec::new();
         // At most one run is open: a change of kind ends it.
@@ -370,6 +372,12 @@ impl Projector {
                         let mut run = PayoutRun::default();
                         run.push(e, &at, event_index, data);
                         steps.extend(open.replace(Step::Payouts(run)));
+                    }
+                    (ProgramEvent::MarketFinalized(e), Some(Step::Finalizations(run))) => run.push(e, &at, event_index, data),
+                    (ProgramEvent::MarketFinalized(e), _) => {
+                        let mut run = FinalizationRun::default();
+                        run.push(e, &at, event_index, data);
+                        steps.extend(open.replace(Step::Finalizations(run)));
                     }
                     (ProgramEvent::MarketClosed(e), Some(Step::Payouts(run))) => run.push_close(e, &at, event_index, data),
                     (ProgramEvent::MarketClosed(e), _) => {
@@ -394,6 +402,7 @@ impl Projector {
 enum Step<'a> {
     Trades(TradeRun),
     Payouts(PayoutRun),
+    Finalizations(FinalizationRun),
     One { event: ProgramEvent, at: At<'a>, event_index: i32, data: &'a [u8] },
 }
 
@@ -404,13 +413,14 @@ async fn apply_steps(db: &mut PgConnection, steps: Vec<Step<'_>>) -> Result<usiz
         new += match step {
             Step::Trades(mut run) => run.flush(&mut *db).await?,
             Step::Payouts(mut run) => run.flush(&mut *db).await?,
+            Step::Finalizations(mut run) => run.flush(&mut *db).await?,
             Step::One { event, at, event_index, data } => record_one(&mut *db, &event, &at, event_index, data).await?,
         };
     }
     Ok(new)
 }
 
-/// Records an event of a kind that is not run (rare: creations, deposits, finalizations,
+/// Records an event of a kind that is not run (rare: creations, deposits,
 /// withdrawals) and projects it if it is new. Returns 1 if it was.
 async fn record_one(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>, event_index: i32, data: &[u8]) -> Result<usize, sqlx::Error> {
     let recorded = sqlx::query(
@@ -449,54 +459,84 @@ pub enum Finalized {
     Voided,
 }
 
+/// A round's end, as `finalize_markets` writes it.
+#[derive(Clone, Copy, Debug)]
+pub struct RoundEnd<'a> {
+    pub market_id: Uuid,
+    pub outcome: Finalized,
+    pub at: DateTime<Utc>,
+    /// The finalizing transaction; `None` for a round settled off chain.
+    pub signature: Option<&'a str>,
+}
+
+/// `finalize_markets` for one round. Whether it finalized the round (`false`: already final).
+pub async fn finalize_market(db: &mut PgConnection, round: RoundEnd<'_>) -> Result<bool, sqlx::Error> {
+    Ok(!finalize_markets(db, &[round]).await?.is_empty())
+}
+
 /// The one writer of a round's final state in Postgres: the market's status, outcome and rate,
 /// and (for a settled round) its series' statistics, in the caller's transaction. The chain
-/// projection calls it for `MarketFinalized`; a round that never reached the chain is settled
-/// through it too (`signature` is then `None`). Every wallet still holding a position gets a
-/// `market_settled` notification in the outbox, in the same transaction. Whether it finalized
-/// the round (`false`: already final).
-pub async fn finalize_market(
-    db: &mut PgConnection,
-    market_id: Uuid,
-    series_id: Uuid,
-    outcome: Finalized,
-    at: DateTime<Utc>,
-    signature: Option<&str>,
-) -> Result<bool, sqlx::Error> {
-    let (status, side, rate) = match outcome {
+/// projection calls it for a run of `MarketFinalized` events; a round that never reached the
+/// chain is settled through it too. Every wallet still holding a position gets a
+/// `market_settled` notification in the outbox, in the same transaction. A round already final
+/// is left as it is. Each market at most once a call; series statistics take the rounds in the
+/// order given. Returns the rounds it finalized.
+pub async fn finalize_markets(db: &mut PgConnection, rounds: &[RoundEnd<'_>]) -> Result<Vec<Uuid>, sqlx::Error> {
+    if rounds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let parts = |f: &RoundEnd| match f.outcome {
         Finalized::Voided => ("voided", None, None),
         Finalized::Settled { yes, actual_rate } => ("settled", Some(if yes { "yes" } else { "no" }), Some(actual_rate)),
     };
-    let volume: Option<i64> = sqlx::query_scalar(
-        "UPDATE markets SET status = $2, outcome = $3, actual_rate = $4, settled_at = $5, finalize_signature = $6
-         WHERE id = $1 AND status NOT IN ('settled', 'voided') RETURNING total_volume",
-    )
-    .bind(market_id)
-    .bind(status)
-    .bind(side)
-    .bind(rate)
-    .bind(at)
-    .bind(signature)
-    .fetch_optional(&mut *db)
-    .await?;
-    let Some(volume) = volume else { return Ok(false) };
-    sqlx::query(
-        "INSERT INTO outbox (kind, market_id, wallet, payload)
-         SELECT 'market_settled', $1, wallet, jsonb_build_object('status', $2::text, 'outcome', $3::text, 'actual_rate', $4::bigint)
-         FROM positions WHERE market_id = $1
-         ON CONFLICT DO NOTHING",
-    )
-    .bind(market_id)
-    .bind(status)
-    .bind(side)
-    .bind(rate)
-    .execute(&mut *db)
-    .await?;
-    if let Finalized::Settled { yes, actual_rate } = outcome {
-        stats::record_outcome(db, series_id, yes, volume, actual_rate, at).await?;
-    }
-    Ok(true)
+    let finalized: Vec<FinalizedRound> = sqlx::query_as(FINALIZE_MARKETS)
+        .bind(rounds.iter().map(|f| f.market_id).collect::<Vec<_>>())
+        .bind(rounds.iter().map(|f| parts(f).0).collect::<Vec<_>>())
+        .bind(rounds.iter().map(|f| parts(f).1).collect::<Vec<_>>())
+        .bind(rounds.iter().map(|f| parts(f).2).collect::<Vec<_>>())
+        .bind(rounds.iter().map(|f| f.at).collect::<Vec<_>>())
+        .bind(rounds.iter().map(|f| f.signature).collect::<Vec<_>>())
+        .fetch_all(&mut *db)
+        .await?;
+    let settled: Vec<stats::SettledRound> = finalized
+        .iter()
+        .filter_map(|r| {
+            Some(stats::SettledRound { series_id: r.series_id, yes: r.outcome.as_deref()? == "yes", volume: r.total_volume, rate: r.rate?, at: r.at })
+        })
+        .collect();
+    stats::record_outcomes(db, &settled).await?;
+    Ok(finalized.into_iter().map(|r| r.id).collect())
 }
+
+/// A round `FINALIZE_MARKETS` finalized (outcome and rate absent for a void).
+#[derive(sqlx::FromRow)]
+struct FinalizedRound {
+    id: Uuid,
+    series_id: Uuid,
+    total_volume: i64,
+    outcome: Option<String>,
+    rate: Option<i64>,
+    at: DateTime<Utc>,
+}
+
+/// The rounds' final state and their holders' notices; the rounds it finalized, in input order.
+const FINALIZE_MARKETS: &str = "
+WITH input AS (
+    SELECT * FROM unnest($1::UUID[], $2::TEXT[], $3::TEXT[], $4::BIGINT[], $5::TIMESTAMPTZ[], $6::TEXT[])
+        WITH ORDINALITY AS t(id, status, outcome, rate, at, signature, ord)
+), final AS (
+    UPDATE markets m SET status = i.status, outcome = i.outcome, actual_rate = i.rate, settled_at = i.at, finalize_signature = i.signature
+    FROM input i
+    WHERE m.id = i.id AND m.status NOT IN ('settled', 'voided')
+    RETURNING m.id, m.series_id, m.total_volume, i.status, i.outcome, i.rate, i.at, i.ord
+), notice AS (
+    INSERT INTO outbox (kind, market_id, wallet, payload)
+    SELECT 'market_settled', f.id, p.wallet, jsonb_build_object('status', f.status, 'outcome', f.outcome, 'actual_rate', f.rate)
+    FROM final f JOIN positions p ON p.market_id = f.id
+    ORDER BY f.ord
+    ON CONFLICT DO NOTHING
+)
+SELECT id, series_id, total_volume, outcome, rate, at FROM final ORDER BY ord";
 
 /// How a projection's statements are planned for the rest of its database transaction.
 enum Plans {
@@ -529,10 +569,6 @@ async fn move_cursor(db: &mut PgConnection, program_id: &str, signature: &str, s
     .execute(db)
     .await?;
     Ok(())
-}
-
-async fn market_of(db: &mut PgConnection, address: &Pubkey) -> Result<Option<(Uuid, Uuid)>, sqlx::Error> {
-    sqlx::query_as("SELECT id, series_id FROM markets WHERE onchain_address = $1").bind(address.to_string()).fetch_optional(db).await
 }
 
 async fn set_balance(db: &mut PgConnection, wallet: &Pubkey, balance: u64, at: &At<'_>, ts: i64) -> Result<(), sqlx::Error> {
@@ -599,15 +635,8 @@ async fn project(db: &mut PgConnection, event: &ProgramEvent, at: &At<'_>) -> Re
         }
         // Recorded and projected a run at a time (`trades`).
         ProgramEvent::TradeExecuted(_) => {}
-        ProgramEvent::MarketFinalized(e) => {
-            let Some((market_id, series_id)) = market_of(db, &e.market).await? else { return Ok(()) };
-            let outcome = match (e.voided, e.outcome) {
-                (true, _) => Finalized::Voided,
-                (false, Outcome::Yes) => Finalized::Settled { yes: true, actual_rate: e.actual_rate },
-                (false, _) => Finalized::Settled { yes: false, actual_rate: e.actual_rate },
-            };
-            finalize_market(db, market_id, series_id, outcome, time(e.ts), Some(at.signature)).await?;
-        }
+        // Recorded and projected a run at a time (`finalizations`).
+        ProgramEvent::MarketFinalized(_) => {}
         // Recorded and projected a run at a time (`payouts`).
         ProgramEvent::PositionSettled(_) => {}
         ProgramEvent::Withdrawn(e) => {

@@ -6,7 +6,7 @@ mod common;
 
 use anchor_lang::prelude::Pubkey;
 use common::*;
-use funding_market::events::{DepositSwept, MarketCreated, MarketFinalized, PositionSettled, TradeExecuted, UserCreated};
+use funding_market::events::{DepositSwept, MarketClosed, MarketCreated, MarketFinalized, PositionSettled, TradeExecuted, UserCreated};
 use funding_market::state::{Outcome, Side};
 use indexer::projection::{PROJECTION_LOCK, Projector};
 use solana_instruction_error::InstructionError;
@@ -451,6 +451,8 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
         Trade { market: usize, wallet: usize, count: u64, ts: i64, balance: u64, position: u64, no: bool, sell: bool, amount: u64 },
         Deposit { wallet: usize, balance: u64 },
         Payout { market: usize, wallet: usize, payout: u64, voided: bool, balance: u64 },
+        Finalize { market: usize, voided: bool },
+        Close { market: usize },
     }
     let mut counts = [0u64; 2];
     let mut ledger = Vec::new();
@@ -478,13 +480,16 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
         };
         ledger.push((step, slot, (i % 5) as u32));
     }
-    // Then every position is paid: one market resolved, the other voided.
+    // Then one market is resolved, the other voided, every position is paid and both close.
     for market in 0..2 {
+        slot += 1;
+        ledger.push((Step::Finalize { market, voided: market == 1 }, slot, 0));
         for wallet in 0..4 {
             slot += next(2);
             let step = Step::Payout { market, wallet, payout: next(3) * 1_000_000, voided: market == 1, balance: 2_000 + next(1_000) };
             ledger.push((step, slot, wallet as u32));
         }
+        ledger.push((Step::Close { market }, slot, 4));
     }
     let delivery = deliveries(ledger.len(), 60, 30, &mut next);
 
@@ -510,6 +515,15 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
                         user_vault_balance: balance,
                         ts: T + 100,
                     }),
+                    Step::Finalize { market, voided } => event_data(&MarketFinalized {
+                        market: markets[market],
+                        voided,
+                        outcome: if voided { Outcome::No } else { Outcome::Yes },
+                        actual_rate: if voided { 0 } else { 123_000_000 },
+                        fees_to_treasury: 0,
+                        ts: T + 90,
+                    }),
+                    Step::Close { market } => event_data(&MarketClosed { market: markets[market], returned_to_treasury: 0, ts: T + 110 }),
                 }]
             })
             .await,
@@ -520,8 +534,14 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
     async fn tables(db: &PgPool, world: &World) -> Vec<String> {
         let mut rows = Vec::new();
         for (m, (id, _)) in world.markets.iter().enumerate() {
-            let market: (i64, i64, i32, i64, i32) =
-                sqlx::query_as("SELECT q_yes, q_no, yes_price_ppm, total_volume, trade_count FROM markets WHERE id = $1").bind(id).fetch_one(db).await.unwrap();
+            let market: (i64, i64, i32, i64, i32, String, Option<String>, Option<i64>, bool, bool) = sqlx::query_as(
+                "SELECT q_yes, q_no, yes_price_ppm, total_volume, trade_count, status, outcome, actual_rate, settled_at IS NOT NULL, paid_out_at IS NOT NULL
+                 FROM markets WHERE id = $1",
+            )
+            .bind(id)
+            .fetch_one(db)
+            .await
+            .unwrap();
             rows.push(format!("market {m} {market:?}"));
             let prices: Vec<(chrono::DateTime<chrono::Utc>, i32)> =
                 sqlx::query_as("SELECT at, yes_price_ppm FROM market_prices WHERE market_id = $1 ORDER BY at").bind(id).fetch_all(db).await.unwrap();

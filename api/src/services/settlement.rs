@@ -13,7 +13,7 @@
 
 use anchor_lang::prelude::Pubkey;
 use chrono::{DateTime, Utc};
-use indexer::projection::{Finalized, finalize_market};
+use indexer::projection::{Finalized, RoundEnd, finalize_market};
 use uuid::Uuid;
 
 use super::{ServiceError, Services};
@@ -91,7 +91,7 @@ pub async fn finalize_all(s: &Services, verdicts: &[(Uuid, Verdict)], at: DateTi
 /// else is `MarketClosed`.
 pub async fn settle_offchain(s: &Services, market_id: Uuid, verdict: Verdict, at: DateTime<Utc>) -> Result<(), ServiceError> {
     let mut tx = s.db.begin().await?;
-    let (series_id, status) = markets::lock_status(&mut tx, market_id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {market_id}")))?;
+    let status = markets::lock_status(&mut tx, market_id).await?.ok_or_else(|| ServiceError::NotFound(format!("no market {market_id}")))?;
     if !matches!(status, MarketStatus::Closed | MarketStatus::Resolving) {
         return Err(ServiceError::MarketClosed(format!("market {market_id} is {status}, not awaiting resolution")));
     }
@@ -99,7 +99,7 @@ pub async fn settle_offchain(s: &Services, market_id: Uuid, verdict: Verdict, at
         Verdict::Settled(rate) => Finalized::Settled { yes: rate.is_positive(), actual_rate: rate.0 },
         Verdict::Void => Finalized::Voided,
     };
-    finalize_market(&mut tx, market_id, series_id, outcome, at, None).await?;
+    finalize_market(&mut tx, RoundEnd { market_id, outcome, at, signature: None }).await?;
     markets::mark_paid_out(&mut *tx, market_id, at).await?;
     tx.commit().await?;
     Ok(())

@@ -349,9 +349,9 @@ pub async fn link(db: &PgPool, plan: &MarketPlan) -> Result<(), sqlx::Error> {
     Ok(())
 }
 
-/// A market's series and status, its row locked until the transaction ends.
-pub async fn lock_status(tx: &mut sqlx::PgConnection, id: Uuid) -> Result<Option<(Uuid, MarketStatus)>, sqlx::Error> {
-    sqlx::query_as("SELECT series_id, status FROM markets WHERE id = $1 FOR UPDATE").bind(id).fetch_optional(tx).await
+/// A market's status, its row locked until the transaction ends.
+pub async fn lock_status(tx: &mut sqlx::PgConnection, id: Uuid) -> Result<Option<MarketStatus>, sqlx::Error> {
+    sqlx::query_scalar("SELECT status FROM markets WHERE id = $1 FOR UPDATE").bind(id).fetch_optional(tx).await
 }
 
 /// Finalized rounds whose payouts are not all made yet, oldest settlement first.

@@ -225,17 +225,29 @@ async fn largest_account(chain: &localnet::EmbeddedChain) -> (String, u64) {
     (largest["pubkey"].as_str().unwrap().to_owned(), largest["account"]["space"].as_u64().unwrap())
 }
 
-/// Sends `n` requests made by `request(i)` no faster than the connection's message rate allows.
-async fn send_paced(socket: &mut Socket, n: usize, request: impl Fn(usize) -> Value) {
+/// Sends `n` requests made by `request(i)` no faster than the connection's message rate allows,
+/// and returns their answers in order. A second's share is sent, and its answers read, before the
+/// next second's wait begins: the node counts a message when it processes it, so a share delayed
+/// on a loaded host cannot fall into the next share's second.
+async fn send_paced(socket: &mut Socket, n: usize, request: impl Fn(usize) -> Value) -> Vec<Value> {
     let per_second = localnet::pubsub::MESSAGES_PER_SEC as usize - 10;
+    let mut answers = Vec::with_capacity(n);
     for (i, start) in (0..n).step_by(per_second).enumerate() {
         if i > 0 {
             tokio::time::sleep(Duration::from_millis(1_050)).await;
         }
-        for id in start..(start + per_second).min(n) {
+        let end = (start + per_second).min(n);
+        for id in start..end {
             socket.send(Message::Text(request(id).to_string().into())).await.unwrap();
         }
+        while answers.len() < end {
+            let message = tokio::time::timeout(Duration::from_secs(15), socket.next()).await.expect("an answer in time").unwrap().unwrap();
+            if let Message::Text(text) = message {
+                answers.push(serde_json::from_str::<Value>(&text).unwrap());
+            }
+        }
     }
+    answers
 }
 
 /// 20 connections from one address, each asking for 1,000 subscriptions of the largest account
@@ -273,18 +285,7 @@ async fn connections_and_subscriptions_are_bounded(db: PgPool) {
     assert_eq!(pubsub.open_connections(), MAX_CONNECTIONS_PER_IP);
 
     let subscribe = |id: usize| json!({"jsonrpc": "2.0", "id": id, "method": "accountSubscribe", "params": [largest, {"encoding": "base64"}]});
-    let answers = futures_util::future::join_all(admitted.iter_mut().map(|socket| async {
-        send_paced(socket, MAX_SUBSCRIPTIONS + 1, subscribe).await;
-        let mut answers = Vec::new();
-        while answers.len() < MAX_SUBSCRIPTIONS + 1 {
-            let message = tokio::time::timeout(Duration::from_secs(15), socket.next()).await.expect("an answer in time").unwrap().unwrap();
-            if let Message::Text(text) = message {
-                answers.push(serde_json::from_str::<Value>(&text).unwrap());
-            }
-        }
-        answers
-    }))
-    .await;
+    let answers = futures_util::future::join_all(admitted.iter_mut().map(|socket| send_paced(socket, MAX_SUBSCRIPTIONS + 1, subscribe))).await;
     let peak = resident_bytes();
     for answers in &answers {
         assert!(answers[..MAX_SUBSCRIPTIONS].iter().all(|a| a["result"].is_u64()), "{:?}", answers.iter().find(|a| !a["result"].is_u64()));
@@ -320,7 +321,8 @@ async fn a_client_that_stops_reading_is_dropped(db: PgPool) {
     let pubsub = PubSub::start(chain.clone()).await;
     let node = serve(pubsub.clone().router()).await;
     let (mut socket, _) = tokio_tungstenite::connect_async(node.base.replacen("http://", "ws://", 1)).await.unwrap();
-    // Every airdrop to this address is MAX_SUBSCRIPTIONS notifications; the client reads none.
+    // Every airdrop to this address is MAX_SUBSCRIPTIONS notifications; the client reads none
+    // (only its subscriptions' answers).
     let target = anchor_lang::prelude::Pubkey::new_unique();
     send_paced(&mut socket, MAX_SUBSCRIPTIONS, |id| json!({"jsonrpc": "2.0", "id": id, "method": "accountSubscribe", "params": [target.to_string()]})).await;
     tokio::time::sleep(Duration::from_millis(500)).await;

@@ -534,15 +534,16 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
     async fn tables(db: &PgPool, world: &World) -> Vec<String> {
         let mut rows = Vec::new();
         for (m, (id, _)) in world.markets.iter().enumerate() {
-            let market: (i64, i64, i32, i64, i32, String, Option<String>, Option<i64>, bool, bool) = sqlx::query_as(
-                "SELECT q_yes, q_no, yes_price_ppm, total_volume, trade_count, status, outcome, actual_rate, settled_at IS NOT NULL, paid_out_at IS NOT NULL
-                 FROM markets WHERE id = $1",
-            )
-            .bind(id)
-            .fetch_one(db)
-            .await
-            .unwrap();
+            let market: (i64, i64, i32, i64, i32) =
+                sqlx::query_as("SELECT q_yes, q_no, yes_price_ppm, total_volume, trade_count FROM markets WHERE id = $1").bind(id).fetch_one(db).await.unwrap();
             rows.push(format!("market {m} {market:?}"));
+            let end: (String, Option<String>, Option<i64>, bool, bool) =
+                sqlx::query_as("SELECT status, outcome, actual_rate, settled_at IS NOT NULL, paid_out_at IS NOT NULL FROM markets WHERE id = $1")
+                    .bind(id)
+                    .fetch_one(db)
+                    .await
+                    .unwrap();
+            rows.push(format!("end {m} {end:?}"));
             let prices: Vec<(chrono::DateTime<chrono::Utc>, i32)> =
                 sqlx::query_as("SELECT at, yes_price_ppm FROM market_prices WHERE market_id = $1 ORDER BY at").bind(id).fetch_all(db).await.unwrap();
             rows.push(format!("prices {m} {prices:?}"));

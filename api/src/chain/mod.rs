@@ -587,23 +587,15 @@ impl OnChain {
     }
 }
 
-/// What the runtime lets a transaction without a compute-unit limit spend, for each of its
-/// instructions that is not a compute-budget one (Agave's default).
-const DEFAULT_UNITS_PER_INSTRUCTION: u32 = 200_000;
-
 /// One payout transaction's instructions: `positions` (wallet, rent payer) of one market paid by
-/// one `settle_positions`, then `close`. A compute-unit limit of what they take
-/// (`client::settle_positions_units`, `client::CLOSE_MARKET_UNITS`) is asked for only when the
-/// default for the transaction (these and the memo `sign` adds) is less: it costs 40 bytes, and
-/// ten positions with `close_market` fit the 1,232 bytes only without it.
+/// one `settle_positions`, then `close`. No compute-unit limit is asked for: the runtime's
+/// default (200,000 units for each instruction but a compute-budget one) is above what the most
+/// positions that fit 1,232 bytes take (`client::settle_positions_units`, measured on the SBF
+/// binary: twelve take at most 154,000), and the limit instruction's 40 bytes would cost a
+/// position.
 fn payout_instructions(market_id: Uuid, positions: &[(Pubkey, Pubkey)], close: Option<&Instruction>) -> Vec<Instruction> {
     let mut instructions = vec![client::settle_positions(market_id.as_bytes(), positions)];
     instructions.extend(close.cloned());
-    let needed = client::settle_positions_units(positions.len()) + close.map_or(0, |_| client::CLOSE_MARKET_UNITS);
-    let default = DEFAULT_UNITS_PER_INSTRUCTION * (instructions.len() as u32 + 1);
-    if needed > default {
-        instructions.insert(0, solana_compute_budget_interface::ComputeBudgetInstruction::set_compute_unit_limit(needed));
-    }
     instructions
 }
 

@@ -485,15 +485,23 @@ pub async fn finalize_markets(db: &mut PgConnection, rounds: &[RoundEnd<'_>]) ->
     if rounds.is_empty() {
         return Ok(Vec::new());
     }
-    let parts = |f: &RoundEnd| match f.outcome {
-        Finalized::Voided => ("voided", None, None),
-        Finalized::Settled { yes, actual_rate } => ("settled", Some(if yes { "yes" } else { "no" }), Some(actual_rate)),
-    };
+    let mut status = Vec::with_capacity(rounds.len());
+    let mut outcome = Vec::with_capacity(rounds.len());
+    let mut rate = Vec::with_capacity(rounds.len());
+    for round in rounds {
+        let (s, o, r) = match round.outcome {
+            Finalized::Voided => ("voided", None, None),
+            Finalized::Settled { yes, actual_rate } => ("settled", Some(if yes { "yes" } else { "no" }), Some(actual_rate)),
+        };
+        status.push(s);
+        outcome.push(o);
+        rate.push(r);
+    }
     let finalized: Vec<FinalizedRound> = sqlx::query_as(FINALIZE_MARKETS)
         .bind(rounds.iter().map(|f| f.market_id).collect::<Vec<_>>())
-        .bind(rounds.iter().map(|f| parts(f).0).collect::<Vec<_>>())
-        .bind(rounds.iter().map(|f| parts(f).1).collect::<Vec<_>>())
-        .bind(rounds.iter().map(|f| parts(f).2).collect::<Vec<_>>())
+        .bind(status)
+        .bind(outcome)
+        .bind(rate)
         .bind(rounds.iter().map(|f| f.at).collect::<Vec<_>>())
         .bind(rounds.iter().map(|f| f.signature).collect::<Vec<_>>())
         .fetch_all(&mut *db)

@@ -544,19 +544,28 @@ fn okx_error() -> Response {
     Json(json!({"code": "51001", "msg": "Instrument ID does not exist", "data": []})).into_response()
 }
 
+/// One swap's funding, or (`instId=ANY`) every swap's in one list; a swap whose source is
+/// missing on this host is left out of the list.
 async fn okx_current(State(sim): State<Arc<Sim>>, Extension(host): Extension<Host>, Query(q): Params) -> Response {
-    let Some(s) = okx_symbol(&sim, &q) else { return okx_error() };
     let now = sim.now();
-    let Some((rate, funding_time)) = sim.current(s, host) else { return source_missing() };
-    let next = sim.model.next_settlement(s, funding_time);
-    let rate = decimal(rate, 8);
-    Json(json!({"code": "0", "msg": "", "data": [{
-        "instType": "SWAP", "instId": q["instId"], "fundingRate": rate, "nextFundingRate": "",
-        "fundingTime": funding_time.to_string(), "nextFundingTime": next.to_string(),
-        "minFundingRate": "-0.0075", "maxFundingRate": "0.0075", "settState": "settled",
-        "settFundingRate": rate, "premium": "0.0001", "method": "current_period", "ts": now.to_string(),
-    }]}))
-    .into_response()
+    let row = |s: &SimSymbol| {
+        let (rate, funding_time) = sim.current(s, host)?;
+        let next = sim.model.next_settlement(s, funding_time);
+        let rate = decimal(rate, 8);
+        Some(json!({
+            "instType": "SWAP", "instId": okx_inst_id(s), "fundingRate": rate, "nextFundingRate": "",
+            "fundingTime": funding_time.to_string(), "nextFundingTime": next.to_string(),
+            "minFundingRate": "-0.0075", "maxFundingRate": "0.0075", "settState": "settled",
+            "settFundingRate": rate, "premium": "0.0001", "method": "current_period", "ts": now.to_string(),
+        }))
+    };
+    if q.get("instId").is_some_and(|i| i == "ANY") {
+        let data: Vec<Value> = sim.model.listed("okx").filter_map(row).collect();
+        return Json(json!({"code": "0", "msg": "", "data": data})).into_response();
+    }
+    let Some(s) = okx_symbol(&sim, &q) else { return okx_error() };
+    let Some(row) = row(s) else { return source_missing() };
+    Json(json!({"code": "0", "msg": "", "data": [row]})).into_response()
 }
 
 /// Newest first; `after` = rows older than that time, `before` = newer.

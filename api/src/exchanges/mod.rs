@@ -28,7 +28,8 @@ pub struct FundingPoint {
     pub rate: FundingRate,
 }
 
-/// Every contract's settlements in a window, from one request ([`ExchangeClient::history_of_all`]).
+/// Every contract's settlements from one request ([`ExchangeClient::history_of_all`], a window of
+/// the history; [`ExchangeClient::last_settled_of_all`], each contract's previous settlement).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VenueHistory {
     /// Each symbol's settlements in the window, oldest first.
@@ -136,6 +137,23 @@ impl ExchangeClient {
                 list.dedup_by_key(|p| p.time_ms);
             }
             VenueHistory { points, complete }
+        }))
+    }
+
+    /// Every contract's previous settlement from the venue's settled-rate field
+    /// ([`ExchangeClient::last_settled`]), from one request where the venue answers for all at
+    /// once (OKX's `funding-rate` with `instId=ANY`, one list with no paging); `None` elsewhere.
+    pub async fn last_settled_of_all(&self) -> Option<Result<VenueHistory, ExchangeError>> {
+        let read = match self.exchange {
+            Exchange::Okx => okx::last_settled_of_all(&self.http),
+            Exchange::Binance | Exchange::Bybit | Exchange::Hyperliquid => return None,
+        };
+        Some(read.await.map(|rows| {
+            let mut points: HashMap<String, Vec<FundingPoint>> = HashMap::new();
+            for (symbol, point) in rows {
+                points.entry(symbol).or_default().push(point);
+            }
+            VenueHistory { points, complete: true }
         }))
     }
 

@@ -1,4 +1,4 @@
-//! OKX v5 perpetual swaps: `/api/v5/public/funding-rate`, `/api/v5/public/funding-rate-history`,
+//! OKX v5 perpetual swaps: `/api/v5/public/funding-rate` (one swap, or every swap with `instId=ANY`), `/api/v5/public/funding-rate-history`,
 //! `/api/v5/public/instruments`, `/api/v5/public/open-interest`,
 //! `/api/v5/rubik/stat/contracts/long-short-account-ratio-contract`.
 
@@ -30,6 +30,9 @@ struct HistoryRow {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Current {
+    /// Present in every row; read where one request answers for every swap (`instId=ANY`).
+    #[serde(default)]
+    inst_id: String,
     funding_rate: String,
     funding_time: String,
     next_funding_time: String,
@@ -113,12 +116,32 @@ pub async fn current(http: &Http, symbol: &str) -> Result<CurrentFunding, Exchan
 pub async fn last_settled(http: &Http, symbol: &str) -> Result<FundingPoint, ExchangeError> {
     let rows: Vec<Current> = get(http, "/api/v5/public/funding-rate", &[("instId", inst_id(symbol)?)]).await?;
     let row = rows.into_iter().next().ok_or_else(|| ExchangeError::UnknownSymbol(symbol.to_owned()))?;
+    settled_point(&row)?.ok_or_else(|| ExchangeError::NotPublished(format!("settState is {:?}", row.sett_state)))
+}
+
+/// Every swap's previous settlement and its rate, as [`last_settled`] reads one, from one request
+/// (`instId=ANY` answers every swap in one list). A swap whose settlement is still processing is
+/// left out: not published yet.
+pub async fn last_settled_of_all(http: &Http) -> Result<Vec<(String, FundingPoint)>, ExchangeError> {
+    let rows: Vec<Current> = get(http, "/api/v5/public/funding-rate", &[("instId", "ANY".to_owned())]).await?;
+    let mut points = Vec::with_capacity(rows.len());
+    for row in &rows {
+        if let (Some(symbol), Some(point)) = (symbol_of(&row.inst_id), settled_point(row)?) {
+            points.push((symbol, point));
+        }
+    }
+    Ok(points)
+}
+
+/// A row's previous settlement (`fundingTime` less the interval) and `settFundingRate`; `None`
+/// while `settState` is not `settled`.
+fn settled_point(row: &Current) -> Result<Option<FundingPoint>, ExchangeError> {
+    if row.sett_state != "settled" || row.sett_funding_rate.is_empty() {
+        return Ok(None);
+    }
     let funding = int("fundingTime", &row.funding_time)?;
     let next = int("nextFundingTime", &row.next_funding_time)?;
-    if row.sett_state != "settled" || row.sett_funding_rate.is_empty() {
-        return Err(ExchangeError::NotPublished(format!("settState is {:?}", row.sett_state)));
-    }
-    Ok(FundingPoint { time_ms: funding - (next - funding), rate: rate("settFundingRate", &row.sett_funding_rate)? })
+    Ok(Some(FundingPoint { time_ms: funding - (next - funding), rate: rate("settFundingRate", &row.sett_funding_rate)? }))
 }
 
 /// The live perpetual swaps, each swap's interval from its current funding (`nextFundingTime −

@@ -98,16 +98,19 @@ impl RateSource {
     }
 
     /// What this source says every symbol of its venue settled at `settlement_ms`, from one
-    /// request, where it can say it so (a history that answers without a symbol: Binance's);
-    /// `None` where it is asked symbol by symbol. One request for a venue instead of one a round
-    /// is what keeps the oracle inside the venue's published limits when every 8-hour perp
-    /// settles in the same second.
+    /// request, where it can say it so: a history that answers without a symbol (Binance's), a
+    /// settled-rate field that answers for every contract (OKX's `instId=ANY`); `None` where it is
+    /// asked symbol by symbol. One request for a venue instead of one a round is what keeps the
+    /// oracle inside the venue's published limits when every 8-hour perp settles in the same
+    /// second.
     pub async fn settled_rates(&self, settlement_ms: i64) -> Option<Result<VenueReadings, ExchangeError>> {
-        if self.kind != SourceKind::History {
-            return None;
-        }
-        let (start, end) = window(settlement_ms);
-        let read = self.client.history_of_all(start, end).await?;
+        let read = match self.kind {
+            SourceKind::History => {
+                let (start, end) = window(settlement_ms);
+                self.client.history_of_all(start, end).await?
+            }
+            SourceKind::SettledField => self.client.last_settled_of_all().await?,
+        };
         Some(read.map(|history| VenueReadings { history, settlement_ms }))
     }
 }

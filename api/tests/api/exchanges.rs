@@ -75,16 +75,28 @@ async fn binance_answers_for_every_contract_at_once() {
 }
 
 /// OKX's `settFundingRate` is the rate charged at the previous settlement (a witness for the
-/// oracle); the other venues have no such field and say so rather than offer a prediction.
+/// oracle), for one swap or, from one request (`instId=ANY`), for every swap; the other venues
+/// have no such field and say so rather than offer a prediction.
 #[tokio::test]
 async fn okx_reports_its_last_settlement_and_the_others_have_none() {
     let (base, sim) = sim().await;
+    let okx = client(Exchange::Okx, &base);
     let s = sim.model.find("okx", "BTCUSDT").unwrap().clone();
-    let settled = client(Exchange::Okx, &base).last_settled("BTCUSDT").await.unwrap();
+    let settled = okx.last_settled("BTCUSDT").await.unwrap();
     let last = sim.model.last_settlement(&s, NOW);
     assert_eq!((settled.time_ms, settled.rate), (last, FundingRate(sim.model.rate_at(&s, last))));
+    let all = okx.last_settled_of_all().await.unwrap().unwrap();
+    assert!(all.complete);
+    let mut listed = 0;
+    for s in sim.model.listed("okx") {
+        assert_eq!(all.points.get(&s.symbol).cloned().unwrap_or_default(), [okx.last_settled(&s.symbol).await.unwrap()], "{}", s.symbol);
+        listed += 1;
+    }
+    assert_eq!(all.points.len(), listed, "every swap, nothing else");
+    assert_eq!(sim.requests("/api/v5/public/funding-rate"), 2 + listed as u64, "all of them in one request");
     for exchange in [Exchange::Binance, Exchange::Bybit, Exchange::Hyperliquid] {
         assert!(matches!(client(exchange, &base).last_settled("BTCUSDT").await, Err(ExchangeError::NotPublished(_))), "{exchange:?}");
+        assert!(client(exchange, &base).last_settled_of_all().await.is_none(), "{exchange:?}");
     }
 }
 

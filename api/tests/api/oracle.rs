@@ -159,36 +159,65 @@ async fn agreeing_sources_settle_and_every_winner_is_paid_exactly(db: PgPool) {
 /// (Binance's answers without a symbol), and each settles at its own symbol's rate.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn rounds_due_together_read_their_venue_once(db: PgPool) {
-    let t = trading(&db, Duration::from_secs(10)).await;
+    let v = venue().await;
+    let requests =
+        due_together_settle_exactly(&db, &v, "binance", &["BTCUSDT", "ETHUSDT", "SOLUSDT"], 3, |v| vec![v.sim.requests("/fapi/v1/fundingRate")]).await;
+    assert_eq!(requests, [3], "one request a host, not one a round");
+}
+
+/// OKX's settled-rate field is read once for every swap (`instId=ANY`); its history, which
+/// needs a symbol, is asked round by round on each host.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn okx_rounds_due_together_read_its_settled_field_once(db: PgPool) {
     let v = venue().await;
     let symbols = ["BTCUSDT", "ETHUSDT", "SOLUSDT"];
-    series::ensure(&db, &series_spec::parse_list("binance:ETHUSDT:8h,binance:SOLUSDT:8h").unwrap()).await.unwrap();
+    let requests = due_together_settle_exactly(&db, &v, "okx", &symbols, 4, |v| {
+        vec![v.sim.requests("/api/v5/public/funding-rate"), v.sim.requests("/api/v5/public/funding-rate-history")]
+    })
+    .await;
+    assert_eq!(requests, [1, 3 * symbols.len() as u64], "the field once; the history once a round and host");
+}
+
+/// Rounds of `venue`'s `symbols` due at one settlement they share, decided in one pass: each
+/// settles at its own symbol's true rate with `sources` agreeing. Returns how far each of the
+/// venue's request counts (`count`) moved in the pass.
+async fn due_together_settle_exactly(db: &PgPool, v: &Venue, venue: &str, symbols: &[&str], sources: usize, count: impl Fn(&Venue) -> Vec<u64>) -> Vec<u64> {
+    let t = trading(db, Duration::from_secs(10)).await;
+    let specs: Vec<String> = symbols.iter().map(|symbol| format!("{venue}:{symbol}:8h")).collect();
+    series::ensure(db, &series_spec::parse_list(&specs.join(",")).unwrap()).await.unwrap();
     let model = &v.sim.model;
-    // A settlement all three share (a symbol runs at four hours on some days).
-    let at = v
-        .settlements(Utc::now() + chrono::Duration::hours(1), 20)
-        .into_iter()
-        .find(|at| {
-            let ms = at.timestamp_millis();
-            symbols.iter().all(|sym| !model.settlements(model.find("binance", sym).unwrap(), ms, ms, ms).is_empty())
-        })
-        .unwrap();
+    // A settlement all of them share (a symbol runs at four hours on some days), followed by two
+    // equal intervals: OKX's settled field dates its settlement by the interval after the next
+    // (`fundingTime` less `nextFundingTime − fundingTime`).
+    let first = model.find(venue, symbols[0]).unwrap();
+    let mut ms = (Utc::now() + chrono::Duration::hours(1)).timestamp_millis();
+    let at = loop {
+        ms = model.next_settlement(first, ms);
+        let shared = symbols.iter().map(|sym| model.find(venue, sym).unwrap()).all(|s| {
+            let funding = model.next_settlement(s, ms);
+            !model.settlements(s, ms, ms, ms).is_empty() && model.next_settlement(s, funding) - funding == funding - ms
+        });
+        if shared {
+            break Utc.timestamp_millis_opt(ms).unwrap();
+        }
+    };
     let mut rounds = Vec::new();
     for symbol in symbols {
-        let slug = format!("binance-{}", symbol.to_lowercase());
-        rounds.push(crate::trading::insert_round(&db, &slug, at - chrono::Duration::hours(1), at - chrono::Duration::minutes(5), at, "closed").await);
+        let slug = format!("{venue}-{}", symbol.to_lowercase());
+        rounds.push(crate::trading::insert_round(db, &slug, at - chrono::Duration::hours(1), at - chrono::Duration::minutes(5), at, "closed").await);
     }
     let s = services(&t).await;
-    let before = v.sim.requests("/fapi/v1/fundingRate");
+    let before = count(v);
     let report = v.pass(&s, at + chrono::Duration::seconds(5)).await;
-    assert_eq!(report.settled, 3, "{report:?}");
-    assert_eq!(v.sim.requests("/fapi/v1/fundingRate") - before, 3, "one request a host, not one a round");
+    assert_eq!(report.settled, symbols.len() as u64, "{report:?}");
+    let moved = count(v).iter().zip(&before).map(|(after, before)| after - before).collect();
     for (round, symbol) in rounds.iter().zip(symbols) {
         let shown = resolution(&t, *round).await;
-        let truth = model.rate_at(model.find("binance", symbol).unwrap(), at.timestamp_millis());
+        let truth = model.rate_at(model.find(venue, symbol).unwrap(), at.timestamp_millis());
         assert_eq!(shown["actual_rate"].as_str().map(|r| api::domain::rate::FundingRate::parse(r).unwrap().0), Some(truth), "{symbol}: {shown}");
-        assert_eq!(shown["consensus"]["sources"].as_array().unwrap().len(), 3, "{symbol}: {shown}");
+        assert_eq!(shown["consensus"]["sources"].as_array().unwrap().len(), sources, "{symbol}: {shown}");
     }
+    moved
 }
 
 #[sqlx::test(migrator = "api::store::MIGRATOR")]

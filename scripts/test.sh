@@ -34,10 +34,12 @@ if [ "$#" -eq 0 ]; then
   bash scripts/check-program-toolchain.sh
   # The program as it deploys: its SBF binary (scripts/build-sbf.sh), the program's tests run
   # again against it, and the embedded chain's logs of a buy held against solana-program-test's.
+  # (`--workspace --test <name>`, not `-p <crate>`: one package alone resolves other features
+  # and rebuilds hundreds of crates; the names are unique in the workspace.)
   step "SBF build and tests"
   sbf_out_dir="$(dirname "$(bash scripts/build-sbf.sh)")"
-  SBF_OUT_DIR="$sbf_out_dir" cargo test --locked -p funding-market --test program
-  SBF_OUT_DIR="$sbf_out_dir" cargo test --locked -p indexer --test embedded a_buy_logs_what_solana_program_test_logs_for_it
+  SBF_OUT_DIR="$sbf_out_dir" cargo test --locked --workspace --test program
+  SBF_OUT_DIR="$sbf_out_dir" cargo test --locked --workspace --test embedded a_buy_logs_what_solana_program_test_logs_for_it
   step contract
   bash scripts/contract.sh
   # The Anchor TypeScript suite (tests/ts) against the embedded chain.

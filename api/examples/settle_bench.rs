@@ -1,9 +1,9 @@
 //! Settlement at scale: 4,000 rounds due at the same moment with 40,000 positions (the same ten
-//! wallets in every round) on the embedded chain, settled by the real service — its oracle
-//! (three sources a venue: the embedded simulated exchange on two hosts), its settlement crank
-//! and its indexer — and measured from the moment the rounds are due to the last payout visible
-//! through the API (every wallet's `/v1/users/me/balance` showing nothing locked and its final
-//! vault). Reports the transactions sent and positions paid per transaction.
+//! wallets in every round) on the embedded chain, settled by the real service — its oracle (the
+//! embedded simulated exchange on three hosts: three history sources a venue, and OKX's settled
+//! field), its settlement crank and its indexer — and measured from the moment the rounds are
+//! due to the last payout visible through the API (every wallet's `/v1/users/me/balance`
+//! showing nothing locked and its final vault). Reports the transactions sent and positions paid per transaction.
 //!
 //! The rounds are traded with their on-chain settlement an hour ahead; then, at once, the chain's
 //! clock moves past it and their settlement time in Postgres becomes the simulator's last 8-hour

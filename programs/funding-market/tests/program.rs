@@ -387,9 +387,16 @@ async fn trades_emit_their_event_as_an_inner_instruction() {
     assert!(client::decode_event::<TradeExecuted>(&[0u8; 8]).is_none());
 }
 
-/// Hundreds of random buys and sells from several traders; the market vault covers every
-/// payout after each one. Returns the traders and what each put in.
-async fn random_trading(h: &mut Harness, seed: u64, id: &[u8; 16]) -> Vec<Keypair> {
+/// Random trades before a market is resolved or voided in the solvency tests: hundreds, so the
+/// vault's cover is checked across many market states.
+const SOLVENCY_TRADES: usize = 300;
+/// Random trades before `settle_positions` pays a market: enough that its five traders hold mixed
+/// positions (it compares each payout with `settle_position`'s rule, not the vault's cover).
+const PAID_TOGETHER_TRADES: usize = 60;
+
+/// `trades` random buys and sells from five traders; the market vault covers every payout after
+/// each one. Returns the traders.
+async fn random_trading(h: &mut Harness, seed: u64, id: &[u8; 16], trades: usize) -> Vec<Keypair> {
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let b = rng.random_range(20..=300) * USDC;
@@ -399,7 +406,7 @@ async fn random_trading(h: &mut Harness, seed: u64, id: &[u8; 16]) -> Vec<Keypai
     for _ in 0..5 {
         traders.push(h.trader(2_000 * USDC).await);
     }
-    for _ in 0..300 {
+    for _ in 0..trades {
         let t = &traders[rng.random_range(0..traders.len())];
         let side = if rng.random_bool(0.5) { Side::Yes } else { Side::No };
         let held = match h.exists(client::position_pda(&client::market_pda(id), &t.pubkey())).await {
@@ -429,7 +436,7 @@ async fn on_chain_solvency_resolve_pays_every_winner_exactly() {
     for seed in [11, 12] {
         let mut h = Harness::new().await;
         let id = [seed as u8; 16];
-        let traders = random_trading(&mut h, seed, &id).await;
+        let traders = random_trading(&mut h, seed, &id, SOLVENCY_TRADES).await;
         h.set_time(T0 + 3600);
         let yes_wins = seed % 2 == 0;
         h.resolve(&id, if yes_wins { 42 } else { -42 }).await.unwrap();
@@ -454,7 +461,7 @@ async fn on_chain_solvency_resolve_pays_every_winner_exactly() {
 async fn on_chain_void_refunds_everyone_what_they_put_in() {
     let mut h = Harness::new().await;
     let id = [21u8; 16];
-    let traders = random_trading(&mut h, 21, &id).await;
+    let traders = random_trading(&mut h, 21, &id, SOLVENCY_TRADES).await;
     let market_vault = h.market(&id).await.vault;
     let vault_at_void = h.balance(market_vault).await;
     h.void(&id).await.unwrap();
@@ -492,7 +499,7 @@ async fn settle_positions_pays_each_what_settle_position_would() {
     for (seed, rate) in [(11, Some(-42)), (12, Some(42)), (21, None)] {
         let mut h = Harness::new().await;
         let id = [seed as u8; 16];
-        let traders = random_trading(&mut h, seed, &id).await;
+        let traders = random_trading(&mut h, seed, &id, PAID_TOGETHER_TRADES).await;
         h.set_time(T0 + 3600);
         match rate {
             Some(rate) => h.resolve(&id, rate).await.unwrap(),

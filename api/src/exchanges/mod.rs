@@ -39,6 +39,21 @@ pub struct VenueHistory {
     pub complete: bool,
 }
 
+impl VenueHistory {
+    /// `rows` (symbol, settlement) grouped by symbol, each symbol's oldest first, once a time.
+    fn of(rows: impl IntoIterator<Item = (String, FundingPoint)>, complete: bool) -> VenueHistory {
+        let mut points: HashMap<String, Vec<FundingPoint>> = HashMap::new();
+        for (symbol, point) in rows {
+            points.entry(symbol).or_default().push(point);
+        }
+        for list in points.values_mut() {
+            list.sort_by_key(|p| p.time_ms);
+            list.dedup_by_key(|p| p.time_ms);
+        }
+        VenueHistory { points, complete }
+    }
+}
+
 /// The rate that will settle next, as the exchange currently predicts it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CurrentFunding {
@@ -127,17 +142,7 @@ impl ExchangeClient {
             Exchange::Binance => binance::history_of_all(&self.http, start_ms, end_ms),
             Exchange::Bybit | Exchange::Okx | Exchange::Hyperliquid => return None,
         };
-        Some(read.await.map(|(rows, complete)| {
-            let mut points: HashMap<String, Vec<FundingPoint>> = HashMap::new();
-            for (symbol, point) in rows.into_iter().filter(|(_, p)| (start_ms..=end_ms).contains(&p.time_ms)) {
-                points.entry(symbol).or_default().push(point);
-            }
-            for list in points.values_mut() {
-                list.sort_by_key(|p| p.time_ms);
-                list.dedup_by_key(|p| p.time_ms);
-            }
-            VenueHistory { points, complete }
-        }))
+        Some(read.await.map(|(rows, complete)| VenueHistory::of(rows.into_iter().filter(|(_, p)| (start_ms..=end_ms).contains(&p.time_ms)), complete)))
     }
 
     /// Every contract's previous settlement from the venue's settled-rate field
@@ -148,13 +153,7 @@ impl ExchangeClient {
             Exchange::Okx => okx::last_settled_of_all(&self.http),
             Exchange::Binance | Exchange::Bybit | Exchange::Hyperliquid => return None,
         };
-        Some(read.await.map(|rows| {
-            let mut points: HashMap<String, Vec<FundingPoint>> = HashMap::new();
-            for (symbol, point) in rows {
-                points.entry(symbol).or_default().push(point);
-            }
-            VenueHistory { points, complete: true }
-        }))
+        Some(read.await.map(|rows| VenueHistory::of(rows, true)))
     }
 
     /// Every perpetual the venue lists and trades, with its funding interval: Binance's

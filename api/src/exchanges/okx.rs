@@ -1,6 +1,6 @@
-//! OKX v5 perpetual swaps: `/api/v5/public/funding-rate` (one swap, or every swap with `instId=ANY`), `/api/v5/public/funding-rate-history`,
-//! `/api/v5/public/instruments`, `/api/v5/public/open-interest`,
-//! `/api/v5/rubik/stat/contracts/long-short-account-ratio-contract`.
+//! OKX v5 perpetual swaps: `/api/v5/public/funding-rate` (one swap, or every swap with
+//! `instId=ANY`), `/api/v5/public/funding-rate-history`, `/api/v5/public/instruments`,
+//! `/api/v5/public/open-interest`, `/api/v5/rubik/stat/contracts/long-short-account-ratio-contract`.
 
 use std::collections::HashMap;
 

@@ -190,17 +190,17 @@ async fn due_together_settle_exactly(db: &PgPool, v: &Venue, venue: &str, symbol
     // equal intervals: OKX's settled field dates its settlement by the interval after the next
     // (`fundingTime` less `nextFundingTime − fundingTime`).
     let first = model.find(venue, symbols[0]).unwrap();
-    let mut ms = (Utc::now() + chrono::Duration::hours(1)).timestamp_millis();
-    let at = loop {
-        ms = model.next_settlement(first, ms);
-        let shared = symbols.iter().map(|sym| model.find(venue, sym).unwrap()).all(|s| {
-            let funding = model.next_settlement(s, ms);
-            !model.settlements(s, ms, ms, ms).is_empty() && model.next_settlement(s, funding) - funding == funding - ms
-        });
-        if shared {
-            break Utc.timestamp_millis_opt(ms).unwrap();
-        }
-    };
+    let at = std::iter::successors(Some((Utc::now() + chrono::Duration::hours(1)).timestamp_millis()), |ms| Some(model.next_settlement(first, *ms)))
+        .skip(1)
+        .take(60)
+        .find(|&ms| {
+            symbols.iter().map(|sym| model.find(venue, sym).unwrap()).all(|s| {
+                let funding = model.next_settlement(s, ms);
+                !model.settlements(s, ms, ms, ms).is_empty() && model.next_settlement(s, funding) - funding == funding - ms
+            })
+        })
+        .map(|ms| Utc.timestamp_millis_opt(ms).unwrap())
+        .expect("a shared settlement with even intervals within 60 of the first symbol's");
     let mut rounds = Vec::new();
     for symbol in symbols {
         let slug = format!("{venue}-{}", symbol.to_lowercase());

@@ -1,8 +1,9 @@
 //! The follow loop: from the stored cursor, every new program transaction of a chain source,
-//! in order, through the projection. Each transaction commits with the cursor, so a crash at any
-//! point resumes exactly where the last commit left off: no gap, no duplicate. (Transactions
-//! this process applied ahead are passed with the cursor written at most every
-//! `CURSOR_EVERY`: a crash re-reads those, whose events are recorded, a no-op.)
+//! in order, through the projection. A crash at any point resumes from the stored cursor with no
+//! gap and no duplicate: a catch-up batch commits with the cursor moved to its last transaction;
+//! what a pass following the chain applies (a few transactions, `FOLLOWING_BATCH`), or passes
+//! as applied ahead by this process, moves the cursor in memory, written at most every
+//! `CURSOR_EVERY` — a crash re-reads those, whose events are recorded, a no-op.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -31,9 +32,16 @@ pub enum FollowError {
 pub const BATCH: usize = 10_000;
 /// Transactions requested from the source at once (in order).
 pub const FETCH_AHEAD: usize = 16;
-/// How often the cursor is written while passes only pass transactions applied ahead. In a
-/// process that trades, nearly every pass is such a pass (one per confirmation), and writing the
-/// cursor each time took the projection lock and three statements a pass.
+/// A pass's batch of at most this many transactions is applied as a follow loop's passes are
+/// (`Projector::apply_on_own`: the indexer's own connection, generic plans, the cursor left in
+/// memory); a larger one is catching up (`Projector::apply_batch_through`: plans made for its
+/// size, the cursor moved in the same commit). Following the chain, a pass holds what landed
+/// since the last one; moving the cursor in its commit and reading it back took four of a
+/// one-trade pass's six round trips to Postgres (docs/performance.md, "The indexer").
+pub const FOLLOWING_BATCH: usize = 64;
+/// How often the cursor is written while passes are small (`FOLLOWING_BATCH`) or only pass
+/// transactions applied ahead: in a process that follows a busy chain nearly every pass is one,
+/// and writing the cursor each time cost the pass three statements.
 pub const CURSOR_EVERY: Duration = Duration::from_secs(1);
 
 pub struct Indexer<S> {
@@ -43,9 +51,11 @@ pub struct Indexer<S> {
     batch: usize,
     cursor_every: Duration,
     unwritten: Mutex<Unwritten>,
+    /// The connection small batches are applied on (`Projector::apply_on_own`).
+    own: tokio::sync::Mutex<Option<sqlx::PgConnection>>,
 }
 
-/// Where passes of transactions applied ahead have taken the cursor without writing it.
+/// Where passes have taken the cursor without writing it.
 #[derive(Default)]
 struct Unwritten {
     /// The last transaction passed (`None`: the stored cursor is where this indexer is).
@@ -97,7 +107,15 @@ fn record_lag(pending: &[SignatureInfo]) {
 
 impl<S: ChainSource> Indexer<S> {
     pub fn new(source: S, projector: Projector, program: &str) -> Indexer<S> {
-        Indexer { source, projector, program: program.to_owned(), batch: BATCH, cursor_every: CURSOR_EVERY, unwritten: Mutex::default() }
+        Indexer {
+            source,
+            projector,
+            program: program.to_owned(),
+            batch: BATCH,
+            cursor_every: CURSOR_EVERY,
+            unwritten: Mutex::default(),
+            own: tokio::sync::Mutex::default(),
+        }
     }
 
     /// Transactions per database transaction (default `BATCH`).
@@ -124,10 +142,10 @@ impl<S: ChainSource> Indexer<S> {
         }
     }
 
-    /// Moves the cursor past `last` after a batch of transactions all applied ahead: in memory,
-    /// and in Postgres if due (`write_unwritten`). Their events are recorded, so the projection
-    /// lock is not needed.
-    async fn pass_applied_ahead(&self, last: SignatureInfo) -> Result<(), sqlx::Error> {
+    /// Moves the cursor past `last` after a batch whose events are all recorded (applied by
+    /// this pass or ahead): in memory, and in Postgres if due (`write_unwritten`). No projection
+    /// lock is needed.
+    async fn pass(&self, last: SignatureInfo) -> Result<(), sqlx::Error> {
         self.unwritten().through = Some(last);
         self.write_unwritten(false).await
     }
@@ -161,8 +179,9 @@ impl<S: ChainSource> Indexer<S> {
 
     /// Applies everything the source has after the cursor, a batch per database transaction
     /// (a crash loses at most the batch in flight, which the next pass applies again from the
-    /// cursor). Each batch's transactions are fetched `FETCH_AHEAD` at a time, in order, while
-    /// the batch before it is applied: with a node's RPC the fetching, with the embedded chain
+    /// stored cursor, with what small batches passed since it was written: `FOLLOWING_BATCH`).
+    /// Each batch's transactions are fetched `FETCH_AHEAD` at a time, in order, while the batch
+    /// before it is applied: with a node's RPC the fetching, with the embedded chain
     /// Postgres, is what takes the time, and one need not wait for the other.
     pub async fn run_once(&self) -> Result<Progress, FollowError> {
         let cursor = self.cursor().await?;
@@ -178,7 +197,12 @@ impl<S: ChainSource> Indexer<S> {
             let Fetched { batch, ahead, through, stopped, waits_for_sender } = this?;
             let apply = async {
                 match through {
-                    Some(last) if batch.is_empty() => self.pass_applied_ahead(last).await.map(|()| 0),
+                    Some(last) if batch.is_empty() => self.pass(last).await.map(|()| 0),
+                    Some(last) if batch.len() <= FOLLOWING_BATCH => {
+                        let new = self.projector.apply_on_own(&mut *self.own.lock().await, &batch).await?;
+                        self.pass(last).await?;
+                        Ok(new)
+                    }
                     Some(last) => {
                         let new = self.projector.apply_batch_through(&batch, &last.signature, last.slot).await?;
                         self.written();

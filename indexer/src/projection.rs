@@ -201,6 +201,17 @@ impl Projector {
         Ok(new)
     }
 
+    /// Applies `txs` (in chain order) without moving the cursor, on a connection of the caller's
+    /// own (`group_commit::own_connection`, opened on first use and kept): how a small group is
+    /// applied — the service's transactions of one moment applied ahead (`Ahead`'s turn), or
+    /// what landed since a follow loop's last pass. One generic plan per statement serves such
+    /// groups; a run of trades alone is one statement, which takes the projection lock itself.
+    /// Returns how many events were new. Their events are recorded, so applying them again (by
+    /// another indexer, or after a crash from a cursor written before them) is a no-op.
+    pub async fn apply_on_own(&self, own: &mut Option<PgConnection>, txs: &[ConfirmedTransaction]) -> Result<usize, sqlx::Error> {
+        group_commit::on_own_connection(own, &self.db, async |connection| self.apply_without_cursor(connection, txs).await).await
+    }
+
     /// Moves the cursor to `signature` (at `slot`), a transaction whose events are recorded
     /// (applied ahead): no projection, so no projection lock. Never moves it back.
     pub async fn move_cursor(&self, signature: &str, slot: u64) -> Result<(), sqlx::Error> {
@@ -263,7 +274,7 @@ impl Projector {
         match applied.await {
             Ok(result) => result,
             // The applying task panicked: apply it here (a no-op if it was).
-            Err(_) => self.apply_without_cursor(&mut *self.db.acquire().await?, std::slice::from_ref(tx)).await,
+            Err(_) => self.apply_without_cursor(&mut *self.db.acquire().await?, std::slice::from_ref(tx)).await.map(drop),
         }
     }
 
@@ -301,8 +312,8 @@ impl Projector {
     async fn apply_group(&self, turn: &mut Option<PgConnection>, mut group: Vec<Waiting>) {
         group.sort_by_key(|(tx, _)| (tx.slot, tx.transaction_index));
         let (txs, callers): (Vec<_>, Vec<_>) = group.into_iter().unzip();
-        match self.apply_on_turn(turn, &txs).await {
-            Ok(()) => {
+        match self.apply_on_own(turn, &txs).await {
+            Ok(_) => {
                 self.remember_applied(&txs);
                 for caller in callers {
                     let _ = caller.send(Ok(()));
@@ -313,7 +324,7 @@ impl Projector {
             }
             Err(_) => {
                 for (tx, caller) in txs.iter().zip(callers) {
-                    let applied = self.apply_on_turn(turn, std::slice::from_ref(tx)).await;
+                    let applied = self.apply_on_own(turn, std::slice::from_ref(tx)).await.map(drop);
                     if applied.is_ok() {
                         self.remember_applied(std::slice::from_ref(tx));
                     }
@@ -323,29 +334,24 @@ impl Projector {
         }
     }
 
-    /// `apply_without_cursor` on the turn's own connection (`group_commit::on_own_connection`):
-    /// a group applied ahead is small (the requests of one moment), and plans made for any such
-    /// group serve it.
-    async fn apply_on_turn(&self, turn: &mut Option<PgConnection>, txs: &[ConfirmedTransaction]) -> Result<(), sqlx::Error> {
-        group_commit::on_own_connection(turn, &self.db, async |connection| self.apply_without_cursor(connection, txs).await).await
-    }
-
     /// Applies `txs` (in chain order) in one database transaction, without moving the cursor.
-    async fn apply_without_cursor(&self, connection: &mut PgConnection, txs: &[ConfirmedTransaction]) -> Result<(), sqlx::Error> {
+    /// Returns how many events were new.
+    async fn apply_without_cursor(&self, connection: &mut PgConnection, txs: &[ConfirmedTransaction]) -> Result<usize, sqlx::Error> {
         let mut steps = self.steps(txs);
         match &mut steps[..] {
-            [] => Ok(()),
+            [] => Ok(0),
             // The common group, trades only: their statement is a transaction of its own (it
             // takes the projection lock itself), which spares the `BEGIN` and `COMMIT` round
             // trips of the turn every group waits on.
-            [Step::Trades(run)] => run.flush(connection).await.map(drop),
+            [Step::Trades(run)] => run.flush(connection).await,
             _ => {
                 // Generic plans, as on the turn's connection (the one of a panicked turn's
                 // caller comes from the pool); catching up (`apply_batch`) keeps plans made
                 // for its batch's size.
                 let mut db = begin_projection(connection, Plans::Generic).await?;
-                apply_steps(&mut db, steps).await?;
-                db.commit().await
+                let new = apply_steps(&mut db, steps).await?;
+                db.commit().await?;
+                Ok(new)
             }
         }
     }

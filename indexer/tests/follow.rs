@@ -145,7 +145,8 @@ async fn what_was_applied_ahead_is_passed_unread(db: PgPool) {
     // out of order, a failed one among them, and the last (the cursor must still reach it).
     let ahead = ["create", "trade-5", "trade-3", "trade-7", "trade-20"];
     apply_ahead(&projector, &source, &ahead).await;
-    let indexer = Indexer::new(Source(source.clone()), projector.clone(), &program).with_batch(6);
+    // The cursor written by every pass, so the test can see where each left it.
+    let indexer = Indexer::new(Source(source.clone()), projector.clone(), &program).with_batch(6).with_cursor_every(Duration::ZERO);
     let progress = indexer.run_once().await.unwrap();
     assert_eq!(progress.transactions, 21, "every listed transaction passed");
     let read = source.read.lock().unwrap().clone();
@@ -167,11 +168,12 @@ async fn what_was_applied_ahead_is_passed_unread(db: PgPool) {
     assert_eq!(state(&db, market_id).await, (1 + 18, 18, 18, 180));
 }
 
-/// Passes that only pass transactions applied ahead (nearly every pass of a process that trades)
-/// move the cursor in memory and write it at most every `cursor_every` (an hour here), and when
-/// the follow loop stops; a pass that reads writes it at once. Nothing is read twice either way.
+/// Passes that only pass transactions applied ahead (nearly every pass of a process that
+/// trades), or read and apply a few (`FOLLOWING_BATCH`: following the chain), move the cursor in
+/// memory and write it at most every `cursor_every` (an hour here), and when the follow loop
+/// stops; a catch-up batch writes it with its projection. Nothing is read twice either way.
 #[sqlx::test(migrations = "../migrations")]
-async fn passes_of_what_was_applied_ahead_write_the_cursor_lazily(db: PgPool) {
+async fn passes_following_the_chain_write_the_cursor_lazily(db: PgPool) {
     let market_id = seed_market(&db).await;
     let source = ledger(market_id, Pubkey::new_unique(), 9);
     let program = funding_market::ID.to_string();
@@ -192,10 +194,11 @@ async fn passes_of_what_was_applied_ahead_write_the_cursor_lazily(db: PgPool) {
     assert_eq!(indexer.run_once().await.unwrap().transactions, 0, "the next pass starts past what was passed");
     assert!(source.read.lock().unwrap().is_empty(), "nothing read");
 
-    // A pass that reads (trade-4 to 6, applied by nobody) writes the cursor with its projection.
+    // A pass that reads a few (trade-4 to 6, applied by nobody) applies them and leaves the
+    // cursor in memory too.
     visible(7);
     assert_eq!(indexer.run_once().await.unwrap(), indexer::follow::Progress { transactions: 3, events: 3, waits_for_sender: false });
-    assert_eq!(stored().await.as_deref(), Some("trade-6"));
+    assert_eq!(stored().await.as_deref(), Some("trade-1"), "not due: in memory only");
     assert_eq!(*source.read.lock().unwrap(), ["trade-4", "trade-5", "trade-6"]);
 
     // Passed by the follow loop, not due: written when the loop stops.
@@ -203,12 +206,39 @@ async fn passes_of_what_was_applied_ahead_write_the_cursor_lazily(db: PgPool) {
     ahead(&["trade-7", "trade-8"]).await;
     let (stop, following) = follow_in_background(&indexer);
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(stored().await.as_deref(), Some("trade-6"), "passed, not yet written");
+    assert_eq!(stored().await.as_deref(), Some("trade-1"), "passed, not yet written");
     let _ = stop.send(());
     following.await.unwrap();
     assert_eq!(stored().await.as_deref(), Some("trade-8"));
     assert_eq!(source.read.lock().unwrap().len(), 3, "nothing read twice, nothing applied ahead read");
     assert_eq!(state(&db, market_id).await, (1 + 7, 7, 7, 70));
+
+    // A restart from a stored cursor behind what was applied (a crash before it was written)
+    // re-reads those transactions and finds their events recorded: nothing changes.
+    let restarted = Indexer::new(Source(source.clone()), Projector::new(db.clone(), &funding_market::ID), &program);
+    sqlx::query("UPDATE chain_cursor SET signature = 'trade-1', slot = 2").execute(&db).await.unwrap();
+    assert_eq!(restarted.run_once().await.unwrap(), indexer::follow::Progress { transactions: 7, events: 0, waits_for_sender: false });
+    assert_eq!(state(&db, market_id).await, (1 + 7, 7, 7, 70));
+}
+
+/// A batch larger than `FOLLOWING_BATCH` is catching up: it moves the stored cursor in its own
+/// commit, however long until the cursor of small passes falls due.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_catch_up_batch_writes_the_cursor_with_its_projection(db: PgPool) {
+    let market_id = seed_market(&db).await;
+    let n = indexer::follow::FOLLOWING_BATCH as u64 + 10;
+    let source = ledger(market_id, Pubkey::new_unique(), n);
+    let program = funding_market::ID.to_string();
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let indexer = Indexer::new(Source(source.clone()), projector.clone(), &program).with_cursor_every(Duration::from_secs(3600));
+    source.visible.store(2, std::sync::atomic::Ordering::SeqCst);
+    indexer.run_once().await.unwrap();
+    assert_eq!(projector.cursor().await.unwrap().as_deref(), Some("trade-1"), "the first write is due at once");
+    source.visible.store(source.txs.len(), std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(indexer.run_once().await.unwrap().transactions as u64, n - 1);
+    assert_eq!(projector.cursor().await.unwrap(), Some(format!("trade-{n}")));
+    let trades = n - n / 7;
+    assert_eq!(state(&db, market_id).await, (1 + trades as i64, trades as i64, trades as i32, trades as i64 * 10));
 }
 
 /// A cursor passed and left unwritten is written when it falls due even if nothing wakes the
@@ -327,7 +357,7 @@ async fn a_transaction_not_yet_available_ends_the_pass_before_it(db: PgPool) {
     let source = ledger(market_id, Pubkey::new_unique(), 30);
     let program = funding_market::ID.to_string();
     let projector = || Projector::new(db.clone(), &funding_market::ID);
-    let withheld = Indexer::new(Withholding(Source(source.clone()), "trade-18"), projector(), &program).with_batch(4);
+    let withheld = Indexer::new(Withholding(Source(source.clone()), "trade-18"), projector(), &program).with_batch(4).with_cursor_every(Duration::ZERO);
     match withheld.run_once().await {
         Err(indexer::follow::FollowError::NotYetAvailable(signature)) => assert_eq!(signature, "trade-18"),
         other => panic!("expected the pass to stop at trade-18, got {other:?}"),

@@ -2,7 +2,8 @@
 # Custodial trading throughput (numbers in docs/performance.md): trades/s on one market and across ten,
 # through the real service on the embedded chain, beside pgbench on the same Postgres. Each phase
 # also prints its p50 and p99 after its first second. TRADE_BENCH_LATENCIES=FILE appends every
-# trade as `phase,start_ms,latency_ms`.
+# trade as `phase,start_ms,latency_ms`. TRADE_BENCH_GROWTH=10 measures both phases again once the
+# service holds ten times their trades (a trade's cost as the history grows).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -3,6 +3,10 @@
 //! and accounts, projection), by 16 signed-in traders for 10 s on one market and then across
 //! ten markets; beside `pgbench` (TPC-B-like, same Postgres, same client count) in the same run.
 //!
+//! `TRADE_BENCH_GROWTH=10`: then trades on, unmeasured, until the service holds ten times the
+//! trades the two phases made (its ledger, trades, price points and positions grown with them),
+//! and measures both phases again: a trade's cost as the history grows, at 1× and 10×.
+//!
 //! `bash scripts/bench-trading.sh` (release build; needs Postgres, Redis and pgbench).
 
 use std::time::{Duration, Instant};
@@ -79,6 +83,38 @@ impl Phase {
     }
 }
 
+/// `TRADERS` traders signed in, each given the faucet's 10,000 test USDC.
+async fn traders(http: &reqwest::Client, base: &str) -> Vec<String> {
+    let mut tokens = Vec::new();
+    for _ in 0..TRADERS {
+        let (wallet, token) = support::sign_in(http, base, &ed25519_dalek::SigningKey::from_bytes(&rand::random())).await;
+        let r = http.post(format!("{base}/v1/dev/faucet")).json(&json!({"wallet_address": wallet, "amount": "10000"})).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        tokens.push(token);
+    }
+    tokens
+}
+
+/// Trades on `markets` (unmeasured phases) until the service holds `growth` times the trades it
+/// held, with traders of their own (a trader spends at most 1 USDC and its fee a trade, so
+/// each set trades 8,000 times before it is replaced).
+async fn grow(http: &reqwest::Client, base: &str, db: &sqlx::PgPool, markets: &[Uuid], growth: i64) {
+    let count = || async { sqlx::query_scalar::<_, i64>("SELECT count(*) FROM trades").fetch_one(db).await.unwrap() };
+    let aim = count().await * growth;
+    let (started, mut spent, mut tokens) = (Instant::now(), 0, Vec::new());
+    loop {
+        let held = count().await;
+        println!("  growing: {held} of {aim} trades ({:.0} s)", started.elapsed().as_secs_f64());
+        if held >= aim {
+            break;
+        }
+        if tokens.is_empty() || spent > 8_000 {
+            (tokens, spent) = (traders(http, base).await, 0);
+        }
+        spent += drive(http, base, &tokens, markets).await.trades.len() / TRADERS;
+    }
+}
+
 /// `TRADERS` clients buying 1 USDC at a time for `SECONDS`, trader i on `markets[i % n]`.
 async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &[Uuid]) -> Phase {
     let began = Moment::now();
@@ -137,13 +173,7 @@ async fn main() {
                 .await,
         );
     }
-    let mut tokens = Vec::new();
-    for _ in 0..TRADERS {
-        let (wallet, token) = support::sign_in(&http, &base, &ed25519_dalek::SigningKey::from_bytes(&rand::random())).await;
-        let r = http.post(format!("{base}/v1/dev/faucet")).json(&json!({"wallet_address": wallet, "amount": "10000"})).send().await.unwrap();
-        assert_eq!(r.status().as_u16(), 200);
-        tokens.push(token);
-    }
+    let tokens = traders(&http, &base).await;
     for market in &markets {
         let r = http
             .post(format!("{base}/v1/markets/{market}/trade"))
@@ -162,6 +192,24 @@ async fn main() {
     let ten = drive(&http, &base, &tokens, &markets).await;
     ten.print("ten markets:");
     ten.save("ten");
+    let growth: i64 = std::env::var("TRADE_BENCH_GROWTH").ok().and_then(|n| n.parse().ok()).unwrap_or(1);
+    let grown = match growth {
+        2.. => {
+            println!("growing the history {growth}x (TRADE_BENCH_GROWTH)");
+            grow(&http, &base, &db, &markets, growth).await;
+            let one_grown = drive(&http, &base, &tokens, &markets[..1]).await;
+            one_grown.print(&format!("one, {growth}x:"));
+            let ten_grown = drive(&http, &base, &tokens, &markets).await;
+            ten_grown.print(&format!("ten, {growth}x:"));
+            println!(
+                "  at {growth}x against 1x: one market {:.2}x, ten markets {:.2}x",
+                one_grown.trades_per_second() / one.trades_per_second(),
+                ten_grown.trades_per_second() / ten.trades_per_second()
+            );
+            Some((one_grown, ten_grown))
+        }
+        _ => None,
+    };
 
     // pgbench on the same Postgres, same number of clients.
     let admin = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into());
@@ -184,11 +232,20 @@ async fn main() {
             // pgbench's line: `tps = <transactions a second> (without initial connection time)`.
             let pgbench_tps = text.lines().find_map(|l| l.strip_prefix("tps = ")?.split_whitespace().next()?.parse::<f64>().ok());
             match pgbench_tps {
-                Some(reference) => println!(
-                    "  ratio to pgbench: one market {:.2}x, ten markets {:.2}x",
-                    one.trades_per_second() / reference,
-                    ten.trades_per_second() / reference
-                ),
+                Some(reference) => {
+                    println!(
+                        "  ratio to pgbench: one market {:.2}x, ten markets {:.2}x",
+                        one.trades_per_second() / reference,
+                        ten.trades_per_second() / reference
+                    );
+                    if let Some((one_grown, ten_grown)) = &grown {
+                        println!(
+                            "  at {growth}x: one market {:.2}x, ten markets {:.2}x",
+                            one_grown.trades_per_second() / reference,
+                            ten_grown.trades_per_second() / reference
+                        );
+                    }
+                }
                 None => println!("  pgbench printed no tps: no ratio"),
             }
         }

@@ -181,11 +181,15 @@ async fn main() {
         drive_while_changing(&conn, day_changes.into(), label, format!("{app}/v1/leaderboard?period={period}&limit=100"), &bare).await;
     }
     // The market's reads while it is traded every 100 ms (each change notified), so kept rows
-    // and pages are read again after each.
+    // and pages are read again after each. Each change also drops the market's oldest price
+    // point, so its price history stays the 100 points of the quiet row (the prices page lists
+    // every point: grown by the rows before, it was seven to eight times that row's page).
     let trades = format!(
         "WITH trade AS (INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)
                         VALUES (gen_random_uuid(), '{market}', 'trader1', 'yes', true, 2000000, 1000000, 10000, 500100, now())),
-              price AS (INSERT INTO market_prices (market_id, at, yes_price_ppm) VALUES ('{market}', now(), 500100) ON CONFLICT DO NOTHING)
+              price AS (INSERT INTO market_prices (market_id, at, yes_price_ppm) VALUES ('{market}', now(), 500100) ON CONFLICT DO NOTHING),
+              oldest AS (DELETE FROM market_prices WHERE market_id = '{market}'
+                           AND at = (SELECT min(at) FROM market_prices WHERE market_id = '{market}'))
          UPDATE markets SET total_volume = total_volume + 1000000, trade_count = trade_count + 1 WHERE id = '{market}'"
     );
     for (label, url) in [

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 mod support;
 
+use api::domain::money::micros;
+use api::services::trading::FAUCET_DAILY_CAP;
 use chrono::Utc;
 use serde_json::json;
 use sqlx::postgres::PgPoolOptions;
@@ -22,6 +24,11 @@ use support::{HostCpu, Turns};
 
 const TRADERS: usize = 16;
 const SECONDS: u64 = 10;
+/// What a trade costs its trader: 1 USDC and the 1 % fee on top (micro-USDC).
+const TRADE_COST: u64 = 1_010_000;
+/// Trades a trader of the growth phases makes before its set is replaced: four fifths of what
+/// the faucet's day gives affords, the rest a margin for the phase in flight.
+const TRADES_A_SET: usize = (FAUCET_DAILY_CAP / TRADE_COST * 4 / 5) as usize;
 
 /// What one phase measured: each trade's start (ms into the phase) and latency (ms), and the
 /// turns and the host as they were when it began and ended.
@@ -83,12 +90,17 @@ impl Phase {
     }
 }
 
-/// `TRADERS` traders signed in, each given the faucet's 10,000 test USDC.
+/// `TRADERS` traders signed in, each given the faucet's day of test USDC.
 async fn traders(http: &reqwest::Client, base: &str) -> Vec<String> {
     let mut tokens = Vec::new();
     for _ in 0..TRADERS {
         let (wallet, token) = support::sign_in(http, base, &ed25519_dalek::SigningKey::from_bytes(&rand::random())).await;
-        let r = http.post(format!("{base}/v1/dev/faucet")).json(&json!({"wallet_address": wallet, "amount": "10000"})).send().await.unwrap();
+        let r = http
+            .post(format!("{base}/v1/dev/faucet"))
+            .json(&json!({"wallet_address": wallet, "amount": micros(FAUCET_DAILY_CAP as i64)}))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status().as_u16(), 200);
         tokens.push(token);
     }
@@ -96,8 +108,7 @@ async fn traders(http: &reqwest::Client, base: &str) -> Vec<String> {
 }
 
 /// Trades on `markets` (unmeasured phases) until the service holds `growth` times the trades it
-/// held, with traders of their own (a trader spends at most 1 USDC and its fee a trade, so
-/// each set trades 8,000 times before it is replaced).
+/// held, with traders of their own, a new set every `TRADES_A_SET` trades a trader.
 async fn grow(http: &reqwest::Client, base: &str, db: &sqlx::PgPool, markets: &[Uuid], growth: i64) {
     let count = || async { sqlx::query_scalar::<_, i64>("SELECT count(*) FROM trades").fetch_one(db).await.unwrap() };
     let aim = count().await * growth;
@@ -108,11 +119,16 @@ async fn grow(http: &reqwest::Client, base: &str, db: &sqlx::PgPool, markets: &[
         if held >= aim {
             break;
         }
-        if tokens.is_empty() || spent > 8_000 {
+        if tokens.is_empty() || spent > TRADES_A_SET {
             (tokens, spent) = (traders(http, base).await, 0);
         }
         spent += drive(http, base, &tokens, markets).await.trades.len() / TRADERS;
     }
+}
+
+/// The one-market and ten-market phases' throughput against `references` (trades a second).
+fn print_ratios(label: &str, one: &Phase, ten: &Phase, references: (f64, f64)) {
+    println!("  {label}: one market {:.2}x, ten markets {:.2}x", one.trades_per_second() / references.0, ten.trades_per_second() / references.1);
 }
 
 /// `TRADERS` clients buying 1 USDC at a time for `SECONDS`, trader i on `markets[i % n]`.
@@ -201,11 +217,7 @@ async fn main() {
             one_grown.print(&format!("one, {growth}x:"));
             let ten_grown = drive(&http, &base, &tokens, &markets).await;
             ten_grown.print(&format!("ten, {growth}x:"));
-            println!(
-                "  at {growth}x against 1x: one market {:.2}x, ten markets {:.2}x",
-                one_grown.trades_per_second() / one.trades_per_second(),
-                ten_grown.trades_per_second() / ten.trades_per_second()
-            );
+            print_ratios(&format!("at {growth}x against 1x"), &one_grown, &ten_grown, (one.trades_per_second(), ten.trades_per_second()));
             Some((one_grown, ten_grown))
         }
         _ => None,
@@ -233,17 +245,9 @@ async fn main() {
             let pgbench_tps = text.lines().find_map(|l| l.strip_prefix("tps = ")?.split_whitespace().next()?.parse::<f64>().ok());
             match pgbench_tps {
                 Some(reference) => {
-                    println!(
-                        "  ratio to pgbench: one market {:.2}x, ten markets {:.2}x",
-                        one.trades_per_second() / reference,
-                        ten.trades_per_second() / reference
-                    );
+                    print_ratios("ratio to pgbench", &one, &ten, (reference, reference));
                     if let Some((one_grown, ten_grown)) = &grown {
-                        println!(
-                            "  at {growth}x: one market {:.2}x, ten markets {:.2}x",
-                            one_grown.trades_per_second() / reference,
-                            ten_grown.trades_per_second() / reference
-                        );
+                        print_ratios(&format!("at {growth}x, to pgbench"), one_grown, ten_grown, (reference, reference));
                     }
                 }
                 None => println!("  pgbench printed no tps: no ratio"),

@@ -182,8 +182,8 @@ async fn main() {
     }
     // The market's reads while it is traded every 100 ms (each change notified), so kept rows
     // and pages are read again after each. Each change also drops the market's oldest price
-    // point, so its price history stays the 100 points of the quiet row (the prices page lists
-    // every point: grown by the rows before, it was seven to eight times that row's page).
+    // point, so its price history stays the 100 points of the quiet row: the prices page lists
+    // every point, and a history grown by every change would measure a bigger page, not churn.
     let trades = format!(
         "WITH trade AS (INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)
                         VALUES (gen_random_uuid(), '{market}', 'trader1', 'yes', true, 2000000, 1000000, 10000, 500100, now())),

@@ -36,12 +36,13 @@ pub const FETCH_AHEAD: usize = 16;
 /// (`Projector::apply_on_own`: the indexer's own connection, generic plans, the cursor left in
 /// memory); a larger one is catching up (`Projector::apply_batch_through`: plans made for its
 /// size, the cursor moved in the same commit). Following the chain, a pass holds what landed
-/// since the last one; moving the cursor in its commit and reading it back took four of a
-/// one-trade pass's six round trips to Postgres (docs/performance.md, "The indexer").
+/// since the last one, and moving the cursor in its commit (`BEGIN` with the lock, the upsert,
+/// `COMMIT`) and reading it back at the next pass would be four of a one-trade pass's six round
+/// trips to Postgres.
 pub const FOLLOWING_BATCH: usize = 64;
 /// How often the cursor is written while passes are small (`FOLLOWING_BATCH`) or only pass
 /// transactions applied ahead: in a process that follows a busy chain nearly every pass is one,
-/// and writing the cursor each time cost the pass three statements.
+/// and writing the cursor each time would add three statements to every pass.
 pub const CURSOR_EVERY: Duration = Duration::from_secs(1);
 
 pub struct Indexer<S> {

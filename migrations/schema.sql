@@ -126,12 +126,11 @@ CREATE FUNCTION public.stream_balances_updated() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    -- A statement updates a wallet's row at most once (its key), so the join pairs each row's
-    -- before and after.
+    -- A wallet's row is updated at most once a statement (its key): a row after whose (wallet,
+    -- balance) is not among the rows before is a balance that changed.
     INSERT INTO stream_events (channel, kind, ref)
-    SELECT 'account:' || n.wallet, 'balance', '{}'::jsonb
-    FROM after_update n JOIN before_update o USING (wallet)
-    WHERE n.balance <> o.balance;
+    SELECT 'account:' || wallet, 'balance', '{}'::jsonb
+    FROM (SELECT wallet, balance FROM after_update EXCEPT SELECT wallet, balance FROM before_update) changed;
     IF FOUND THEN
         PERFORM pg_notify('fm_stream', '');
     END IF;
@@ -183,14 +182,16 @@ CREATE FUNCTION public.stream_trades() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
+    -- Channels in the order of their first trade, a market's before its trader's.
+    WITH numbered AS (SELECT id, market_id, wallet, row_number() OVER () AS n FROM inserted)
     INSERT INTO stream_events (channel, kind, ref)
-    SELECT channel, 'trade', jsonb_build_object('trade_ids', jsonb_agg(trade_id ORDER BY n))
-    FROM (SELECT t.id AS trade_id, t.n, e.k, e.channel
-          FROM (SELECT id, market_id, wallet, row_number() OVER () AS n FROM inserted) t,
-               LATERAL (VALUES (1, 'market:' || t.market_id), (2, 'account:' || t.wallet)) AS e(k, channel)
-          WHERE e.channel IS NOT NULL) per_channel
-    -- Channels in the order of their first trade, a market's before its trader's (as before).
-    GROUP BY channel ORDER BY min(n), min(k);
+    SELECT channel, 'trade', jsonb_build_object('trade_ids', trade_ids)
+    FROM (SELECT 'market:' || market_id AS channel, jsonb_agg(id ORDER BY n) AS trade_ids, min(n) AS first, 1 AS k
+          FROM numbered GROUP BY market_id
+          UNION ALL
+          SELECT 'account:' || wallet, jsonb_agg(id ORDER BY n), min(n), 2
+          FROM numbered WHERE wallet IS NOT NULL GROUP BY wallet) per_channel
+    ORDER BY first, k;
     IF FOUND THEN
         PERFORM pg_notify('fm_stream', '');
     END IF;

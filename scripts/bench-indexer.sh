@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Indexer benchmarks (numbers in docs/performance.md): catch-up of 100,000 events beside a raw COPY of the
-# same rows and what a group of trades applied ahead costs by its size, then the lag from
-# confirmation to visibility through the API on the embedded chain.
+# same rows (and of every row the projection leaves), what a group of trades applied ahead costs
+# by its size, then the lag from confirmation to visibility through the API on the embedded chain.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

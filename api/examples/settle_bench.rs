@@ -94,7 +94,6 @@ async fn main() {
     for set in 0..growth {
         let settled_at = latest - (growth - 1 - set) as i64 * EIGHT_HOURS_MS;
         let measured = bench.settle_set(set, settled_at).await;
-        let secs = |d: Option<Duration>| d.map_or("-".into(), |d| format!("{:.1} s", d.as_secs_f64()));
         println!(
             "set {} of {growth} ({}× the first's history): set up in {:.1} s; finalized {}, paid out {}, last payout visible {}",
             set + 1,
@@ -119,6 +118,11 @@ async fn main() {
             last.as_secs_f64() / first.as_secs_f64()
         );
     }
+}
+
+/// A time measured, or "-" if it never came.
+fn secs(d: Option<Duration>) -> String {
+    d.map_or("-".into(), |d| format!("{:.1} s", d.as_secs_f64()))
 }
 
 struct Wallet {
@@ -316,7 +320,6 @@ impl SetMeasured {
             }
         }
 
-        let secs = |d: Option<Duration>| d.map_or("-".into(), |d| format!("{:.1} s", d.as_secs_f64()));
         println!("{rounds} rounds, {} positions, release build, embedded chain, oracle + crank + indexer in process", rounds * WALLETS);
         println!("  every round finalized on chain (oracle):     {}", secs(self.finalized));
         println!("  every round paid out and closed (crank):     {}", secs(self.paid));

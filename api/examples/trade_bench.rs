@@ -24,11 +24,15 @@ use support::{HostCpu, Turns};
 
 const TRADERS: usize = 16;
 const SECONDS: u64 = 10;
-/// What a trade costs its trader: 1 USDC and the 1 % fee on top (micro-USDC).
-const TRADE_COST: u64 = 1_010_000;
+/// What every trade spends (micro-USDC), the protocol's fee on top.
+const TRADE_USDC: u64 = 1_000_000;
+
 /// Trades a trader of the growth phases makes before its set is replaced: four fifths of what
-/// the faucet's day gives affords, the rest a margin for the phase in flight.
-const TRADES_A_SET: usize = (FAUCET_DAILY_CAP / TRADE_COST * 4 / 5) as usize;
+/// the faucet's day affords at `TRADE_USDC` and its fee, the rest a margin for the phase in flight.
+fn trades_a_set() -> usize {
+    let cost = TRADE_USDC + lmsr::fee(TRADE_USDC, lmsr::FEE_BPS).expect("the protocol's fee is in range");
+    (FAUCET_DAILY_CAP / cost * 4 / 5) as usize
+}
 
 /// What one phase measured: each trade's start (ms into the phase) and latency (ms), and the
 /// turns and the host as they were when it began and ended.
@@ -108,18 +112,18 @@ async fn traders(http: &reqwest::Client, base: &str) -> Vec<String> {
 }
 
 /// Trades on `markets` (unmeasured phases) until the service holds `growth` times the trades it
-/// held, with traders of their own, a new set every `TRADES_A_SET` trades a trader.
+/// held, with traders of their own, a new set every `trades_a_set()` trades a trader.
 async fn grow(http: &reqwest::Client, base: &str, db: &sqlx::PgPool, markets: &[Uuid], growth: i64) {
     let count = || async { sqlx::query_scalar::<_, i64>("SELECT count(*) FROM trades").fetch_one(db).await.unwrap() };
     let aim = count().await * growth;
-    let (started, mut spent, mut tokens) = (Instant::now(), 0, Vec::new());
+    let (started, per_set, mut spent, mut tokens) = (Instant::now(), trades_a_set(), 0, Vec::new());
     loop {
         let held = count().await;
         println!("  growing: {held} of {aim} trades ({:.0} s)", started.elapsed().as_secs_f64());
         if held >= aim {
             break;
         }
-        if tokens.is_empty() || spent > TRADES_A_SET {
+        if tokens.is_empty() || spent > per_set {
             (tokens, spent) = (traders(http, base).await, 0);
         }
         spent += drive(http, base, &tokens, markets).await.trades.len() / TRADERS;
@@ -131,7 +135,7 @@ fn print_ratios(label: &str, one: &Phase, ten: &Phase, references: (f64, f64)) {
     println!("  {label}: one market {:.2}x, ten markets {:.2}x", one.trades_per_second() / references.0, ten.trades_per_second() / references.1);
 }
 
-/// `TRADERS` clients buying 1 USDC at a time for `SECONDS`, trader i on `markets[i % n]`.
+/// `TRADERS` clients buying `TRADE_USDC` at a time for `SECONDS`, trader i on `markets[i % n]`.
 async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &[Uuid]) -> Phase {
     let began = Moment::now();
     let (start, deadline) = (began.at, began.at + Duration::from_secs(SECONDS));
@@ -147,7 +151,7 @@ async fn drive(http: &reqwest::Client, base: &str, tokens: &[String], markets: &
                     let r = http
                         .post(&url)
                         .bearer_auth(&token)
-                        .json(&json!({"side": if i % 2 == 0 { "yes" } else { "no" }, "usdc_amount": "1"}))
+                        .json(&json!({"side": if i % 2 == 0 { "yes" } else { "no" }, "usdc_amount": micros(TRADE_USDC as i64)}))
                         .send()
                         .await
                         .unwrap();
@@ -194,14 +198,14 @@ async fn main() {
         let r = http
             .post(format!("{base}/v1/markets/{market}/trade"))
             .bearer_auth(&tokens[0])
-            .json(&json!({"side": "yes", "usdc_amount": "1"}))
+            .json(&json!({"side": "yes", "usdc_amount": micros(TRADE_USDC as i64)}))
             .send()
             .await
             .unwrap();
         assert_eq!(r.status().as_u16(), 200);
     }
 
-    println!("custodial trades, {TRADERS} traders, {SECONDS} s each, 1 USDC buys, release build, embedded chain");
+    println!("custodial trades, {TRADERS} traders, {SECONDS} s each, {} USDC buys, release build, embedded chain", micros(TRADE_USDC as i64));
     let one = drive(&http, &base, &tokens, &markets[..1]).await;
     one.print("one market:");
     one.save("one");

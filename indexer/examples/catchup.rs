@@ -23,6 +23,7 @@ use funding_market::events::{MarketCreated, TradeExecuted};
 use funding_market::state::Side;
 use indexer::follow::Indexer;
 use indexer::projection::Projector;
+use sqlx::PgConnection;
 use sqlx::postgres::PgPoolOptions;
 use uuid::Uuid;
 
@@ -73,6 +74,34 @@ fn event_tx(index: usize, events: Vec<Vec<u8>>) -> ConfirmedTransaction {
         instructions: vec![],
         inner_instructions: inner,
     }
+}
+
+/// What loading tables with `COPY` took: the loads' seconds (not the copying out) and rows.
+struct Copied {
+    secs: f64,
+    rows: u64,
+}
+
+/// Copies each of `tables` out and loads it with `COPY` into a new table of the same columns and
+/// indexes (`copy_<table>`).
+async fn copy_through(conn: &mut PgConnection, tables: &[&str]) -> Copied {
+    use futures_util::StreamExt;
+    let mut copied = Copied { secs: 0.0, rows: 0 };
+    for table in tables {
+        sqlx::query(&format!("CREATE TABLE copy_{table} (LIKE {table} INCLUDING ALL)")).execute(&mut *conn).await.unwrap();
+        let mut out = conn.copy_out_raw(&format!("COPY {table} TO STDOUT")).await.unwrap();
+        let mut bytes = Vec::new();
+        while let Some(chunk) = out.next().await {
+            bytes.extend_from_slice(&chunk.unwrap());
+        }
+        drop(out);
+        let started = Instant::now();
+        let mut copy_in = conn.copy_in_raw(&format!("COPY copy_{table} FROM STDIN")).await.unwrap();
+        copy_in.send(bytes.as_slice()).await.unwrap();
+        copied.rows += copy_in.finish().await.unwrap();
+        copied.secs += started.elapsed().as_secs_f64();
+    }
+    copied
 }
 
 fn event_data(event: &impl Event) -> Vec<u8> {
@@ -175,27 +204,8 @@ async fn main() {
     // The same appended rows, out and back in with COPY (same columns, same indexes); then
     // the rest of what the projection left, the same way.
     let mut conn = db.acquire().await.unwrap();
-    let mut copied = Vec::new();
-    for table in APPENDED.iter().chain(PROJECTED) {
-        sqlx::query(&format!("CREATE TABLE copy_{table} (LIKE {table} INCLUDING ALL)")).execute(&mut *conn).await.unwrap();
-        let mut out = conn.copy_out_raw(&format!("COPY {table} TO STDOUT")).await.unwrap();
-        let mut bytes = Vec::new();
-        use futures_util::StreamExt;
-        while let Some(chunk) = out.next().await {
-            bytes.extend_from_slice(&chunk.unwrap());
-        }
-        copied.push((table, bytes));
-    }
-    let mut copied_in = [0.0; 2];
-    let mut rows = [0u64; 2];
-    for (i, (table, bytes)) in copied.iter().enumerate() {
-        let part = usize::from(i >= APPENDED.len());
-        let started = Instant::now();
-        let mut copy_in = conn.copy_in_raw(&format!("COPY copy_{table} FROM STDIN")).await.unwrap();
-        copy_in.send(bytes.as_slice()).await.unwrap();
-        rows[part] += copy_in.finish().await.unwrap();
-        copied_in[part] += started.elapsed().as_secs_f64();
-    }
+    let appended = copy_through(&mut conn, APPENDED).await;
+    let projected = copy_through(&mut conn, PROJECTED).await;
     drop(conn);
 
     // Groups applied ahead: k transactions of one market (by up to ten wallets: the trade
@@ -222,11 +232,11 @@ async fn main() {
     println!("indexer (decode, record once, project markets/trades/positions/prices/balances/stats, cursor; {batch} chain transactions per DB transaction):");
     println!("  {indexed_in:.2} s, {:.0} events/s", events / indexed_in);
     println!("raw COPY of the same chain_events + trades rows into tables with the same indexes:");
-    println!("  {:.2} s, {:.0} rows/s ({:.0} events/s)", copied_in[0], rows[0] as f64 / copied_in[0], events / copied_in[0]);
-    println!("ratio of catch-up to COPY: {:.2}x", copied_in[0] / indexed_in);
-    let all = copied_in[0] + copied_in[1];
-    println!("raw COPY of every row the projection left ({}: {} rows more), the same way:", PROJECTED.join(", "), rows[1]);
-    println!("  {all:.2} s, {:.0} rows/s; ratio of catch-up to it: {:.2}x", (rows[0] + rows[1]) as f64 / all, all / indexed_in);
+    println!("  {:.2} s, {:.0} rows/s ({:.0} events/s)", appended.secs, appended.rows as f64 / appended.secs, events / appended.secs);
+    println!("ratio of catch-up to COPY: {:.2}x", appended.secs / indexed_in);
+    let all = appended.secs + projected.secs;
+    println!("raw COPY of every row the projection left ({}: {} rows more), the same way:", PROJECTED.join(", "), projected.rows);
+    println!("  {all:.2} s, {:.0} rows/s; ratio of catch-up to it: {:.2}x", (appended.rows + projected.rows) as f64 / all, all / indexed_in);
     println!("groups applied ahead (one statement and commit a group; {GROUPS} groups of each size, one market):");
     for (k, ms) in ahead {
         println!("  {k:>2} transactions a group: {ms:.2} ms a group, {:.3} ms a trade", ms / k as f64);

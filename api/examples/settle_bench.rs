@@ -86,7 +86,8 @@ async fn main() {
         wallets.push(Wallet { key: Pubkey::new_from_array(key.verifying_key().to_bytes()), token });
     }
     let model = Model::new(42, specs.iter().map(|s| SimSymbol::new(s.exchange.id(), &s.symbol, s.interval_minutes as i64)).collect());
-    let bench = Bench { service, http, onchain, specs, model, wallets };
+    let slugs = specs.iter().map(SeriesSpec::slug).collect();
+    let bench = Bench { service, http, onchain, slugs, model, wallets };
 
     // The simulator's latest 8-hour settlement, for the last set; each earlier set 8 hours before.
     let latest = Utc::now().timestamp_millis().div_euclid(EIGHT_HOURS_MS) * EIGHT_HOURS_MS;
@@ -135,7 +136,8 @@ struct Bench {
     service: support::Service,
     http: reqwest::Client,
     onchain: OnChain,
-    specs: Vec<SeriesSpec>,
+    /// The series, each opening one round a set.
+    slugs: Vec<String>,
     model: Model,
     wallets: Vec<Wallet>,
 }
@@ -161,14 +163,13 @@ impl Bench {
     /// every payout to show through the API.
     async fn settle_set(&self, set: usize, settled_at: i64) -> SetMeasured {
         let (base, db, chain, http, onchain) = (&self.service.base, &self.service.db, &self.service.chain, &self.http, &self.onchain);
-        let rounds = self.specs.len();
+        let rounds = self.slugs.len();
         let setup = Instant::now();
         // One open round a series, settling on chain an hour from the chain's now (its clock is
         // `set` steps ahead of wall time).
         let now = Utc::now() + chrono::Duration::seconds(set as i64 * CLOCK_STEP_SECS);
         let ids: Vec<Uuid> = (0..rounds).map(|_| Uuid::new_v4()).collect();
         let addresses: Vec<String> = ids.iter().map(|id| funding_market::client::market_pda(id.as_bytes()).to_string()).collect();
-        let slugs: Vec<String> = self.specs.iter().map(SeriesSpec::slug).collect();
         sqlx::query(
             "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
                                   yes_price_ppm, ou_prior_ppm, ou_confidence_ppm, onchain_address)
@@ -180,7 +181,7 @@ impl Bench {
         .bind(now - chrono::Duration::minutes(1))
         .bind(now + chrono::Duration::minutes(55))
         .bind(now + chrono::Duration::minutes(60))
-        .bind(&slugs)
+        .bind(&self.slugs)
         .bind(set as i32 + 1)
         .execute(db)
         .await

@@ -3,7 +3,7 @@
 -- A balance update's event paired each row's before and after by joining the two transition
 -- tables. Postgres knows nothing of a transition table's size, so a cached generic plan joined
 -- them by a nested loop: every updated wallet against every other, a million comparisons for a
--- statement of 1,000 wallets (about 100 ms of a catch-up batch), a hundred million for 10,000.
+-- statement of 1,000 wallets, a hundred million for 10,000 (docs/performance.md, "The indexer").
 -- A wallet's row is updated at most once a statement (its key), so a row of `after_update` whose
 -- (wallet, balance) is not in `before_update` is a wallet whose balance changed: set operations,
 -- hashed or sorted, never a nested loop.

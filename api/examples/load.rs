@@ -5,7 +5,9 @@
 //!
 //! `bash scripts/bench-api.sh` (release build; needs Postgres and Redis: scripts/setup.sh).
 //! `LOAD_SCALE=10` multiplies the settled history and the traders by 10 (1,000,000 each), to
-//! see whether a request's cost stays flat as they grow.
+//! see whether a request's cost stays flat as they grow. `LOAD_ROWS=quote,prices` drives only
+//! the rows whose label holds one of those words (after the bare handler's own row), to profile
+//! or compare a few rows without the whole table.
 //! Rate limits are raised out of the way but still counted (in process, reconciled with Redis).
 
 use std::time::{Duration, Instant};
@@ -171,6 +173,9 @@ async fn main() {
         ("GET /v1/markets/{id}/trades?limit=100", format!("{app}/v1/markets/{market}/trades?limit=100")),
         ("GET /v1/markets/{id}/prices", format!("{app}/v1/markets/{market}/prices")),
     ] {
+        if !wanted(label) {
+            continue;
+        }
         let ((rps, p50, p99, p999), reference) = drive_beside(&bare, &url).await;
         println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), beside(reference, rps, p99));
     }
@@ -178,6 +183,9 @@ async fn main() {
     // notified), so rankings are read again after each.
     let day_changes = "UPDATE trader_stats SET volume = volume + 1, trades = trades + 1 WHERE wallet = 'trader30' AND day = current_date";
     for (label, period) in [("  ...7d, a day changing every 100 ms", "7d"), ("  ...30d, a day changing every 100 ms", "30d")] {
+        if !wanted(label) {
+            continue;
+        }
         drive_while_changing(&conn, day_changes.into(), label, format!("{app}/v1/leaderboard?period={period}&limit=100"), &bare).await;
     }
     // The market's reads while it is traded every 100 ms (each change notified), so kept rows
@@ -200,9 +208,18 @@ async fn main() {
         ("  .../{id}/prices, traded every 100 ms", format!("{app}/v1/markets/{market}/prices")),
         ("GET /v1/series?limit=50, traded every 100 ms", format!("{app}/v1/series?limit=50")),
     ] {
+        if !wanted(label) {
+            continue;
+        }
         drive_while_changing(&conn, trades.clone(), label, url, &bare).await;
     }
     conn.close().await;
+}
+
+/// Whether the row `label` is driven: every row, or those `LOAD_ROWS` names (comma-separated
+/// words, any of which the label holds).
+fn wanted(label: &str) -> bool {
+    std::env::var("LOAD_ROWS").map_or(true, |rows| rows.split(',').any(|word| !word.is_empty() && label.contains(word)))
 }
 
 /// A row's ratios to the bare handler's `reference` slices, and their requests/s.

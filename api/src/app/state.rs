@@ -42,7 +42,7 @@ impl AppState {
             http,
             ws: Arc::new(crate::http::routes::ws::hub::Hub::new()),
             market_pages: Default::default(),
-            history_pages: Default::default(),
+            market_bodies: Default::default(),
             series_pages: Default::default(),
             leaderboard_pages: Default::default(),
             market_data_responses: Arc::new(crate::http::kept_responses::kept_responses()),

@@ -75,14 +75,21 @@ pub fn is_tradable(market: &PricedMarket, now: DateTime<Utc>) -> bool {
     market.status == MarketStatus::Open && now >= market.open_ts && now < market.close_ts
 }
 
-/// Buying `side` with `amount` micro-USDC in `market` at `now`, as the program would fill it.
-pub fn buy(market: &PricedMarket, terms: &TradeTerms, side: Side, amount: u64, now: DateTime<Utc>) -> Result<Quote, QuoteError> {
+/// Whether `market` takes a buy of `amount` micro-USDC at `now`: the checks `buy` makes before
+/// it fills, in its order.
+pub fn admits(market: &PricedMarket, terms: &TradeTerms, amount: u64, now: DateTime<Utc>) -> Result<(), QuoteError> {
     if amount < terms.min_trade {
         return Err(QuoteError::BelowMinimum { min: terms.min_trade });
     }
     if !is_tradable(market, now) {
         return Err(QuoteError::NotOpen(market.status));
     }
+    Ok(())
+}
+
+/// Buying `side` with `amount` micro-USDC in `market` at `now`, as the program would fill it.
+pub fn buy(market: &PricedMarket, terms: &TradeTerms, side: Side, amount: u64, now: DateTime<Utc>) -> Result<Quote, QuoteError> {
+    admits(market, terms, amount, now)?;
     let state = lmsr::Lmsr::new(market.liquidity_b, market.q_yes, market.q_no).map_err(|e| QuoteError::State(e.to_string()))?;
     let fill = state.buy(side.into(), amount).map_err(|e| QuoteError::Amount(e.to_string()))?;
     if fill.amount_out == 0 {

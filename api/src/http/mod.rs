@@ -84,11 +84,11 @@ pub struct AppParts {
     pub ws: Arc<routes::ws::hub::Hub>,
     /// Market listing pages already rendered, by the market rows' version.
     pub market_pages: Arc<rendered::RenderedPages<routes::markets::PageKey>>,
-    /// Markets' trades and prices and series' rounds already rendered, by the market rows'
-    /// version.
-    pub history_pages: Arc<rendered::RenderedPages<routes::markets::HistoryKey>>,
-    /// Series listing pages already rendered, by the cards' version.
-    pub series_pages: Arc<rendered::RenderedPages<routes::series::PageKey>>,
+    /// Markets, quotes, markets' trades and prices and series' rounds already rendered, by the
+    /// market rows' version.
+    pub market_bodies: Arc<rendered::RenderedPages<routes::markets::MarketBody>>,
+    /// Series listing pages and cards already rendered, by the cards' version.
+    pub series_pages: Arc<rendered::RenderedPages<routes::series::SeriesBody>>,
     /// Leaderboard pages already rendered, by the rankings' version.
     pub leaderboard_pages: Arc<rendered::RenderedPages<routes::leaderboard::BoardKey>>,
     /// Market-data responses already read, by the market data's version.

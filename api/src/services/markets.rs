@@ -86,6 +86,13 @@ fn quote_error(id: Uuid, status: MarketStatus, e: QuoteError) -> ServiceError {
     }
 }
 
+/// Whether market `id` takes a buy of `amount` micro-USDC now (`quote::admits`), with the
+/// error `quote` would answer when it does not.
+pub async fn check_quote(s: &Services, id: Uuid, amount: u64) -> Result<(), ServiceError> {
+    let market = market(s, id).await?;
+    quote::admits(&market.priced(), &s.terms(), amount, Utc::now()).map_err(|e| quote_error(id, market.status, e))
+}
+
 /// Buying `side` with `amount` micro-USDC in market `id`, as the program would fill it now.
 /// Priced from the in-memory market cache (no database round trip once the market is held).
 pub async fn quote(s: &Services, id: Uuid, side: Side, amount: u64) -> Result<(Uuid, Quote), ServiceError> {
@@ -117,6 +124,12 @@ pub async fn series_cards_version(s: &Services) -> Result<Option<u64>, ServiceEr
 /// Series `slug` with its card, from the in-memory series cards while they are current (every
 /// change whose notice has arrived; see `series_cards`).
 pub async fn series_by_slug(s: &Services, slug: &str) -> Result<SeriesRow, ServiceError> {
+    Ok(series_card(s, slug).await?.0)
+}
+
+/// The same, with the cards' version it was read at (`None`: read from Postgres, the card not
+/// held), which a body rendered from it may be kept by.
+pub async fn series_card(s: &Services, slug: &str) -> Result<(SeriesRow, Option<u64>), ServiceError> {
     s.series_cards.by_slug(&s.db, slug).await?.ok_or_else(|| ServiceError::NotFound(format!("no series {slug:?}")))
 }
 

@@ -77,19 +77,20 @@ impl SeriesCards {
         Ok(SeriesPage { rows, total, version: None })
     }
 
-    /// Series `slug`'s card: from memory when it is held (an active series, cards current),
-    /// else from Postgres (a series no longer active, or cards not being held).
-    pub async fn by_slug(self: &Arc<Self>, db: &PgPool, slug: &str) -> Result<Option<SeriesRow>, sqlx::Error> {
+    /// Series `slug`'s card and the held cards' version it was read at: from memory when it is
+    /// held (an active series, cards current), else from Postgres (a series no longer active, or
+    /// cards not being held; version `None`).
+    pub async fn by_slug(self: &Arc<Self>, db: &PgPool, slug: &str) -> Result<Option<(SeriesRow, Option<u64>)>, sqlx::Error> {
         if self.current(db).await?.is_some()
-            && let Some(card) = self.held(slug)
+            && let Some((card, version)) = self.held(slug)
         {
-            return Ok(Some(card));
+            return Ok(Some((card, Some(version))));
         }
-        series::series_by_slug(db, slug).await
+        Ok(series::series_by_slug(db, slug).await?.map(|card| (card, None)))
     }
 
-    /// The held card of `slug`, if the cards are current and hold it.
-    fn held(&self, slug: &str) -> Option<SeriesRow> {
+    /// The held card of `slug` and the cards' version, if the cards are current and hold it.
+    fn held(&self, slug: &str) -> Option<(SeriesRow, u64)> {
         let cards = self.state.lock().unwrap();
         if !(cards.live && cards.complete) {
             return None;
@@ -99,7 +100,7 @@ impl SeriesCards {
         for tier in 1..=3 {
             key.0 = tier;
             if let Some(card) = cards.ordered.get(&key) {
-                return Some(SeriesRow::clone(card));
+                return Some((SeriesRow::clone(card), cards.version));
             }
         }
         None

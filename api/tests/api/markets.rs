@@ -841,6 +841,78 @@ async fn quotes_follow_the_market_row_from_memory(db: PgPool) {
     }
 }
 
+/// `GET /v1/markets/{id}` and its quotes are kept rendered by the market rows' version: each
+/// change to the row is served within a second, in the market and in its quote, as Postgres's
+/// row renders and fills it; and a kept quote is refused once the market's trading window has
+/// closed, though no change to its row moved the version.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn market_and_quote_bodies_follow_changes(db: PgPool) {
+    use api::domain::market::Side;
+    use api::domain::money::micros;
+    use api::http::routes::markets::Market;
+    series::ensure(&db, &default_series()).await.unwrap();
+    let state = state(db.clone(), &redis_url());
+    let terms = state.services.terms();
+    let app = spawn(state).await;
+    let now = Utc::now();
+    let market = insert_market(&db, "okx-ethusdt", 1, now + chrono::Duration::hours(3), "open", 450_000).await;
+    let amount = 10_000_000;
+    // What Postgres's row renders to, and the shares and new YES price it fills the quote with.
+    let expected = || {
+        let db = db.clone();
+        async move {
+            let row = api::store::markets::market(&db, market).await.unwrap().unwrap();
+            let fill = api::domain::quote::buy(&row.priced(), &terms, Side::Yes, amount, Utc::now()).unwrap();
+            (serde_json::to_value(Market::from(row)).unwrap(), micros(fill.shares as i64), micros(fill.new_yes_price as i64))
+        }
+    };
+    let served = || {
+        let base = app.base.clone();
+        async move {
+            let get = |path: String| async move { reqwest::get(path).await.unwrap().json::<Value>().await.unwrap() };
+            let row = get(format!("{base}/v1/markets/{market}")).await;
+            let quote = get(format!("{base}/v1/markets/{market}/quote?side=yes&amount=10")).await;
+            let text = |field: &str| quote["data"][field].as_str().unwrap_or_default().to_owned();
+            (row["data"].clone(), text("shares"), text("new_yes_price"))
+        }
+    };
+    let mut slowest = Duration::ZERO;
+    for round in 0..12i64 {
+        // Served (and kept) before the change.
+        served().await;
+        sqlx::query("UPDATE markets SET q_yes = q_yes + $2, q_no = q_no + $3, total_volume = total_volume + 1, trade_count = trade_count + 1 WHERE id = $1")
+            .bind(market)
+            .bind((round % 7) * 1_000_000 + 1)
+            .bind((round % 5) * 1_000_000)
+            .execute(&db)
+            .await
+            .unwrap();
+        let committed = std::time::Instant::now();
+        let want = expected().await;
+        while served().await != want {
+            assert!(committed.elapsed() < Duration::from_secs(1), "round {round}: a change not served within a second");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        slowest = slowest.max(committed.elapsed());
+    }
+    println!("slowest change-to-body: {slowest:?}");
+    // A market whose trading window closes two seconds from now, its quote kept before then.
+    let closing = insert_market(&db, "okx-btcusdt", 1, Utc::now() + chrono::Duration::minutes(5) + chrono::Duration::seconds(2), "open", 500_000).await;
+    let quote = format!("/v1/markets/{closing}/quote?side=yes&amount=10");
+    let started = std::time::Instant::now();
+    loop {
+        let (status, _) = json(&app, &quote).await;
+        assert!(status == 200 || started.elapsed() < Duration::from_secs(1), "the new market was never quoted: {status}");
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(2_100).saturating_sub(started.elapsed())).await;
+    let (status, body) = json(&app, &quote).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("MARKET_CLOSED")), "a kept quote served past the close: {body}");
+}
+
 /// The series listing, and a series by slug, are served from memory once loaded: every page
 /// and card equals the one Postgres gives, a change to a series or to a round a card shows is
 /// listed within a second (the test prints the slowest), and a page is answered with the series
@@ -874,7 +946,7 @@ async fn series_listing_follows_changes_from_memory(db: PgPool) {
             // One series by slug (`GET /v1/series/{slug}`): the held card, or Postgres's row
             // for a series that is not active or does not exist.
             for slug in ["okx-ethusdt", "binance-btcusdt", "no-such-series"] {
-                let held = cards.by_slug(&db, slug).await.unwrap();
+                let held = cards.by_slug(&db, slug).await.unwrap().map(|(card, _version)| card);
                 let read = series::series_by_slug(&db, slug).await.unwrap();
                 if format!("{held:?}") != format!("{read:?}") {
                     return false;

@@ -53,7 +53,7 @@ pub struct CreatedApiKey {
 
 #[utoipa::path(
     post,
-    path = "/api-keys",
+    path = "/v1/api-keys",
     tag = "auth",
     request_body(content = Option<CreateRequest>, description = "Optional label; an empty body is allowed"),
     security(("bearer" = [])),
@@ -73,7 +73,7 @@ pub async fn create(
 
 #[utoipa::path(
     get,
-    path = "/api-keys",
+    path = "/v1/api-keys",
     tag = "auth",
     security(("bearer" = [])),
     responses(
@@ -93,7 +93,7 @@ pub struct Revoked {
 
 #[utoipa::path(
     delete,
-    path = "/api-keys/{id}",
+    path = "/v1/api-keys/{id}",
     tag = "auth",
     params(("id" = uuid::Uuid, Path, description = "The key id")),
     security(("bearer" = [])),

@@ -28,7 +28,7 @@ pub struct Challenge {
 /// Step 1 of wallet sign-in: a nonce and the message to sign with the wallet.
 #[utoipa::path(
     post,
-    path = "/auth/challenge",
+    path = "/v1/auth/challenge",
     tag = "auth",
     request_body = ChallengeRequest,
     responses((status = 200, description = "The challenge", body = Envelope<Challenge>))
@@ -57,7 +57,7 @@ pub struct Token {
 /// Step 3: the signed challenge redeemed for an access token.
 #[utoipa::path(
     post,
-    path = "/auth/verify",
+    path = "/v1/auth/verify",
     tag = "auth",
     request_body = VerifyRequest,
     responses(

@@ -67,7 +67,7 @@ fn sort_name(s: CrowdSort) -> &'static str {
 /// share (`most_longed`); ranks count from 1 across pages of the filtered list.
 #[utoipa::path(
     get,
-    path = "/crowd/leaderboard",
+    path = "/v1/crowd/leaderboard",
     tag = "crowd",
     params(
         ("sort" = Option<String>, Query, description = "most_shorted (default) or most_longed", pattern = "^(most_shorted|most_longed)$"),
@@ -136,7 +136,7 @@ struct Shorted {
 /// averages, extremes and `updated_at` are null.
 #[utoipa::path(
     get,
-    path = "/crowd/summary",
+    path = "/v1/crowd/summary",
     tag = "crowd",
     params(
         ("exchange" = Option<String>, Query, description = "binance, bybit, okx or hyperliquid", pattern = "^(binance|bybit|okx|hyperliquid)$"),
@@ -187,7 +187,7 @@ struct Point {
 /// of history, oldest first.
 #[utoipa::path(
     get,
-    path = "/crowd/{exchange}/{symbol}",
+    path = "/v1/crowd/{exchange}/{symbol}",
     tag = "crowd",
     params(
         ("exchange" = String, Path, description = "binance, bybit, okx or hyperliquid"),

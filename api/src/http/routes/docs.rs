@@ -3,6 +3,8 @@
 //! files are vendored from its npm package (`api/assets/swagger-ui`, refreshed by
 //! `scripts/vendor-docs.sh`) and compiled into the binary: nothing is loaded from elsewhere.
 
+use std::sync::{Arc, OnceLock};
+
 use axum::Extension;
 use axum::body::Bytes;
 use axum::http::{HeaderValue, header};
@@ -11,20 +13,22 @@ use axum::response::{Html, IntoResponse, Response};
 use crate::http::error::ApiError;
 use crate::http::extract::ApiPath;
 
-/// The document, serialized once at start-up (cloning it shares the bytes).
-#[derive(Clone)]
-pub struct Document(pub Bytes);
+/// The document, serialized once at start-up (cloning it shares the bytes). Set once the router
+/// it describes is built, which its own route is part of.
+#[derive(Clone, Default)]
+pub struct Document(pub Arc<OnceLock<Bytes>>);
 
 /// The OpenAPI 3.1 document of this API (plain JSON, not an envelope: tools read it as is).
 #[utoipa::path(
     get,
-    path = "/openapi.json",
+    path = "/v1/openapi.json",
     tag = "health",
     responses(
         (status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json", body = Object),
     )
 )]
 pub async fn openapi_json(Extension(Document(json)): Extension<Document>) -> Response {
+    let json = json.get().cloned().expect("the document is set when the router is built");
     ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], json).into_response()
 }
 

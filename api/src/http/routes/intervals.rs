@@ -58,7 +58,7 @@ impl From<ChangeRow> for Change {
 /// zero-indexed `page` of `limit` (default 50).
 #[utoipa::path(
     get,
-    path = "/intervals",
+    path = "/v1/intervals",
     tag = "intervals",
     params(PerpParams, ZeroBasedPage),
     responses((status = 200, description = "Changes, newest first", body = Envelope<Vec<Change>>))
@@ -89,7 +89,7 @@ struct SymbolChanges {
 /// and the ten symbols changed most, their changes summed across venues.
 #[utoipa::path(
     get,
-    path = "/intervals/stats",
+    path = "/v1/intervals/stats",
     tag = "intervals",
     responses((status = 200, description = "Totals", body = Envelope<Stats>))
 )]
@@ -136,7 +136,7 @@ fn sort_name(s: ThreadSort) -> &'static str {
 /// `order` `desc` (default) or `asc`.
 #[utoipa::path(
     get,
-    path = "/intervals/threaded",
+    path = "/v1/intervals/threaded",
     tag = "intervals",
     params(
         PerpParams,
@@ -186,7 +186,7 @@ struct HistoryEntry {
 /// `GET /v1/intervals/{exchange}/{symbol}`: the current interval and every change, newest first.
 #[utoipa::path(
     get,
-    path = "/intervals/{exchange}/{symbol}",
+    path = "/v1/intervals/{exchange}/{symbol}",
     tag = "intervals",
     params(
         ("exchange" = String, Path, description = "binance, bybit, okx or hyperliquid"),
@@ -219,7 +219,7 @@ pub struct AnalysisBody {
 /// `GET /v1/intervals/{exchange}/{symbol}/analysis` (definitions: `domain::market_data::Analysis`).
 #[utoipa::path(
     get,
-    path = "/intervals/{exchange}/{symbol}/analysis",
+    path = "/v1/intervals/{exchange}/{symbol}/analysis",
     tag = "intervals",
     params(
         ("exchange" = String, Path, description = "binance, bybit, okx or hyperliquid"),

@@ -60,7 +60,7 @@ impl Entry {
 
 #[utoipa::path(
     get,
-    path = "/leaderboard",
+    path = "/v1/leaderboard",
     tag = "leaderboard",
     params(
         ("period" = Option<String>, Query, description = "24h (the last 24 hours), 7d or 30d (today and the 7 or 30 UTC days before), or all (default)", pattern = "^(24h|7d|30d|all)$"),

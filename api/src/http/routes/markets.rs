@@ -136,7 +136,7 @@ pub struct ListQuery {
 
 #[utoipa::path(
     get,
-    path = "/markets",
+    path = "/v1/markets",
     tag = "markets",
     params(
         ("status" = Option<MarketStatus>, Query, description = "Only markets in this status"),
@@ -164,7 +164,7 @@ pub type PageKey = (Option<MarketStatus>, i64, i64);
 
 #[utoipa::path(
     get,
-    path = "/markets/{id}",
+    path = "/v1/markets/{id}",
     tag = "markets",
     params(("id" = String, Path, description = "The market id (a UUID)")),
     responses(
@@ -172,8 +172,12 @@ pub type PageKey = (Option<MarketStatus>, i64, i64);
         (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
     )
 )]
-pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Data<Market>, ApiError> {
-    Ok(Data::new(Arc::unwrap_or_clone(markets::market(&state.services, market_id(&id)?).await?).into()))
+pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Rendered, ApiError> {
+    let id = market_id(&id)?;
+    kept_by_markets(&state, MarketBody::Market(id), async {
+        Ok(Data::new(Market::from(Arc::unwrap_or_clone(markets::market(&state.services, id).await?))).body())
+    })
+    .await
 }
 
 /// `GET /v1/markets/{id}/resolution` (beyond the contract): how the oracle decided the round —
@@ -234,7 +238,7 @@ pub struct PayoutView {
 
 #[utoipa::path(
     get,
-    path = "/markets/{id}/resolution",
+    path = "/v1/markets/{id}/resolution",
     tag = "markets",
     params(("id" = String, Path, description = "The market id (a UUID)")),
     responses(
@@ -303,7 +307,7 @@ impl From<TradeRow> for TradeItem {
 
 #[utoipa::path(
     get,
-    path = "/markets/{id}/trades",
+    path = "/v1/markets/{id}/trades",
     tag = "markets",
     params(("id" = String, Path, description = "The market id (a UUID)"), PageQuery),
     responses(
@@ -314,7 +318,7 @@ impl From<TradeRow> for TradeItem {
 pub async fn trades(State(state): State<AppState>, ApiPath(id): ApiPath<String>, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Rendered, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
     let id = market_id(&id)?;
-    kept_history(&state, HistoryKey::Trades(id, page.limit, page.offset), async {
+    kept_by_markets(&state, MarketBody::Trades(id, page.limit, page.offset), async {
         let (rows, total) = markets::trades(&state.services, id, page).await?;
         Ok(Data::paged(rows.into_iter().map(TradeItem::from).collect::<Vec<_>>(), page.meta(total)).body())
     })
@@ -322,23 +326,27 @@ pub async fn trades(State(state): State<AppState>, ApiPath(id): ApiPath<String>,
 }
 
 /// The body kept for `key` at the market rows' version, else the one `render` reads. The
-/// version is taken before the read: a change the read misses moves it, so that page is never
+/// version is taken before the read: a change the read misses moves it, so that body is never
 /// served.
-pub(crate) async fn kept_history(
+pub(crate) async fn kept_by_markets(
     state: &AppState,
-    key: HistoryKey,
+    key: MarketBody,
     render: impl Future<Output = Result<axum::body::Bytes, ApiError>>,
 ) -> Result<Rendered, ApiError> {
     let version = markets::listing_version(&state.services);
-    let body = state.history_pages.get_or_render(key, version, async { Ok::<_, ApiError>((render.await?, version)) }).await?;
+    let body = state.market_bodies.get_or_render(key, version, async { Ok::<_, ApiError>((render.await?, version)) }).await?;
     Ok(Rendered(body))
 }
 
-/// A page of a market's or a series' history, kept rendered by the market rows' version
-/// (`AppParts::history_pages`): every trade and price point notifies it as a change to its
-/// market's row does, and so does a round's settlement.
+/// A body read from one market or series, kept rendered by the market rows' version
+/// (`AppParts::market_bodies`): every change to a market's row notifies it, and so does every
+/// trade and price point (a trade projected behind its market's row leaves the row unchanged).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum HistoryKey {
+pub enum MarketBody {
+    /// A market.
+    Market(Uuid),
+    /// A quote: the market, the side bought, micro-USDC spent.
+    Quote(Uuid, Side, u64),
     /// A market's trades: the market, limit, offset.
     Trades(Uuid, i64, i64),
     /// A market's price history.
@@ -357,7 +365,7 @@ pub struct PricePoint {
 /// Beyond the contract: the market's price after creation and after each trade, oldest first.
 #[utoipa::path(
     get,
-    path = "/markets/{id}/prices",
+    path = "/v1/markets/{id}/prices",
     tag = "markets",
     params(("id" = String, Path, description = "The market id (a UUID)")),
     responses(
@@ -367,7 +375,7 @@ pub struct PricePoint {
 )]
 pub async fn prices(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Rendered, ApiError> {
     let id = market_id(&id)?;
-    kept_history(&state, HistoryKey::Prices(id), async {
+    kept_by_markets(&state, MarketBody::Prices(id), async {
         let points = markets::prices(&state.services, id).await?;
         let items: Vec<PricePoint> =
             points.into_iter().map(|(at, yes)| PricePoint { timestamp: at, yes_price: micros(yes as i64), no_price: micros(1_000_000 - yes as i64) }).collect();
@@ -433,7 +441,7 @@ fn order(q: &QuoteQuery) -> Result<(Side, u64), ApiError> {
 
 #[utoipa::path(
     get,
-    path = "/markets/{id}/quote",
+    path = "/v1/markets/{id}/quote",
     tag = "markets",
     params(
         ("id" = String, Path, description = "The market id (a UUID)"),
@@ -446,11 +454,17 @@ fn order(q: &QuoteQuery) -> Result<(Side, u64), ApiError> {
         (status = 422, description = "MARKET_CLOSED", body = ErrorEnvelope),
     )
 )]
-pub async fn quote(State(state): State<AppState>, ApiPath(id): ApiPath<String>, ApiQuery(q): ApiQuery<QuoteQuery>) -> Result<Data<Quote>, ApiError> {
+pub async fn quote(State(state): State<AppState>, ApiPath(id): ApiPath<String>, ApiQuery(q): ApiQuery<QuoteQuery>) -> Result<Rendered, ApiError> {
     let id = market_id(&id)?;
     let (side, amount) = order(&q)?;
-    let (market_id, filled) = markets::quote(&state.services, id, side, amount).await?;
-    Ok(Data::new(Quote::new(market_id, filled)))
+    // Whether the market takes the order now is asked on every request: the trading window
+    // moves with the clock, not only with the market's row.
+    markets::check_quote(&state.services, id, amount).await?;
+    kept_by_markets(&state, MarketBody::Quote(id, side, amount), async {
+        let (market_id, filled) = markets::quote(&state.services, id, side, amount).await?;
+        Ok(Data::new(Quote::new(market_id, filled)).body())
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -463,7 +477,7 @@ pub struct SeriesQuoteQuery {
 /// The alternate quote: the series (by id or slug) and its open round.
 #[utoipa::path(
     get,
-    path = "/quote",
+    path = "/v1/quote",
     tag = "markets",
     params(
         ("series_id" = String, Query, description = "A series id or slug"),

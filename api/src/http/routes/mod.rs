@@ -66,6 +66,9 @@ pub fn router(state: AppState) -> Router {
 pub fn documented(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
     // Market-data responses are kept in memory while the data holds (`kept_responses`).
     let kept = from_fn_with_state(state.clone(), crate::http::kept_responses::keep_market_data);
+    // The `/v1` routes carry their whole path rather than being nested under `/v1`: a nested
+    // route strips the prefix from every request's URI before its handler sees it.
+    let document = docs::Document::default();
     let v1 = OpenApiRouter::new()
         .routes(routes!(auth::challenge))
         .routes(routes!(auth::verify))
@@ -110,22 +113,22 @@ pub fn documented(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(push::unsubscribe))
         .routes(routes!(push::vapid_public_key))
         .routes(routes!(ws::upgrade))
-        .routes(routes!(docs::openapi_json))
+        .routes(routes!(docs::openapi_json).layer(axum::Extension(document.clone())))
         .layer(DefaultBodyLimit::max(BODY_BYTES))
         .routes(routes!(money::deposit_webhook).layer(DefaultBodyLimit::max(WEBHOOK_BODY_BYTES)));
-    let (router, mut document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+    let (router, mut spec) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(health::health))
-        .nest("/v1", v1)
+        .merge(v1)
         .routes(routes!(dev_rpc::rpc).layer(DefaultBodyLimit::max(dev_rpc::MAX_BODY_BYTES)))
         .split_for_parts();
     // The frame's modifier ran before the paths were added: run it again over them.
-    utoipa::Modify::modify(&openapi::Shared, &mut document);
-    let document_json = axum::body::Bytes::from(document.to_json().expect("the OpenAPI document serializes"));
+    utoipa::Modify::modify(&openapi::Shared, &mut spec);
+    let json = axum::body::Bytes::from(spec.to_json().expect("the OpenAPI document serializes"));
+    document.0.set(json).expect("the document is set once");
     let router = router
         .route("/docs", axum::routing::get(docs::page))
         .route("/docs/{asset}", axum::routing::get(docs::asset))
-        .layer(axum::Extension(docs::Document(document_json)))
         .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
         .with_state(state);
-    (router, document)
+    (router, spec)
 }

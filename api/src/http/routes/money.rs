@@ -111,7 +111,7 @@ pub struct WebhookReceipt {
 
 #[utoipa::path(
     post,
-    path = "/webhooks/deposits",
+    path = "/v1/webhooks/deposits",
     tag = "money",
     request_body(content = Vec<Object>, description = "A Helius enhanced-transaction delivery (a JSON array)"),
     security(("webhook_secret" = [])),
@@ -177,7 +177,7 @@ impl From<DepositRow> for Deposit {
 
 #[utoipa::path(
     get,
-    path = "/deposits",
+    path = "/v1/deposits",
     tag = "money",
     params(PageQuery),
     security(("bearer" = []), ("api_key" = [])),
@@ -235,7 +235,7 @@ impl From<WithdrawalRow> for Withdrawal {
 
 #[utoipa::path(
     post,
-    path = "/withdraw",
+    path = "/v1/withdraw",
     tag = "money",
     request_body = WithdrawBody,
     params(
@@ -275,7 +275,7 @@ pub async fn withdraw(
 
 #[utoipa::path(
     get,
-    path = "/withdrawals/{id}",
+    path = "/v1/withdrawals/{id}",
     tag = "money",
     params(("id" = uuid::Uuid, Path, description = "The withdrawal id")),
     security(("bearer" = []), ("api_key" = [])),
@@ -291,7 +291,7 @@ pub async fn withdrawal(State(state): State<AppState>, AnyCaller(caller): AnyCal
 
 #[utoipa::path(
     get,
-    path = "/withdrawals",
+    path = "/v1/withdrawals",
     tag = "money",
     params(PageQuery),
     security(("bearer" = []), ("api_key" = [])),

@@ -40,7 +40,7 @@ pub struct Subscribed {
 
 #[utoipa::path(
     post,
-    path = "/push/subscribe",
+    path = "/v1/push/subscribe",
     tag = "push",
     request_body = SubscribeBody,
     security(("bearer" = [], "request_nonce" = [], "request_timestamp" = [])),
@@ -74,7 +74,7 @@ pub struct Unsubscribed {
 
 #[utoipa::path(
     post,
-    path = "/push/unsubscribe",
+    path = "/v1/push/unsubscribe",
     tag = "push",
     request_body = UnsubscribeBody,
     security(("bearer" = [], "request_nonce" = [], "request_timestamp" = [])),
@@ -102,7 +102,7 @@ pub struct VapidPublicKey {
 
 #[utoipa::path(
     get,
-    path = "/push/vapid-public-key",
+    path = "/v1/push/vapid-public-key",
     tag = "push",
     responses(
         (status = 200, description = "The key a browser subscribes with", body = Envelope<VapidPublicKey>),

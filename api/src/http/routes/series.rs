@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::markets::{HistoryKey, SettledRound, kept_history};
+use super::markets::{MarketBody, SettledRound, kept_by_markets};
 use crate::domain::exchange::Exchange;
 use crate::domain::market::MarketStatus;
 use crate::domain::money::{micros, places, ppm};
@@ -112,7 +112,7 @@ pub struct ListQuery {
 
 #[utoipa::path(
     get,
-    path = "/series",
+    path = "/v1/series",
     tag = "markets",
     params(
         ("exchange" = Option<String>, Query, description = "binance, bybit, okx or hyperliquid", pattern = "^(binance|bybit|okx|hyperliquid)$"),
@@ -126,7 +126,7 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery
     let current = markets::series_cards_version(&state.services).await?;
     let body = state
         .series_pages
-        .get_or_render((exchange, page.limit, page.offset), current, async {
+        .get_or_render(SeriesBody::Page(exchange, page.limit, page.offset), current, async {
             let listed = markets::series_list(&state.services, exchange, page).await?;
             Ok::<_, ApiError>((Data::paged(listed.rows.into_iter().map(SeriesCard::from).collect::<Vec<_>>(), page.meta(listed.total)).body(), listed.version))
         })
@@ -134,12 +134,18 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery
     Ok(Rendered(body))
 }
 
-/// A listing page: exchange, limit, offset.
-pub type PageKey = (Option<Exchange>, i64, i64);
+/// A body rendered from the series cards, kept by their version (`AppParts::series_pages`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SeriesBody {
+    /// A listing page: exchange, limit, offset.
+    Page(Option<Exchange>, i64, i64),
+    /// A series' card, by the slug asked for.
+    Card(String),
+}
 
 #[utoipa::path(
     get,
-    path = "/series/{slug}",
+    path = "/v1/series/{slug}",
     tag = "markets",
     params(("slug" = String, Path, description = "The series slug, e.g. btcusdt-binance")),
     responses(
@@ -147,13 +153,21 @@ pub type PageKey = (Option<Exchange>, i64, i64);
         (status = 404, description = "NOT_FOUND", body = ErrorEnvelope),
     )
 )]
-pub async fn get(State(state): State<AppState>, ApiPath(slug): ApiPath<String>) -> Result<Data<SeriesCard>, ApiError> {
-    Ok(Data::new(markets::series_by_slug(&state.services, &slug).await?.into()))
+pub async fn get(State(state): State<AppState>, ApiPath(slug): ApiPath<String>) -> Result<Rendered, ApiError> {
+    let current = markets::series_cards_version(&state.services).await?;
+    let body = state
+        .series_pages
+        .get_or_render(SeriesBody::Card(slug.clone()), current, async {
+            let (card, version) = markets::series_card(&state.services, &slug).await?;
+            Ok::<_, ApiError>((Data::new(SeriesCard::from(card)).body(), version))
+        })
+        .await?;
+    Ok(Rendered(body))
 }
 
 #[utoipa::path(
     get,
-    path = "/series/{slug}/rounds",
+    path = "/v1/series/{slug}/rounds",
     tag = "markets",
     params(("slug" = String, Path, description = "The series slug"), PageQuery),
     responses(
@@ -166,7 +180,7 @@ pub async fn rounds(State(state): State<AppState>, ApiPath(slug): ApiPath<String
     // The slug is looked up each time (the series cards follow their own notices), so a page
     // is kept by the series it names now.
     let series = markets::series_by_slug(&state.services, &slug).await?.id;
-    kept_history(&state, HistoryKey::Rounds(series, page.limit, page.offset), async {
+    kept_by_markets(&state, MarketBody::Rounds(series, page.limit, page.offset), async {
         let (rows, total) = markets::rounds(&state.services, series, page).await?;
         Ok(Data::paged(rows.into_iter().map(SettledRound::from).collect::<Vec<_>>(), page.meta(total)).body())
     })

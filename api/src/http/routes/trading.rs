@@ -84,7 +84,7 @@ async fn recover(services: &Services, signature: String) -> Result<Option<TradeR
 
 #[utoipa::path(
     post,
-    path = "/markets/{id}/trade",
+    path = "/v1/markets/{id}/trade",
     tag = "trading",
     request_body = BuyBody,
     params(
@@ -129,7 +129,7 @@ pub async fn buy(
 
 #[utoipa::path(
     post,
-    path = "/markets/{id}/sell",
+    path = "/v1/markets/{id}/sell",
     tag = "trading",
     request_body = SellBody,
     params(
@@ -182,7 +182,7 @@ pub struct DepositAddress {
 
 #[utoipa::path(
     get,
-    path = "/deposit/address",
+    path = "/v1/deposit/address",
     tag = "money",
     security(("bearer" = []), ("api_key" = [])),
     responses(
@@ -210,7 +210,7 @@ impl From<trading::Balance> for Balance {
 
 #[utoipa::path(
     get,
-    path = "/users/me/balance",
+    path = "/v1/users/me/balance",
     tag = "users",
     security(("bearer" = []), ("api_key" = [])),
     responses(
@@ -241,7 +241,7 @@ pub struct FaucetResult {
 
 #[utoipa::path(
     post,
-    path = "/dev/faucet",
+    path = "/v1/dev/faucet",
     tag = "money",
     request_body = FaucetBody,
     responses(

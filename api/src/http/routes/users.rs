@@ -47,7 +47,7 @@ impl From<Found> for Profile {
 
 #[utoipa::path(
     get,
-    path = "/users/me",
+    path = "/v1/users/me",
     tag = "users",
     security(("bearer" = []), ("api_key" = [])),
     responses(
@@ -68,7 +68,7 @@ pub struct ProfileUpdate {
 /// Sets (or, with `null`, clears) the caller's display name.
 #[utoipa::path(
     patch,
-    path = "/users/me",
+    path = "/v1/users/me",
     tag = "users",
     request_body = ProfileUpdate,
     security(("bearer" = []), ("api_key" = [])),
@@ -112,7 +112,7 @@ impl From<OpenPosition> for Position {
 
 #[utoipa::path(
     get,
-    path = "/users/me/positions",
+    path = "/v1/users/me/positions",
     tag = "users",
     security(("bearer" = []), ("api_key" = [])),
     responses(
@@ -135,7 +135,7 @@ pub struct HistoryItem {
 
 #[utoipa::path(
     get,
-    path = "/users/me/history",
+    path = "/v1/users/me/history",
     tag = "users",
     params(PageQuery),
     security(("bearer" = []), ("api_key" = [])),
@@ -169,7 +169,7 @@ pub struct Portfolio {
 
 #[utoipa::path(
     get,
-    path = "/portfolio",
+    path = "/v1/portfolio",
     tag = "users",
     security(("bearer" = []), ("api_key" = [])),
     responses(

@@ -33,7 +33,7 @@ pub struct Readiness {
 
 #[utoipa::path(
     get,
-    path = "/markets/{id}/ensure-onchain",
+    path = "/v1/markets/{id}/ensure-onchain",
     tag = "wallet",
     params(("id" = uuid::Uuid, Path, description = "The market id")),
     security(("bearer" = [])),
@@ -64,7 +64,7 @@ pub struct CoSigned {
 
 #[utoipa::path(
     post,
-    path = "/markets/{id}/co-sign",
+    path = "/v1/markets/{id}/co-sign",
     tag = "wallet",
     request_body = CoSignBody,
     params(("id" = uuid::Uuid, Path, description = "The market id")),
@@ -113,7 +113,7 @@ pub struct Confirmed {
 
 #[utoipa::path(
     post,
-    path = "/trade/confirm",
+    path = "/v1/trade/confirm",
     tag = "wallet",
     request_body = ConfirmBody,
     security(("bearer" = [], "request_nonce" = [], "request_timestamp" = [])),

@@ -118,7 +118,7 @@ impl Slot {
 
 #[utoipa::path(
     get,
-    path = "/ws",
+    path = "/v1/ws",
     tag = "stream",
     responses((status = 101, description = "Switching to the WebSocket protocol"))
 )]

@@ -7,7 +7,9 @@
 //! `LOAD_SCALE=10` multiplies the settled history and the traders by 10 (1,000,000 each), to
 //! see whether a request's cost stays flat as they grow. `LOAD_ROWS=quote,prices` drives only
 //! the rows whose label holds one of those words (after the bare handler's own row), to profile
-//! or compare a few rows without the whole table.
+//! or compare a few rows without the whole table. Requests ask for gzip (`Accept-Encoding:
+//! gzip`, as browsers do; kept pages are answered compressed); `LOAD_ENCODING=identity` asks for
+//! none.
 //! Rate limits are raised out of the way but still counted (in process, reconciled with Redis).
 
 use std::time::{Duration, Instant};

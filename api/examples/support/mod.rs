@@ -127,9 +127,20 @@ pub fn ratios(bare: (f64, f64), rps: f64, p99: f64) -> String {
 
 /// `CONNECTIONS` concurrent clients for `SECONDS`: (requests/s, p50, p99, p99.9) in ms.
 pub async fn drive(url: String) -> (f64, f64, f64, f64) {
-    let client = reqwest::Client::builder().pool_max_idle_per_host(CONNECTIONS).build().unwrap();
+    let client = load_client();
     let mut latencies = latencies(&client, &url, std::time::Duration::from_secs(SECONDS)).await;
     statistics(&mut latencies, SECONDS as f64)
+}
+
+/// The load generator's client. It asks for gzip as browsers and HTTP libraries do, unless
+/// `LOAD_ENCODING=identity`, and reads the bytes as they come, without inflating them, as load
+/// generators do (wrk, ab): the inflating is the client's work, not the service's.
+fn load_client() -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    if std::env::var("LOAD_ENCODING").as_deref() != Ok("identity") {
+        headers.insert(reqwest::header::ACCEPT_ENCODING, reqwest::header::HeaderValue::from_static("gzip"));
+    }
+    reqwest::Client::builder().pool_max_idle_per_host(CONNECTIONS).no_gzip().no_brotli().no_deflate().default_headers(headers).build().unwrap()
 }
 
 /// Slices `drive_beside` alternates, and how long each slice of the row and of the reference
@@ -142,7 +153,7 @@ pub const SLICES: u32 = 5;
 /// `drive` gives them.
 pub async fn drive_beside(reference: &str, url: &str) -> ((f64, f64, f64, f64), (f64, f64, f64, f64)) {
     use std::time::Duration;
-    let client = reqwest::Client::builder().pool_max_idle_per_host(CONNECTIONS).build().unwrap();
+    let client = load_client();
     let row_slice = Duration::from_secs(SECONDS) / SLICES;
     let reference_slice = row_slice / 2;
     let (mut row, mut bare) = (Vec::new(), Vec::new());

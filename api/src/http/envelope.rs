@@ -5,6 +5,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use super::encoding::Compressible;
+use super::rendered::KeptBody;
+
 /// Pagination and similar facts about `data`; `{}` when nothing applies.
 #[derive(Debug, Default, Serialize, utoipa::ToSchema)]
 pub struct Meta {
@@ -70,12 +73,16 @@ impl<T: Serialize> Data<T> {
     }
 }
 
-/// A 200 answered with an envelope rendered before (`Data::body`).
-pub struct Rendered(pub axum::body::Bytes);
+/// A 200 answered with an envelope rendered before (`Data::body`) and kept: answered gzip-
+/// compressed to a client that takes it (`encoding`).
+pub struct Rendered(pub KeptBody);
 
 impl IntoResponse for Rendered {
     fn into_response(self) -> Response {
-        with_marker(([(axum::http::header::CONTENT_TYPE, "application/json")], self.0).into_response())
+        let Rendered(kept) = self;
+        let mut response = with_marker(([(axum::http::header::CONTENT_TYPE, "application/json")], kept.identity()).into_response());
+        response.extensions_mut().insert(Compressible(kept));
+        response
     }
 }
 

@@ -18,6 +18,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::AppState;
+use super::encoding::Compressible;
 use super::envelope::Rendered;
 use super::error::ApiError;
 use super::rendered::RenderedPages;
@@ -56,6 +57,8 @@ pub async fn keep_market_data(State(state): State<AppState>, request: Request, n
         Ok(body) => body,
         Err(e) => return ApiError::internal(format_args!("reading a market-data response: {e}")).into_response(),
     };
-    state.market_data_responses.put(key, version, body.clone());
-    Response::from_parts(parts, Body::from(body))
+    let kept = state.market_data_responses.put(key, version, body);
+    let mut response = Response::from_parts(parts, Body::from(kept.identity()));
+    response.extensions_mut().insert(Compressible(kept));
+    response
 }

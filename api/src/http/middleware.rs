@@ -23,6 +23,7 @@ use tower::{Layer, Service};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tracing::Instrument;
 
+use super::encoding;
 use super::envelope::{Enveloped, error_response};
 
 /// The request id header: taken from the client when present, otherwise a new UUID v4; echoed
@@ -57,6 +58,7 @@ impl<S> Layer<S> for EdgeLayer {
 /// - a deadline: still running after `request_timeout`, it answers 500 `INTERNAL_ERROR`;
 /// - a panic in the route answers 500 `INTERNAL_ERROR`, its message going to the log only;
 /// - an error response that did not come from a handler gets the envelope (`envelope_stray`);
+/// - a kept body is answered gzip-compressed when the request takes it (`encoding`);
 /// - it is counted and timed by method, route and status (`record`).
 #[derive(Clone, Debug)]
 pub struct Edge<S> {
@@ -89,6 +91,7 @@ where
         };
         let span = tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id.to_str().unwrap_or(""));
         let route = req.extensions().get::<MatchedPath>().cloned();
+        let gzip = encoding::accepts_gzip(req.headers());
         let (method, uri) = (req.method().clone(), req.uri().clone());
         let limit = self.request_timeout;
         let called = {
@@ -101,12 +104,13 @@ where
                 Ok(future) => AssertUnwindSafe(tokio::time::timeout(limit, future)).catch_unwind().await,
                 Err(panic) => Err(panic),
             };
-            let mut response = match outcome {
+            let response = match outcome {
                 Ok(Ok(Ok(response))) => envelope_stray(response, &method, &uri),
                 Ok(Ok(Err(infallible))) => match infallible {},
                 Ok(Err(_elapsed)) => past_deadline(limit),
                 Err(panic) => panic_response(panic),
             };
+            let mut response = encoding::negotiate(response, gzip);
             if !response.headers().contains_key(&REQUEST_ID) {
                 response.headers_mut().insert(REQUEST_ID, id);
             }

@@ -6,17 +6,23 @@
 //! over. A store made `with_max_age` also stops serving a body that old (answers whose windows
 //! move with the clock).
 //!
+//! A kept body also holds its gzip form once a client has asked for it (`encoding`): compressed
+//! once per body, not per request. `CAPACITY_BYTES` counts the bodies as rendered; their gzip
+//! forms are a fraction of that (JSON compresses several times over).
+//!
 //! A key is rendered by one request at a time: after a change, the requests that find no body
 //! at the new version wait for the first one's render and take its bytes, instead of each
 //! reading and rendering the same page (a listing polled by many clients while its markets
 //! trade would otherwise read it once per request in flight after every change).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
+use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 
 use crate::services::key_gates::KeyGates;
 
@@ -39,7 +45,72 @@ struct Held<K> {
 struct Page {
     version: u64,
     at: Instant,
-    body: Bytes,
+    body: KeptBody,
+}
+
+/// A rendered body (cloning it shares the bytes), and its gzip form once asked for.
+#[derive(Clone, Debug)]
+pub struct KeptBody(Arc<Forms>);
+
+#[derive(Debug)]
+struct Forms {
+    identity: Bytes,
+    gzip: OnceLock<Bytes>,
+}
+
+impl KeptBody {
+    pub fn new(identity: Bytes) -> KeptBody {
+        KeptBody(Arc::new(Forms { identity, gzip: OnceLock::new() }))
+    }
+
+    /// The body as rendered.
+    pub fn identity(&self) -> Bytes {
+        self.0.identity.clone()
+    }
+
+    /// The body gzip-compressed, made by the first caller.
+    pub fn gzip(&self) -> Bytes {
+        self.0.gzip.get_or_init(|| gzip(&self.0.identity)).clone()
+    }
+
+    fn len(&self) -> usize {
+        self.0.identity.len()
+    }
+}
+
+thread_local! {
+    /// This thread's deflate state (a few hundred KB), reset for each body rather than made
+    /// anew. The fastest level: a kept page is compressed again after every change it shows.
+    static DEFLATE: RefCell<Compress> = RefCell::new(Compress::new(Compression::fast(), false));
+}
+
+/// `body` in the gzip format (RFC 1952): a header (no name, no time; the fastest level; the
+/// system unknown), the raw deflate stream, then the CRC-32 and length of `body`.
+fn gzip(body: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(body.len() / 4 + 64);
+    out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255]);
+    DEFLATE.with_borrow_mut(|deflate| {
+        deflate.reset();
+        loop {
+            let read = deflate.total_in() as usize;
+            // Writes into the spare capacity only: more is made while the stream is unfinished.
+            match deflate.compress_vec(&body[read..], &mut out, FlushCompress::Finish).expect("deflating in memory does not fail") {
+                Status::StreamEnd => break,
+                Status::Ok | Status::BufError => out.reserve(out.capacity()),
+            }
+        }
+    });
+    let mut crc = Crc::new();
+    crc.update(body);
+    out.extend_from_slice(&crc.sum().to_le_bytes());
+    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    Bytes::from(out)
+}
+
+impl PartialEq for KeptBody {
+    fn eq(&self, other: &KeptBody) -> bool {
+        self.0.identity == other.0.identity
+    }
 }
 
 impl<K> Default for RenderedPages<K> {
@@ -55,7 +126,7 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
     }
 
     /// The body rendered for `key` at `version`, if any (and not too old).
-    pub fn get(&self, key: &K, version: u64) -> Option<Bytes> {
+    pub fn get(&self, key: &K, version: u64) -> Option<KeptBody> {
         let held = self.held.lock().unwrap();
         let page = held.pages.get(key).filter(|p| p.version == version && self.max_age.is_none_or(|age| p.at.elapsed() < age))?;
         Some(page.body.clone())
@@ -68,7 +139,7 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
     ///
     /// Renders of one key take turns: one that finds, once its turn comes, a body kept at
     /// `current` (rendered meanwhile by the request before it) serves that body.
-    pub async fn get_or_render<E>(&self, key: K, current: Option<u64>, render: impl Future<Output = Result<(Bytes, Option<u64>), E>>) -> Result<Bytes, E> {
+    pub async fn get_or_render<E>(&self, key: K, current: Option<u64>, render: impl Future<Output = Result<(Bytes, Option<u64>), E>>) -> Result<KeptBody, E> {
         let kept = |pages: &Self| current.and_then(|version| pages.get(&key, version));
         if let Some(body) = kept(self) {
             return Ok(body);
@@ -83,16 +154,23 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
             return Ok(body);
         }
         let (body, version) = render.await?;
+        let body = KeptBody::new(body);
         if let Some(version) = version {
-            self.put(key, version, body.clone());
+            self.keep(key, version, body.clone());
         }
         Ok(body)
     }
 
     /// Keeps `body` as what `key` renders to at `version` (a body over the whole bound is not
     /// kept, nor one older than the body kept: a slow render of an earlier version does not
-    /// replace a newer page).
-    pub fn put(&self, key: K, version: u64, body: Bytes) {
+    /// replace a newer page), and returns it as a kept body, to be answered.
+    pub fn put(&self, key: K, version: u64, body: Bytes) -> KeptBody {
+        let body = KeptBody::new(body);
+        self.keep(key, version, body.clone());
+        body
+    }
+
+    fn keep(&self, key: K, version: u64, body: KeptBody) {
         if body.len() > CAPACITY_BYTES {
             return;
         }
@@ -131,7 +209,7 @@ mod tests {
             assert_eq!(bytes, summed);
         }
         let key = "/v1/crowd/binance/S0999USDT?hours=720".to_owned();
-        assert_eq!(kept.get(&key, 7), Some(month.clone()));
+        assert_eq!(kept.get(&key, 7).map(|b| b.identity()), Some(month.clone()));
         assert!(kept.get(&key, 8).is_none(), "another version is not served");
         // Replacing a body counts its bytes once.
         kept.put(key.clone(), 8, month.clone());
@@ -139,11 +217,11 @@ mod tests {
         assert_eq!(bytes, summed);
         // An older version does not replace a newer body.
         kept.put(key.clone(), 7, Bytes::from_static(b"older"));
-        assert_eq!(kept.get(&key, 8), Some(month.clone()));
+        assert_eq!(kept.get(&key, 8).map(|b| b.identity()), Some(month.clone()));
         // A body over the whole bound is not kept (and does not empty the store).
         kept.put("huge".to_owned(), 8, Bytes::from(vec![b'x'; CAPACITY_BYTES + 1]));
         assert!(kept.get(&"huge".to_owned(), 8).is_none());
-        assert_eq!(kept.get(&key, 8), Some(month));
+        assert_eq!(kept.get(&key, 8).map(|b| b.identity()), Some(month));
     }
 
     #[tokio::test]
@@ -158,12 +236,12 @@ mod tests {
                 Ok::<_, ()>((Bytes::from_static(body.as_bytes()), read_at))
             }
         };
-        assert_eq!(kept.get_or_render(1, Some(4), render("a", Some(4))).await, Ok(Bytes::from_static(b"a")));
-        assert_eq!(kept.get_or_render(1, Some(4), render("b", Some(4))).await, Ok(Bytes::from_static(b"a")), "kept at 4");
-        assert_eq!(kept.get_or_render(1, Some(5), render("c", Some(5))).await, Ok(Bytes::from_static(b"c")), "moved to 5");
+        assert_eq!(kept.get_or_render(1, Some(4), render("a", Some(4))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"a")));
+        assert_eq!(kept.get_or_render(1, Some(4), render("b", Some(4))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"a")), "kept at 4");
+        assert_eq!(kept.get_or_render(1, Some(5), render("c", Some(5))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"c")), "moved to 5");
         // Read without a version (the model not current): answered, not kept.
-        assert_eq!(kept.get_or_render(2, None, render("d", None)).await, Ok(Bytes::from_static(b"d")));
-        assert_eq!(kept.get_or_render(2, Some(5), render("e", Some(5))).await, Ok(Bytes::from_static(b"e")));
+        assert_eq!(kept.get_or_render(2, None, render("d", None)).await.map(|b| b.identity()), Ok(Bytes::from_static(b"d")));
+        assert_eq!(kept.get_or_render(2, Some(5), render("e", Some(5))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"e")));
         // A failed render is the caller's error and keeps nothing.
         assert_eq!(kept.get_or_render(3, Some(5), async { Err::<(Bytes, Option<u64>), _>(()) }).await, Err(()));
         assert!(kept.get(&3, 5).is_none());
@@ -187,6 +265,7 @@ mod tests {
                 })
                 .await
                 .unwrap()
+                .identity()
             }
         };
         let bodies = futures_util::future::join_all((0..32).map(|_| request(1, 9))).await;
@@ -196,6 +275,29 @@ mod tests {
         let (a, b) = tokio::join!(futures_util::future::join_all((0..8).map(|_| request(1, 10))), request(2, 10));
         assert!(a.iter().all(|body| body == "1@10") && b == "2@10");
         assert_eq!(renders.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_kept_body_is_gzip_compressed_once_and_inflates_to_itself() {
+        use std::io::Read;
+        let kept = RenderedPages::default();
+        let page = Bytes::from(serde_json::to_vec(&serde_json::json!({"data": vec!["0.500000"; 2_000], "meta": {}, "error": null})).unwrap());
+        let body = kept.put(1, 3, page.clone());
+        let gzip = kept.get(&1, 3).unwrap().gzip();
+        assert!(gzip.len() * 10 < page.len(), "{} bytes compressed to {}", page.len(), gzip.len());
+        assert_eq!(body.gzip().as_ptr(), gzip.as_ptr(), "compressed once, shared by every answer");
+        let inflate = |gzip: &[u8]| {
+            let mut inflated = Vec::new();
+            flate2::read::GzDecoder::new(gzip).read_to_end(&mut inflated).unwrap();
+            inflated
+        };
+        assert_eq!(inflate(&gzip), page);
+        // Bodies that outgrow the first guess at their compressed size (random bytes do not
+        // compress), and none at all, one after another on the thread's reused state.
+        let random: Vec<u8> = (0..100_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        for body in [&random[..], b"", &page[..], &random[..1_000]] {
+            assert_eq!(inflate(&super::gzip(body)), body);
+        }
     }
 
     #[test]

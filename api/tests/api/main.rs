@@ -4,6 +4,7 @@ mod auth;
 mod binary;
 mod cors;
 mod crash;
+mod encoding;
 mod envelope;
 mod exchanges;
 mod health;

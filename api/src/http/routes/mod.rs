@@ -66,9 +66,9 @@ pub fn router(state: AppState) -> Router {
 pub fn documented(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
     // Market-data responses are kept in memory while the data holds (`kept_responses`).
     let kept = from_fn_with_state(state.clone(), crate::http::kept_responses::keep_market_data);
+    let document = docs::Document::default();
     // The `/v1` routes carry their whole path rather than being nested under `/v1`: a nested
     // route strips the prefix from every request's URI before its handler sees it.
-    let document = docs::Document::default();
     let v1 = OpenApiRouter::new()
         .routes(routes!(auth::challenge))
         .routes(routes!(auth::verify))

@@ -1,7 +1,10 @@
 //! The read-path benchmark: seeds 4,000 series (each with an open round and 25 settled ones:
 //! 100,000 settled markets) and 100,000 traders with a day of statistics each into a fresh
 //! database, serves the real application and a bare axum handler, and drives each with the
-//! same load generator in the same run: requests/s and latency percentiles.
+//! same load generator in the same run: requests/s and latency percentiles. Before that, the
+//! server's own time a request: the same routers called in this process, one request at a time,
+//! with no sockets and no load generator, beside the bare handler called the same way (where a
+//! row's time goes on the server).
 //!
 //! `bash scripts/bench-api.sh` (release build; needs Postgres and Redis: scripts/setup.sh).
 //! `LOAD_SCALE=10` multiplies the settled history and the traders by 10 (1,000,000 each), to
@@ -123,10 +126,14 @@ async fn main() {
     // minute after a run).
     config.redis.namespace = format!("fmbench-{}", uuid::Uuid::new_v4().simple());
     let redis = Redis::new(&config.redis.url, config.http.health_timeout, &config.redis.namespace).unwrap();
+    // The service records its metrics by default (`FM_METRICS_ADDR`): so does the harness, or
+    // every request's counting and timing would go to a recorder that keeps nothing.
+    api::app::metrics::recorder();
     let state = AppState::new(&config, conn.clone(), redis);
     let state_for_limits = state.clone();
     let services = state.services.clone();
-    let app = serve(api::http::app(state)).await;
+    let app_router = api::http::app(state);
+    let app = serve(app_router.clone()).await;
     // Every unfinished market's row in the market cache (once its listener is up), as a service
     // quoting all of them holds it.
     let unfinished: Vec<uuid::Uuid> = sqlx::query_scalar("SELECT id FROM markets WHERE status IN ('pending', 'open')").fetch_all(&conn).await.unwrap();
@@ -136,13 +143,61 @@ async fn main() {
         }
     }
     println!("{} unfinished markets held by the market cache; resident memory {} MB", services.market_cache.len(), resident_mb());
-    let bare = serve(bare_handler()).await;
+    let bare_router = bare_handler();
+    let bare = serve(bare_router.clone()).await;
     // The bare handler behind the service's middleware, its rate limiter, and both: what a
     // request costs before its own route's work.
-    let behind_middleware = serve(api::http::middleware::apply(bare_handler(), config.http.request_timeout, None)).await;
-    let limit = axum::middleware::from_fn_with_state(state_for_limits.clone(), api::http::ratelimit::authenticate_and_limit);
-    let behind_limits = serve(bare_handler().layer(limit.clone())).await;
-    let behind_both = serve(api::http::middleware::apply(bare_handler().layer(limit), config.http.request_timeout, None)).await;
+    let behind_middleware_router = api::http::middleware::apply(bare_handler(), config.http.request_timeout, None);
+    let limit = api::http::ratelimit::LimitLayer(state_for_limits.clone());
+    let behind_limits_router = bare_handler().layer(limit.clone());
+    let behind_both_router = api::http::middleware::apply(bare_handler().layer(limit), config.http.request_timeout, None);
+    let behind_middleware = serve(behind_middleware_router.clone()).await;
+    let behind_limits = serve(behind_limits_router.clone()).await;
+    let behind_both = serve(behind_both_router.clone()).await;
+
+    // The quiet rows: each read with nothing changing (paths on the application).
+    let offset_half = rounds as usize * SERIES / 2;
+    let quiet: Vec<(&str, String)> = vec![
+        ("GET /v1/series?limit=50", "/v1/series?limit=50".into()),
+        ("GET /v1/series?limit=50&page=60", "/v1/series?limit=50&page=60".into()),
+        ("GET /v1/markets/{id}/quote", format!("/v1/markets/{market}/quote?side=yes&amount=25")),
+        ("GET /v1/markets/{id}", format!("/v1/markets/{market}")),
+        ("GET /v1/series/{slug}", format!("/v1/series/{slug}")),
+        ("GET /v1/markets?limit=100", "/v1/markets?limit=100".into()),
+        ("GET /v1/markets?status=settled&limit=100", "/v1/markets?status=settled&limit=100".into()),
+        ("  ...&offset=(half of them)", format!("/v1/markets?status=settled&limit=100&offset={offset_half}")),
+        ("  ...&offset=99999999", "/v1/markets?status=settled&limit=100&offset=99999999".into()),
+        ("GET /v1/leaderboard?period=all&limit=100", "/v1/leaderboard?period=all&limit=100".into()),
+        ("  ...&sort_by=win_rate", "/v1/leaderboard?period=all&limit=100&sort_by=win_rate".into()),
+        ("GET /v1/leaderboard?period=7d&limit=100", "/v1/leaderboard?period=7d&limit=100".into()),
+        ("  ...period=30d", "/v1/leaderboard?period=30d&limit=100".into()),
+        ("  ...period=24h", "/v1/leaderboard?period=24h&limit=100".into()),
+        ("GET /v1/series/{slug}/rounds", format!("/v1/series/{slug}/rounds")),
+        ("GET /v1/markets/{id}/trades?limit=100", format!("/v1/markets/{market}/trades?limit=100")),
+        ("GET /v1/markets/{id}/prices", format!("/v1/markets/{market}/prices")),
+    ];
+
+    // The server's own cost of a request: the routers called in this process, one request at a
+    // time, with no sockets, no HTTP parsing and no load generator sharing the cores.
+    println!(
+        "server time a request, in process (one request at a time, no sockets; the median of {IN_PROCESS_SLICES} slices of {} ms, alternating with the bare handler's):",
+        IN_PROCESS_SLICE.as_millis()
+    );
+    println!("  {:<40} {:>9} {:>7} {:>9}", "", "µs", "x bare", "bare µs");
+    let mut bare_in_process = InProcess::new(bare_router.clone(), "/");
+    for (label, router, path) in [
+        ("...behind the middleware", behind_middleware_router, "/".to_owned()),
+        ("...behind the rate limiter", behind_limits_router, "/".to_owned()),
+        ("...behind both", behind_both_router, "/".to_owned()),
+    ]
+    .into_iter()
+    .chain(quiet.iter().map(|(label, path)| (label.trim_start(), app_router.clone(), path.clone())))
+    {
+        if wanted(label) {
+            let (row, bare) = in_process(&mut bare_in_process, &mut InProcess::new(router, &path)).await;
+            println!("  {label:<40} {row:>9.2} {:>6.2}x {bare:>9.2}", row / bare);
+        }
+    }
 
     println!("{SERIES} series, {CONNECTIONS} connections, {SECONDS} s each, load generator in the same process");
     println!("each row's ratios are to the bare handler driven in {SLICES} slices alternating with the row's (its req/s in the last column)");
@@ -157,24 +212,10 @@ async fn main() {
         ("  ...behind the middleware", format!("{behind_middleware}/")),
         ("  ...behind the rate limiter", format!("{behind_limits}/")),
         ("  ...behind both", format!("{behind_both}/")),
-        ("GET /v1/series?limit=50", format!("{app}/v1/series?limit=50")),
-        ("GET /v1/series?limit=50&page=60", format!("{app}/v1/series?limit=50&page=60")),
-        ("GET /v1/markets/{id}/quote", format!("{app}/v1/markets/{market}/quote?side=yes&amount=25")),
-        ("GET /v1/markets/{id}", format!("{app}/v1/markets/{market}")),
-        ("GET /v1/series/{slug}", format!("{app}/v1/series/{slug}")),
-        ("GET /v1/markets?limit=100", format!("{app}/v1/markets?limit=100")),
-        ("GET /v1/markets?status=settled&limit=100", format!("{app}/v1/markets?status=settled&limit=100")),
-        ("  ...&offset=(half of them)", format!("{app}/v1/markets?status=settled&limit=100&offset={}", rounds as usize * SERIES / 2)),
-        ("  ...&offset=99999999", format!("{app}/v1/markets?status=settled&limit=100&offset=99999999")),
-        ("GET /v1/leaderboard?period=all&limit=100", format!("{app}/v1/leaderboard?period=all&limit=100")),
-        ("  ...&sort_by=win_rate", format!("{app}/v1/leaderboard?period=all&limit=100&sort_by=win_rate")),
-        ("GET /v1/leaderboard?period=7d&limit=100", format!("{app}/v1/leaderboard?period=7d&limit=100")),
-        ("  ...period=30d", format!("{app}/v1/leaderboard?period=30d&limit=100")),
-        ("  ...period=24h", format!("{app}/v1/leaderboard?period=24h&limit=100")),
-        ("GET /v1/series/{slug}/rounds", format!("{app}/v1/series/{slug}/rounds")),
-        ("GET /v1/markets/{id}/trades?limit=100", format!("{app}/v1/markets/{market}/trades?limit=100")),
-        ("GET /v1/markets/{id}/prices", format!("{app}/v1/markets/{market}/prices")),
-    ] {
+    ]
+    .into_iter()
+    .chain(quiet.iter().map(|(label, path)| (*label, format!("{app}{path}"))))
+    {
         if !wanted(label) {
             continue;
         }
@@ -222,6 +263,65 @@ async fn main() {
 /// words, any of which the label holds).
 fn wanted(label: &str) -> bool {
     std::env::var("LOAD_ROWS").map_or(true, |rows| rows.split(',').any(|word| !word.is_empty() && label.contains(word)))
+}
+
+/// Slices `in_process` alternates between a router and the bare handler, and how long each lasts.
+const IN_PROCESS_SLICES: u32 = 9;
+const IN_PROCESS_SLICE: Duration = Duration::from_millis(150);
+
+/// A router called in this process with one request built as the load generator sends it (from
+/// 127.0.0.1, asking for gzip unless `LOAD_ENCODING=identity`).
+struct InProcess {
+    service: axum::routing::RouterIntoService<axum::body::Body>,
+    path: String,
+    gzip: bool,
+}
+
+impl InProcess {
+    fn new(router: Router, path: &str) -> InProcess {
+        let gzip = std::env::var("LOAD_ENCODING").as_deref() != Ok("identity");
+        InProcess { service: router.into_service(), path: path.to_owned(), gzip }
+    }
+
+    /// Requests one after another for `period`, each called and its body read to the end: the
+    /// mean microseconds a request.
+    async fn per_request(&mut self, period: Duration) -> f64 {
+        use tower::{Service, ServiceExt};
+        let peer = axum::extract::ConnectInfo(std::net::SocketAddr::from(([127, 0, 0, 1], 40_000)));
+        let (started, mut requests) = (Instant::now(), 0u64);
+        while started.elapsed() < period {
+            for _ in 0..32 {
+                let mut request = axum::http::Request::get(&self.path);
+                if self.gzip {
+                    request = request.header(axum::http::header::ACCEPT_ENCODING, "gzip");
+                }
+                let request = request.extension(peer).body(axum::body::Body::empty()).unwrap();
+                let response = self.service.ready().await.unwrap().call(request).await.unwrap();
+                assert!(response.status().is_success(), "{}: {}", self.path, response.status());
+                axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+            }
+            requests += 32;
+        }
+        started.elapsed().as_secs_f64() * 1e6 / requests as f64
+    }
+}
+
+/// The median microseconds a request of `row` and of `bare` (the bare handler), over
+/// `IN_PROCESS_SLICES` slices of each, alternating, after a slice of each to warm them: a host
+/// whose speed drifts moves both alike.
+async fn in_process(bare: &mut InProcess, row: &mut InProcess) -> (f64, f64) {
+    bare.per_request(IN_PROCESS_SLICE).await;
+    row.per_request(IN_PROCESS_SLICE).await;
+    let (mut bares, mut rows) = (Vec::new(), Vec::new());
+    for _ in 0..IN_PROCESS_SLICES {
+        bares.push(bare.per_request(IN_PROCESS_SLICE).await);
+        rows.push(row.per_request(IN_PROCESS_SLICE).await);
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    (median(rows), median(bares))
 }
 
 /// A row's ratios to the bare handler's `reference` slices, and their requests/s.

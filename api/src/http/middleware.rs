@@ -1,16 +1,19 @@
-//! What every route runs behind: CORS, and the edge (`Edge`): the request id, the request's
-//! span, its metrics, a deadline, panic recovery, and a last-resort envelope for error
-//! responses that did not come from a handler.
+//! What every route runs behind, the edge (`Edge`): CORS, the request id, the request's span,
+//! its metrics, a deadline, panic recovery, and a last-resort envelope for error responses that
+//! did not come from a handler.
 //!
 //! The edge is one service with one boxed future rather than a layer for each of its parts:
-//! each `from_fn` layer clones the service under it and boxes a future per request, and a
-//! read answered from memory spent more on that than on its own work.
+//! each layer clones the service under it per request and most box a future, and a read
+//! answered from memory spent more on that than on its own work. For the same reason what it
+//! adds to every answer is made once: the CORS headers when the router is built, a route's
+//! metric handles on its first request.
 
 use std::any::Any;
 use std::convert::Infallible;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -19,10 +22,11 @@ use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::Response;
 use futures_util::FutureExt;
+use metrics::{Counter, Histogram};
 use tower::{Layer, Service};
-use tower_http::cors::{AllowOrigin, CorsLayer};
 use tracing::Instrument;
 
+use super::cors::Cors;
 use super::encoding;
 use super::envelope::{Enveloped, error_response};
 
@@ -30,28 +34,32 @@ use super::envelope::{Enveloped, error_response};
 /// on the response and recorded on every log line of the request.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// Wraps `routes` in the service's middleware, outermost first. CORS is outermost, so a
-/// preflight is answered for every route before authentication and rate limits see it.
+/// Puts every route of `routes` behind the edge: CORS for `cors_origins` (any origin when
+/// `None`), and a deadline of `request_timeout`.
 pub fn apply(routes: Router, request_timeout: Duration, cors_origins: Option<&[String]>) -> Router {
-    routes.layer(EdgeLayer { request_timeout }).layer(cors(cors_origins))
+    routes.layer(EdgeLayer { request_timeout, cors: Cors::new(cors_origins) })
 }
 
 /// The layer putting `Edge` over each route.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct EdgeLayer {
     /// A request still running after this is abandoned with 500 `INTERNAL_ERROR`.
     pub request_timeout: Duration,
+    /// Which origins browser front ends may call from.
+    pub cors: Cors,
 }
 
 impl<S> Layer<S> for EdgeLayer {
     type Service = Edge<S>;
 
     fn layer(&self, inner: S) -> Edge<S> {
-        Edge { inner, request_timeout: self.request_timeout }
+        Edge { inner, request_timeout: self.request_timeout, cors: self.cors.clone(), metrics: Arc::default() }
     }
 }
 
 /// A route behind the edge. For each request, in order:
+/// - a preflight (`OPTIONS`) is answered from the CORS policy, before anything else sees it;
+///   every other answer carries the policy's headers (`cors`);
 /// - its id: the client's `X-Request-Id`, or a new UUID v4; echoed on the response;
 /// - a `request` span (method, path, id) over everything the request does until its response
 ///   is ready, closed by an INFO line with its status and latency (ERROR for a 5xx);
@@ -64,6 +72,9 @@ impl<S> Layer<S> for EdgeLayer {
 pub struct Edge<S> {
     inner: S,
     request_timeout: Duration,
+    cors: Cors,
+    /// The metric handles of this edge's route, kept from its first request.
+    metrics: Arc<OnceLock<RouteMetrics>>,
 }
 
 impl<S> Service<Request> for Edge<S>
@@ -80,7 +91,11 @@ where
     }
 
     fn call(&mut self, mut req: Request) -> Self::Future {
+        if req.method() == Method::OPTIONS {
+            return Box::pin(std::future::ready(Ok(self.cors.preflight(req.headers()))));
+        }
         let started = Instant::now();
+        let origin = req.headers().get(header::ORIGIN).cloned();
         let id = match req.headers().get(&REQUEST_ID) {
             Some(id) => id.clone(),
             None => {
@@ -93,7 +108,7 @@ where
         let route = req.extensions().get::<MatchedPath>().cloned();
         let gzip = encoding::accepts_gzip(req.headers());
         let (method, uri) = (req.method().clone(), req.uri().clone());
-        let limit = self.request_timeout;
+        let (limit, cors, metrics) = (self.request_timeout, self.cors.clone(), self.metrics.clone());
         let called = {
             let _entered = span.enter();
             tracing::debug!("started processing request");
@@ -111,6 +126,7 @@ where
                 Err(panic) => panic_response(panic),
             };
             let mut response = encoding::negotiate(response, gzip);
+            cors.decorate(origin.as_ref(), response.headers_mut());
             if !response.headers().contains_key(&REQUEST_ID) {
                 response.headers_mut().insert(REQUEST_ID, id);
             }
@@ -121,7 +137,7 @@ where
             } else {
                 tracing::info!(status, latency_ms, "finished processing request");
             }
-            record(&method, route.as_ref(), response.status(), elapsed);
+            RouteMetrics::record(&metrics, &method, route.as_ref(), response.status(), elapsed);
             Ok(response)
         };
         Box::pin(answered.instrument(span))
@@ -135,14 +151,58 @@ fn new_request_id() -> HeaderValue {
     HeaderValue::from_str(uuid.hyphenated().encode_lower(&mut text)).expect("a UUID is a valid header value")
 }
 
-/// Counts the request by method, route (the matched pattern, `/v1/markets/{id}`; `unmatched`
-/// for unknown paths, so clients cannot multiply the series) and status, and times it.
-fn record(method: &Method, route: Option<&MatchedPath>, status: StatusCode, elapsed: Duration) {
-    let route = route.map_or("unmatched", MatchedPath::as_str).to_owned();
-    let method = method.as_str().to_owned();
-    let status = status.as_str().to_owned();
-    metrics::histogram!("fm_http_request_duration_seconds", "method" => method.clone(), "route" => route.clone()).record(elapsed.as_secs_f64());
-    metrics::counter!("fm_http_requests_total", "method" => method, "route" => route, "status" => status).increment(1);
+/// A route's request metrics: `fm_http_requests_total` by method, route (the matched pattern,
+/// `/v1/markets/{id}`; `unmatched` for unknown paths, so clients cannot multiply the series) and
+/// status, and `fm_http_request_duration_seconds` by method and route.
+///
+/// An edge stands before one endpoint, so its requests share a method and a route: their handles
+/// are made on the first request (a registry look-up by labels) and kept, a counter for each
+/// status the API answers. A request of another method or route than the first (a method
+/// router's fallback answers several methods), or of another status, is counted through the
+/// registry.
+#[derive(Debug)]
+struct RouteMetrics {
+    method: Method,
+    route: Option<MatchedPath>,
+    duration: Histogram,
+    /// The counter of each of `STATUSES`, made on its first request.
+    by_status: [OnceLock<Counter>; STATUSES.len()],
+}
+
+/// The statuses whose counters a route keeps: those the API answers.
+const STATUSES: [u16; 14] = [200, 201, 202, 204, 304, 400, 401, 403, 404, 409, 413, 422, 429, 500];
+
+impl RouteMetrics {
+    fn record(kept: &OnceLock<RouteMetrics>, method: &Method, route: Option<&MatchedPath>, status: StatusCode, elapsed: Duration) {
+        let same_route = |kept: &&RouteMetrics| kept.method == method && kept.route.as_ref().map(MatchedPath::as_str) == route.map(MatchedPath::as_str);
+        let Some(metrics) = Some(kept.get_or_init(|| RouteMetrics::new(method, route))).filter(same_route) else {
+            let (method, route) = (method.as_str().to_owned(), route.map_or("unmatched", MatchedPath::as_str).to_owned());
+            metrics::histogram!("fm_http_request_duration_seconds", "method" => method.clone(), "route" => route.clone()).record(elapsed.as_secs_f64());
+            metrics::counter!("fm_http_requests_total", "method" => method, "route" => route, "status" => status.as_str().to_owned()).increment(1);
+            return;
+        };
+        metrics.duration.record(elapsed.as_secs_f64());
+        match STATUSES.iter().position(|&s| s == status.as_u16()) {
+            Some(i) => metrics.by_status[i].get_or_init(|| metrics.counter(status)).increment(1),
+            None => metrics.counter(status).increment(1),
+        }
+    }
+
+    fn new(method: &Method, route: Option<&MatchedPath>) -> RouteMetrics {
+        let labels = (method.as_str().to_owned(), route.map_or("unmatched", MatchedPath::as_str).to_owned());
+        RouteMetrics {
+            method: method.clone(),
+            route: route.cloned(),
+            duration: metrics::histogram!("fm_http_request_duration_seconds", "method" => labels.0, "route" => labels.1),
+            by_status: Default::default(),
+        }
+    }
+
+    /// The registry's counter of this route's requests answered `status`.
+    fn counter(&self, status: StatusCode) -> Counter {
+        let route = self.route.as_ref().map_or("unmatched", MatchedPath::as_str).to_owned();
+        metrics::counter!("fm_http_requests_total", "method" => self.method.as_str().to_owned(), "route" => route, "status" => status.as_str().to_owned())
+    }
 }
 
 /// What a request still running after the deadline answers.
@@ -150,41 +210,6 @@ fn past_deadline(limit: Duration) -> Response {
     tracing::error!(timeout_ms = limit.as_millis() as u64, "request timed out");
     let message = format!("the request did not complete within {} ms", limit.as_millis());
     error_response(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL_ERROR", message)
-}
-
-/// Request headers a browser front end may send: credentials, anti-replay, idempotency.
-const ALLOWED_HEADERS: [HeaderName; 6] = [
-    header::AUTHORIZATION,
-    header::CONTENT_TYPE,
-    HeaderName::from_static("x-api-key"),
-    HeaderName::from_static("x-request-nonce"),
-    HeaderName::from_static("x-request-timestamp"),
-    HeaderName::from_static("idempotency-key"),
-];
-
-/// Response headers a browser front end may read.
-const EXPOSED_HEADERS: [HeaderName; 5] = [
-    HeaderName::from_static("x-ratelimit-limit"),
-    HeaderName::from_static("x-ratelimit-remaining"),
-    HeaderName::from_static("x-ratelimit-reset"),
-    header::RETRY_AFTER,
-    REQUEST_ID,
-];
-
-/// Cross-origin access for browser front ends: `origins` (exact `scheme://host[:port]`), or any
-/// origin when `None` — safe for this API, which authenticates with bearer tokens and keys,
-/// never cookies, so no credentials mode is offered. Preflights are cached 10 minutes.
-pub fn cors(origins: Option<&[String]>) -> CorsLayer {
-    let allow = match origins {
-        None => AllowOrigin::any(),
-        Some(list) => AllowOrigin::list(list.iter().filter_map(|o| HeaderValue::from_str(o).ok())),
-    };
-    CorsLayer::new()
-        .allow_origin(allow)
-        .allow_methods([Method::GET, Method::POST, Method::PATCH, Method::DELETE, Method::OPTIONS])
-        .allow_headers(ALLOWED_HEADERS)
-        .expose_headers(EXPOSED_HEADERS)
-        .max_age(Duration::from_secs(600))
 }
 
 /// A panicking handler answers 500 `INTERNAL_ERROR`; the panic message goes to the log only.
@@ -228,4 +253,67 @@ fn envelope_stray(response: Response, method: &Method, uri: &Uri) -> Response {
     parts.headers.extend(new.headers);
     parts.extensions.extend(new.extensions);
     Response::from_parts(parts, body)
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::extract::Path;
+    use axum::routing::get;
+    use tower::ServiceExt;
+
+    use super::*;
+
+    /// The count a rendered metrics page gives `series` (0 when it has none).
+    fn count(shown: &str, series: &str) -> u64 {
+        shown.lines().find_map(|line| line.strip_prefix(series)?.trim().parse::<f64>().ok()).unwrap_or(0.0) as u64
+    }
+
+    #[test]
+    fn requests_are_counted_by_method_route_and_status() {
+        // A recorder of the test's own, for this thread: the requests run on it.
+        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+        let shown = metrics::with_local_recorder(&recorder, || {
+            tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(requests());
+            recorder.handle().render()
+        });
+        let requests =
+            |method: &str, status: u16| count(&shown, &format!(r#"fm_http_requests_total{{method="{method}",route="/edge-test/{{id}}",status="{status}"}}"#));
+        assert_eq!((requests("GET", 200), requests("GET", 404), requests("GET", 400)), (2, 1, 1), "{shown}");
+        assert_eq!((requests("POST", 400), requests("PUT", 400)), (1, 2), "{shown}");
+        assert_eq!(requests("OPTIONS", 200), 0, "a preflight reaches no route: {shown}");
+        let timed = |method: &str| count(&shown, &format!(r#"fm_http_request_duration_seconds_count{{method="{method}",route="/edge-test/{{id}}"}}"#));
+        assert_eq!((timed("GET"), timed("POST"), timed("PUT")), (4, 1, 2), "{shown}");
+    }
+
+    async fn requests() {
+        let routes = Router::new().route(
+            "/edge-test/{id}",
+            get(|Path(id): Path<u32>| async move {
+                match id {
+                    0 => StatusCode::NOT_FOUND,
+                    7 => StatusCode::IM_A_TEAPOT,
+                    _ => StatusCode::OK,
+                }
+            }),
+        );
+        let app = apply(routes, Duration::from_secs(5), None);
+        // The first request of the GET endpoint's edge makes its handles; a status of its own
+        // (404) and one outside those kept (418, enveloped as 400) are counted too; the method
+        // router's fallback answers POST and PUT (400 `INVALID_INPUT`) behind an edge of its own.
+        for (method, path, status) in [
+            (Method::GET, "/edge-test/1", 200),
+            (Method::GET, "/edge-test/2", 200),
+            (Method::GET, "/edge-test/0", 404),
+            (Method::GET, "/edge-test/7", 400),
+            (Method::POST, "/edge-test/1", 400),
+            (Method::PUT, "/edge-test/1", 400),
+            (Method::PUT, "/edge-test/2", 400),
+            (Method::OPTIONS, "/edge-test/2", 200),
+        ] {
+            let request = Request::builder().method(method.clone()).uri(path).body(Body::empty()).unwrap();
+            let response = app.clone().oneshot(request).await.unwrap();
+            assert_eq!(response.status().as_u16(), status, "{method} {path}");
+        }
+    }
 }

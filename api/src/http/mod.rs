@@ -4,6 +4,7 @@
 //! here: handlers reach Postgres, Redis and the chain only through `services`.
 
 pub mod auth;
+pub mod cors;
 pub mod encoding;
 pub mod envelope;
 pub mod error;

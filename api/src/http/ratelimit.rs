@@ -25,15 +25,19 @@
 //! (fail open: an outage of the limiter must not become an outage of the API) without the three
 //! headers, and a warning is logged.
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
-use std::time::Duration;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime};
 
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, Request};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use client_limits::ip_bucket;
 use ipnet::IpNet;
+use tower::{Layer, Service};
 
 use super::AppState;
 use super::auth::{self, Identity};
@@ -58,37 +62,97 @@ struct Bucket {
     window_secs: u64,
 }
 
+/// The layer putting every route behind the limiter (`authenticate_and_limit`). It is a service
+/// of its own rather than axum's `from_fn`, which boxes the service under it for each request
+/// besides the request's future.
+#[derive(Clone)]
+pub struct LimitLayer(pub AppState);
+
+impl<S> Layer<S> for LimitLayer {
+    type Service = Limited<S>;
+
+    fn layer(&self, inner: S) -> Limited<S> {
+        Limited { inner, state: self.0.clone() }
+    }
+}
+
+/// A route behind the limiter.
+#[derive(Clone)]
+pub struct Limited<S> {
+    inner: S,
+    state: AppState,
+}
+
+impl<S> Service<Request> for Limited<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        // The service made ready is the one called; its clone waits for the next request.
+        let ready = self.inner.clone();
+        let next = Next(std::mem::replace(&mut self.inner, ready));
+        let state = self.state.clone();
+        Box::pin(async move { Ok(authenticate_and_limit(&state, req, next).await) })
+    }
+}
+
+/// The route under the limiter, called at most once.
+struct Next<S>(S);
+
+impl<S: Service<Request, Response = Response, Error = Infallible>> Next<S> {
+    async fn run(mut self, req: Request) -> Response {
+        match self.0.call(req).await {
+            Ok(response) => response,
+            Err(infallible) => match infallible {},
+        }
+    }
+}
+
+/// The current Unix second, as windows are counted.
+fn unix_now() -> u64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |since| since.as_secs())
+}
+
 /// Identifies the caller, counts the request in its bucket, and refuses it when over.
-pub async fn authenticate_and_limit(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+async fn authenticate_and_limit<S: Service<Request, Response = Response, Error = Infallible>>(state: &AppState, mut req: Request, next: Next<S>) -> Response {
     // Health checks are exempt (load balancers poll them).
     if req.uri().path() == "/health" {
         return next.run(req).await;
     }
-    let now = chrono::Utc::now().timestamp() as u64;
+    let now = unix_now();
     let ip = ip_bucket(client_ip(&req, &state.http.trusted_proxies));
     if req.uri().path() == WEBHOOK_PATH {
-        return webhook(&state, ip, now, req, next).await;
+        return webhook(state, ip, now, req, next).await;
     }
     req.extensions_mut().insert(ClientIp(ip.clone()));
     if req.uri().path() == "/rpc" {
         let bucket = Bucket { kind: "rpc", who: ip.clone(), limit: state.http.rate_rpc_per_sec, window_secs: 1 };
-        return limited(&state, &bucket, now, req, next).await;
+        return limited(state, &bucket, now, req, next).await;
     }
     // Only requests with an API key cost a look-up, so only they are counted for failures.
-    let failures = req.headers().contains_key(auth::API_KEY_HEADER).then(|| key_failures(&state, &ip));
+    let failures = req.headers().contains_key(auth::API_KEY_HEADER).then(|| key_failures(state, &ip));
     if let Some(failures) = &failures
-        && let Some(refusal) = refuse_when_over(&state, failures, now).await
+        && let Some(refusal) = refuse_when_over(state, failures, now).await
     {
         return refusal;
     }
-    let identity = auth::identify(&state, req.headers()).await;
+    let identity = auth::identify(state, req.headers()).await;
     if let Some(failures) = failures.filter(|_| matches!(identity, Identity::Invalid(_))) {
         // Counted for the next request; this one is answered (and counted) as usual.
-        let _ = count(&state, &failures, now).await;
+        let _ = count(state, &failures, now).await;
     }
-    let bucket = bucket_for(&state, &identity, req.method(), req.uri().path(), &ip);
+    let bucket = bucket_for(state, &identity, req.method(), req.uri().path(), &ip);
     req.extensions_mut().insert(identity);
-    limited(&state, &bucket, now, req, next).await
+    limited(state, &bucket, now, req, next).await
 }
 
 const WEBHOOK_PATH: &str = "/v1/webhooks/deposits";
@@ -96,7 +160,13 @@ const WEBHOOK_PATH: &str = "/v1/webhooks/deposits";
 /// The deposit webhook: a delivery with the configured `Authorization` is served unlimited (a
 /// provider's bursts must not be refused). Any other is answered 401 here, before its body is
 /// read, and counted per client IP; past the public limit in a minute, 429 until the window ends.
-async fn webhook(state: &AppState, ip: String, now: u64, req: Request, next: Next) -> Response {
+async fn webhook<S: Service<Request, Response = Response, Error = Infallible>>(
+    state: &AppState,
+    ip: String,
+    now: u64,
+    req: Request,
+    next: Next<S>,
+) -> Response {
     if auth::webhook_authorized(req.headers(), state.http.deposit_webhook_auth.as_deref()) {
         return next.run(req).await;
     }
@@ -112,7 +182,13 @@ async fn webhook(state: &AppState, ip: String, now: u64, req: Request, next: Nex
 }
 
 /// Counts the request in `bucket` and serves it, or refuses it when over the limit.
-async fn limited(state: &AppState, bucket: &Bucket, now: u64, req: Request, next: Next) -> Response {
+async fn limited<S: Service<Request, Response = Response, Error = Infallible>>(
+    state: &AppState,
+    bucket: &Bucket,
+    now: u64,
+    req: Request,
+    next: Next<S>,
+) -> Response {
     let reset = bucket.reset(now);
     let Ok(count) = count(state, bucket, now).await else {
         tracing::warn!("rate limiter unavailable, serving unlimited");
@@ -138,7 +214,7 @@ impl Bucket {
 
 /// The Redis key counting `bucket`'s current window.
 fn window_key(state: &AppState, bucket: &Bucket, now: u64) -> String {
-    state.services.redis.key("rl", &format!("{}:{}:{}", bucket.kind, bucket.who, now / bucket.window_secs))
+    state.services.redis.key("rl", format_args!("{}:{}:{}", bucket.kind, bucket.who, now / bucket.window_secs))
 }
 
 /// The bucket of `ip`'s failed API-key look-ups: HTTP requests' and WebSocket `auth` messages'
@@ -150,7 +226,7 @@ fn key_failures(state: &AppState, ip: &str) -> Bucket {
 /// Whether `ip`'s API keys are refused before their look-up now (its failed look-ups this
 /// minute reached the public limit), for the WebSocket's `auth` message. Fails open.
 pub(crate) async fn key_lookups_refused(state: &AppState, ip: &str) -> bool {
-    let now = chrono::Utc::now().timestamp() as u64;
+    let now = unix_now();
     let bucket = key_failures(state, ip);
     let over = at_limit(state, &bucket, now).await;
     if over {
@@ -161,8 +237,7 @@ pub(crate) async fn key_lookups_refused(state: &AppState, ip: &str) -> bool {
 
 /// Counts a failed API-key look-up of `ip` (the WebSocket's `auth` message).
 pub(crate) async fn count_key_failure(state: &AppState, ip: &str) {
-    let now = chrono::Utc::now().timestamp() as u64;
-    let _ = count(state, &key_failures(state, ip), now).await;
+    let _ = count(state, &key_failures(state, ip), unix_now()).await;
 }
 
 /// Whether `bucket` is already at its limit in this window (it is read, not counted). Fails open

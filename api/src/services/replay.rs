@@ -22,7 +22,7 @@ pub const REMEMBERED_SECS: i64 = 2 * WINDOW_SECS + REPLICA_SKEW_SECS;
 /// the caller, so nobody can spend another caller's nonce ahead of them. Lower-cased so hex
 /// case variants are the same nonce.
 pub async fn use_nonce(s: &Services, user: Uuid, nonce: &str) -> Result<(), ServiceError> {
-    let key = s.redis.key("replay", &format!("{}:{}", user.simple(), nonce.to_ascii_lowercase()));
+    let key = s.redis.key("replay", format_args!("{}:{}", user.simple(), nonce.to_ascii_lowercase()));
     if s.redis.set_new(&key, "1", REMEMBERED_SECS as u64).await? {
         Ok(())
     } else {

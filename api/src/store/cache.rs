@@ -27,7 +27,7 @@ impl Redis {
     }
 
     /// `namespace:kind:id`.
-    pub fn key(&self, kind: &str, id: &str) -> String {
+    pub fn key(&self, kind: &str, id: impl std::fmt::Display) -> String {
         format!("{}:{kind}:{id}", self.namespace)
     }
 

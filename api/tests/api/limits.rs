@@ -5,9 +5,8 @@ use std::time::{Duration, Instant};
 use api::http::auth::ReplayChecked;
 use api::http::auth::TokenCaller;
 use api::http::envelope::Data;
-use api::http::ratelimit::authenticate_and_limit;
+use api::http::ratelimit::LimitLayer;
 use axum::Router;
-use axum::middleware::from_fn_with_state;
 use axum::routing::post;
 use sqlx::PgPool;
 
@@ -19,7 +18,7 @@ async fn replayed_app(db: PgPool) -> (TestApp, api::AppState) {
     let state = state(db, &redis_url());
     let routes = Router::new()
         .route("/v1/replayed", post(|TokenCaller(_): TokenCaller, _: ReplayChecked| async { Data::new(true) }))
-        .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
+        .layer(LimitLayer(state.clone()))
         .with_state(state.clone());
     (serve(api::http::middleware::apply(routes, Duration::from_secs(5), None)).await, state)
 }
@@ -214,7 +213,7 @@ async fn extractors_admit_exactly_their_credentials(db: PgPool) {
         .route("/v1/token-only", get(|TokenCaller(c): TokenCaller| async move { Data::new(c.user_id) }))
         .route("/v1/key-only", get(|KeyCaller(c): KeyCaller| async move { Data::new(c.user_id) }))
         .route("/v1/any", get(|AnyCaller(c): AnyCaller| async move { Data::new(c.user_id) }))
-        .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
+        .layer(LimitLayer(state.clone()))
         .with_state(state.clone());
     let app = serve(api::http::middleware::apply(routes, Duration::from_secs(5), None)).await;
     let user = api::store::users::sign_in(&state.services.db, &address(&wallet())).await.unwrap();

@@ -30,7 +30,7 @@ use super::AppState;
 use super::error::ApiError;
 use super::extract::one_of;
 use super::openapi::{self, ApiDoc};
-use super::ratelimit::authenticate_and_limit;
+use super::ratelimit::LimitLayer;
 use crate::domain::exchange::Exchange;
 use crate::domain::market_data::PerpFilter;
 
@@ -128,7 +128,7 @@ pub fn documented(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
     let router = router
         .route("/docs", axum::routing::get(docs::page))
         .route("/docs/{asset}", axum::routing::get(docs::asset))
-        .layer(from_fn_with_state(state.clone(), authenticate_and_limit))
+        .layer(LimitLayer(state.clone()))
         .with_state(state);
     (router, spec)
 }

@@ -121,7 +121,7 @@ pub struct WebhookReceipt {
     )
 )]
 pub async fn deposit_webhook(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Data<WebhookReceipt>, ApiError> {
-    // Checked before the body is read by `ratelimit::authenticate_and_limit`; again here, so the
+    // Checked before the body is read by the limiter (`ratelimit`); again here, so the
     // handler is safe wherever it is mounted.
     if !auth::webhook_authorized(&headers, state.http.deposit_webhook_auth.as_deref()) {
         return Err(ApiError::Unauthorized("the webhook's Authorization is missing or wrong".into()));

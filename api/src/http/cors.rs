@@ -1,0 +1,158 @@
+//! Cross-origin access for browser front ends (the Fetch standard's CORS protocol): which origins
+//! may call, the preflight's answer, and the headers every other answer carries. The edge
+//! (`middleware::Edge`) applies it, first of all it does, so every route's preflight is answered
+//! before authentication and rate limits see the request.
+//!
+//! Any origin by default (`Access-Control-Allow-Origin: *`): safe for this API, which
+//! authenticates with bearer tokens and keys, never cookies, so no credentials mode is offered.
+//! With a list (exact `scheme://host[:port]`), an answer names the request's `Origin` when the
+//! list holds it, and allows none otherwise. Every header value is made once, when the router is
+//! built; a request only clones them.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Response, header};
+
+/// Request headers a browser front end may send: credentials, anti-replay, idempotency.
+const ALLOWED_HEADERS: [HeaderName; 6] = [
+    header::AUTHORIZATION,
+    header::CONTENT_TYPE,
+    HeaderName::from_static("x-api-key"),
+    HeaderName::from_static("x-request-nonce"),
+    HeaderName::from_static("x-request-timestamp"),
+    HeaderName::from_static("idempotency-key"),
+];
+
+/// Response headers a browser front end may read.
+const EXPOSED_HEADERS: [HeaderName; 5] = [
+    HeaderName::from_static("x-ratelimit-limit"),
+    HeaderName::from_static("x-ratelimit-remaining"),
+    HeaderName::from_static("x-ratelimit-reset"),
+    header::RETRY_AFTER,
+    super::middleware::REQUEST_ID,
+];
+
+/// The methods a preflight allows.
+const ALLOWED_METHODS: [Method; 5] = [Method::GET, Method::POST, Method::PATCH, Method::DELETE, Method::OPTIONS];
+
+/// How long a browser may cache a preflight's answer (seconds).
+const MAX_AGE_SECS: u32 = 600;
+
+/// The request headers an answer depends on besides its path: the origin, and a preflight's
+/// method and headers (caches must not give one origin's answer to another).
+const VARY: HeaderValue = HeaderValue::from_static("origin, access-control-request-method, access-control-request-headers");
+
+/// The service's CORS policy, its header values made once.
+#[derive(Clone, Debug)]
+pub struct Cors(Arc<Policy>);
+
+#[derive(Debug)]
+struct Policy {
+    /// The origins allowed; `None`: any.
+    origins: Option<Vec<HeaderValue>>,
+    allow_methods: HeaderValue,
+    allow_headers: HeaderValue,
+    expose_headers: HeaderValue,
+    max_age: HeaderValue,
+}
+
+impl Cors {
+    /// `origins` (exact `scheme://host[:port]`; entries that are not header values are left
+    /// out), or any origin when `None`.
+    pub fn new(origins: Option<&[String]>) -> Cors {
+        let joined = |names: &mut dyn Iterator<Item = &str>| {
+            HeaderValue::from_str(&names.collect::<Vec<_>>().join(",")).expect("header names and methods are header values")
+        };
+        Cors(Arc::new(Policy {
+            origins: origins.map(|list| list.iter().filter_map(|o| HeaderValue::from_str(o).ok()).collect()),
+            allow_methods: joined(&mut ALLOWED_METHODS.iter().map(Method::as_str)),
+            allow_headers: joined(&mut ALLOWED_HEADERS.iter().map(HeaderName::as_str)),
+            expose_headers: joined(&mut EXPOSED_HEADERS.iter().map(HeaderName::as_str)),
+            max_age: HeaderValue::from(MAX_AGE_SECS),
+        }))
+    }
+
+    /// The `Access-Control-Allow-Origin` value for a request from `origin`, if it is allowed.
+    fn allowed(&self, origin: Option<&HeaderValue>) -> Option<HeaderValue> {
+        match &self.0.origins {
+            None => Some(HeaderValue::from_static("*")),
+            Some(list) => origin.filter(|origin| list.contains(origin)).cloned(),
+        }
+    }
+
+    /// The answer to a preflight (any `OPTIONS` request): 200 with an empty body, the methods
+    /// and headers allowed, and how long to keep them. It reaches no route.
+    pub fn preflight(&self, request: &HeaderMap) -> Response<Body> {
+        let mut response = Response::new(Body::empty());
+        let headers = response.headers_mut();
+        headers.insert(header::VARY, VARY);
+        if let Some(origin) = self.allowed(request.get(header::ORIGIN)) {
+            headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        }
+        headers.insert(header::ACCESS_CONTROL_ALLOW_METHODS, self.0.allow_methods.clone());
+        headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, self.0.allow_headers.clone());
+        headers.insert(header::ACCESS_CONTROL_MAX_AGE, self.0.max_age.clone());
+        response
+    }
+
+    /// Adds to an answer (not a preflight's) the origin allowed to read it, the headers it may
+    /// read, and what it varies by (after any `Vary` of its own).
+    pub fn decorate(&self, origin: Option<&HeaderValue>, response: &mut HeaderMap) {
+        response.append(header::VARY, VARY);
+        if let Some(origin) = self.allowed(origin) {
+            response.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        }
+        response.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, self.0.expose_headers.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin(value: &'static str) -> HeaderValue {
+        HeaderValue::from_static(value)
+    }
+
+    #[test]
+    fn any_origin_by_default() {
+        let cors = Cors::new(None);
+        let mut headers = HeaderMap::new();
+        headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+        cors.decorate(None, &mut headers);
+        assert_eq!(headers[header::ACCESS_CONTROL_ALLOW_ORIGIN], "*");
+        let vary: Vec<_> = headers.get_all(header::VARY).iter().collect();
+        assert_eq!(vary, [&HeaderValue::from_static("accept-encoding"), &VARY], "the answer's own Vary is kept");
+        let exposed = headers[header::ACCESS_CONTROL_EXPOSE_HEADERS].to_str().unwrap();
+        assert_eq!(exposed, "x-ratelimit-limit,x-ratelimit-remaining,x-ratelimit-reset,retry-after,x-request-id");
+    }
+
+    #[test]
+    fn a_listed_origin_is_named_and_others_are_not_allowed() {
+        let cors = Cors::new(Some(&["https://app.example.com".into(), "bad\nvalue".into()]));
+        let mut headers = HeaderMap::new();
+        cors.decorate(Some(&origin("https://app.example.com")), &mut headers);
+        assert_eq!(headers[header::ACCESS_CONTROL_ALLOW_ORIGIN], "https://app.example.com");
+        for other in [Some(origin("https://evil.example.com")), Some(origin("https://app.example.com:8443")), None] {
+            let mut headers = HeaderMap::new();
+            cors.decorate(other.as_ref(), &mut headers);
+            assert!(!headers.contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN), "{other:?}");
+            assert_eq!(headers[header::VARY], VARY);
+        }
+    }
+
+    #[test]
+    fn a_preflight_lists_what_is_allowed() {
+        let mut request = HeaderMap::new();
+        request.insert(header::ORIGIN, origin("http://localhost:5173"));
+        let response = Cors::new(Some(&["http://localhost:5173".into()])).preflight(&request);
+        let headers = response.headers();
+        assert_eq!(response.status(), 200);
+        assert_eq!(headers[header::ACCESS_CONTROL_ALLOW_ORIGIN], "http://localhost:5173");
+        assert_eq!(headers[header::ACCESS_CONTROL_ALLOW_METHODS], "GET,POST,PATCH,DELETE,OPTIONS");
+        assert_eq!(headers[header::ACCESS_CONTROL_ALLOW_HEADERS], "authorization,content-type,x-api-key,x-request-nonce,x-request-timestamp,idempotency-key");
+        assert_eq!(headers[header::ACCESS_CONTROL_MAX_AGE], "600");
+        assert_eq!(headers[header::VARY], VARY);
+    }
+}

@@ -9,6 +9,7 @@
 //! here: the database pool's connections.
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
@@ -25,18 +26,35 @@ const TURN_BUCKETS: &[f64] = &[0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.
 /// Buckets of group sizes (items).
 const GROUP_SIZE_BUCKETS: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
 
-/// The process's recorder, installed on first use (metrics are process-wide).
+/// How often recorded histogram samples are folded into their buckets. The recorder keeps every
+/// sample until then (a scrape folds them too): without it, a process nobody scrapes would hold
+/// every request's latency.
+const UPKEEP_EVERY: Duration = Duration::from_secs(5);
+
+/// The process's recorder, installed on first use (metrics are process-wide), with a thread of
+/// its own folding its samples every `UPKEEP_EVERY`.
 pub fn recorder() -> &'static PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE.get_or_init(|| {
-        PrometheusBuilder::new()
+        let handle = PrometheusBuilder::new()
             .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)
             .and_then(|b| b.set_buckets_for_metric(Matcher::Full("fm_chain_turn_seconds".into()), TURN_BUCKETS))
             .and_then(|b| b.set_buckets_for_metric(Matcher::Full("fm_group_work_seconds".into()), TURN_BUCKETS))
             .and_then(|b| b.set_buckets_for_metric(Matcher::Full("fm_group_size".into()), GROUP_SIZE_BUCKETS))
             .expect("buckets are not empty")
             .install_recorder()
-            .expect("no other metrics recorder is installed")
+            .expect("no other metrics recorder is installed");
+        let upkeep = handle.clone();
+        std::thread::Builder::new()
+            .name("metrics-upkeep".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(UPKEEP_EVERY);
+                    upkeep.run_upkeep();
+                }
+            })
+            .expect("the metrics upkeep thread starts");
+        handle
     })
 }
 

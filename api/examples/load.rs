@@ -145,17 +145,19 @@ async fn main() {
     println!("{} unfinished markets held by the market cache; resident memory {} MB", services.market_cache.len(), resident_mb());
     let bare_router = bare_handler();
     let bare = serve(bare_router.clone()).await;
-    // The bare handler behind the service's middleware, its rate limiter, and both: what a
-    // request costs before its own route's work.
-    let behind_middleware_router = api::http::middleware::apply(bare_handler(), config.http.request_timeout, None);
-    let limit = api::http::ratelimit::LimitLayer(state_for_limits.clone());
-    let behind_limits_router = bare_handler().layer(limit.clone());
-    let behind_both_router = api::http::middleware::apply(bare_handler().layer(limit), config.http.request_timeout, None);
-    let behind_middleware = serve(behind_middleware_router.clone()).await;
-    let behind_limits = serve(behind_limits_router.clone()).await;
-    let behind_both = serve(behind_both_router.clone()).await;
 
-    // The quiet rows: each read with nothing changing (paths on the application).
+    // The quiet rows, each with its router, where it is served and its path: the bare handler
+    // behind the service's middleware, its rate limiter, and both (what a request costs before
+    // its own route's work), then each read with nothing changing.
+    let limit = api::http::ratelimit::LimitLayer(state_for_limits.clone());
+    let mut rows: Vec<(&str, Router, String, String)> = Vec::new();
+    for (label, router) in [
+        ("  ...behind the middleware", api::http::middleware::apply(bare_handler(), config.http.request_timeout, None)),
+        ("  ...behind the rate limiter", bare_handler().layer(limit.clone())),
+        ("  ...behind both", api::http::middleware::apply(bare_handler().layer(limit), config.http.request_timeout, None)),
+    ] {
+        rows.push((label, router.clone(), serve(router).await, "/".into()));
+    }
     let offset_half = rounds as usize * SERIES / 2;
     let quiet: Vec<(&str, String)> = vec![
         ("GET /v1/series?limit=50", "/v1/series?limit=50".into()),
@@ -176,6 +178,7 @@ async fn main() {
         ("GET /v1/markets/{id}/trades?limit=100", format!("/v1/markets/{market}/trades?limit=100")),
         ("GET /v1/markets/{id}/prices", format!("/v1/markets/{market}/prices")),
     ];
+    rows.extend(quiet.into_iter().map(|(label, path)| (label, app_router.clone(), app.clone(), path)));
 
     // The server's own cost of a request: the routers called in this process, one request at a
     // time, with no sockets, no HTTP parsing and no load generator sharing the cores.
@@ -185,17 +188,10 @@ async fn main() {
     );
     println!("  {:<40} {:>9} {:>7} {:>9}", "", "µs", "x bare", "bare µs");
     let mut bare_in_process = InProcess::new(bare_router.clone(), "/");
-    for (label, router, path) in [
-        ("...behind the middleware", behind_middleware_router, "/".to_owned()),
-        ("...behind the rate limiter", behind_limits_router, "/".to_owned()),
-        ("...behind both", behind_both_router, "/".to_owned()),
-    ]
-    .into_iter()
-    .chain(quiet.iter().map(|(label, path)| (label.trim_start(), app_router.clone(), path.clone())))
-    {
+    for (label, router, _, path) in &rows {
         if wanted(label) {
-            let (row, bare) = in_process(&mut bare_in_process, &mut InProcess::new(router, &path)).await;
-            println!("  {label:<40} {row:>9.2} {:>6.2}x {bare:>9.2}", row / bare);
+            let (row, bare) = in_process(&mut bare_in_process, &mut InProcess::new(router.clone(), path)).await;
+            println!("  {:<40} {row:>9.2} {:>6.2}x {bare:>9.2}", label.trim_start(), row / bare);
         }
     }
 
@@ -208,18 +204,11 @@ async fn main() {
     let bare = format!("{bare}/");
     let (rps, p50, p99, p999) = drive(bare.clone()).await;
     println!("{:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", "bare axum handler", resident_mb());
-    for (label, url) in [
-        ("  ...behind the middleware", format!("{behind_middleware}/")),
-        ("  ...behind the rate limiter", format!("{behind_limits}/")),
-        ("  ...behind both", format!("{behind_both}/")),
-    ]
-    .into_iter()
-    .chain(quiet.iter().map(|(label, path)| (*label, format!("{app}{path}"))))
-    {
+    for (label, _, base, path) in &rows {
         if !wanted(label) {
             continue;
         }
-        let ((rps, p50, p99, p999), reference) = drive_beside(&bare, &url).await;
+        let ((rps, p50, p99, p999), reference) = drive_beside(&bare, &format!("{base}{path}")).await;
         println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), beside(reference, rps, p99));
     }
     // The leaderboard while traders trade: a trader's day changes every 100 ms (each change

@@ -61,14 +61,11 @@ impl Cors {
     /// `origins` (exact `scheme://host[:port]`; entries that are not header values are left
     /// out), or any origin when `None`.
     pub fn new(origins: Option<&[String]>) -> Cors {
-        let joined = |names: &mut dyn Iterator<Item = &str>| {
-            HeaderValue::from_str(&names.collect::<Vec<_>>().join(",")).expect("header names and methods are header values")
-        };
         Cors(Arc::new(Policy {
             origins: origins.map(|list| list.iter().filter_map(|o| HeaderValue::from_str(o).ok()).collect()),
-            allow_methods: joined(&mut ALLOWED_METHODS.iter().map(Method::as_str)),
-            allow_headers: joined(&mut ALLOWED_HEADERS.iter().map(HeaderName::as_str)),
-            expose_headers: joined(&mut EXPOSED_HEADERS.iter().map(HeaderName::as_str)),
+            allow_methods: joined(ALLOWED_METHODS.iter().map(Method::as_str)),
+            allow_headers: joined(ALLOWED_HEADERS.iter().map(HeaderName::as_str)),
+            expose_headers: joined(EXPOSED_HEADERS.iter().map(HeaderName::as_str)),
             max_age: HeaderValue::from(MAX_AGE_SECS),
         }))
     }
@@ -105,6 +102,11 @@ impl Cors {
         }
         response.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, self.0.expose_headers.clone());
     }
+}
+
+/// Header names or methods as one comma-separated value.
+fn joined<'a>(names: impl Iterator<Item = &'a str>) -> HeaderValue {
+    HeaderValue::from_str(&names.collect::<Vec<_>>().join(",")).expect("header names and methods are header values")
 }
 
 #[cfg(test)]

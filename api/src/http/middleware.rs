@@ -10,9 +10,7 @@
 
 use std::any::Any;
 use std::convert::Infallible;
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -26,6 +24,7 @@ use metrics::{Counter, Histogram};
 use tower::{Layer, Service};
 use tracing::Instrument;
 
+use super::ResponseFuture;
 use super::cors::Cors;
 use super::encoding;
 use super::envelope::{Enveloped, error_response};
@@ -53,7 +52,8 @@ impl<S> Layer<S> for EdgeLayer {
     type Service = Edge<S>;
 
     fn layer(&self, inner: S) -> Edge<S> {
-        Edge { inner, request_timeout: self.request_timeout, cors: self.cors.clone(), metrics: Arc::default() }
+        let parts = EdgeParts { request_timeout: self.request_timeout, cors: self.cors.clone(), metrics: OnceLock::new() };
+        Edge { inner, parts: Arc::new(parts) }
     }
 }
 
@@ -67,14 +67,20 @@ impl<S> Layer<S> for EdgeLayer {
 /// - a panic in the route answers 500 `INTERNAL_ERROR`, its message going to the log only;
 /// - an error response that did not come from a handler gets the envelope (`envelope_stray`);
 /// - a kept body is answered gzip-compressed when the request takes it (`encoding`);
-/// - it is counted and timed by method, route and status (`record`).
+/// - it is counted and timed by method, route and status (`RouteMetrics`).
 #[derive(Clone, Debug)]
 pub struct Edge<S> {
     inner: S,
+    /// What the edge of one endpoint keeps, shared by its clones (one per request).
+    parts: Arc<EdgeParts>,
+}
+
+#[derive(Debug)]
+struct EdgeParts {
     request_timeout: Duration,
     cors: Cors,
     /// The metric handles of this edge's route, kept from its first request.
-    metrics: Arc<OnceLock<RouteMetrics>>,
+    metrics: OnceLock<RouteMetrics>,
 }
 
 impl<S> Service<Request> for Edge<S>
@@ -84,7 +90,7 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
@@ -92,7 +98,7 @@ where
 
     fn call(&mut self, mut req: Request) -> Self::Future {
         if req.method() == Method::OPTIONS {
-            return Box::pin(std::future::ready(Ok(self.cors.preflight(req.headers()))));
+            return Box::pin(std::future::ready(Ok(self.parts.cors.preflight(req.headers()))));
         }
         let started = Instant::now();
         let origin = req.headers().get(header::ORIGIN).cloned();
@@ -108,7 +114,7 @@ where
         let route = req.extensions().get::<MatchedPath>().cloned();
         let gzip = encoding::accepts_gzip(req.headers());
         let (method, uri) = (req.method().clone(), req.uri().clone());
-        let (limit, cors, metrics) = (self.request_timeout, self.cors.clone(), self.metrics.clone());
+        let parts = self.parts.clone();
         let called = {
             let _entered = span.enter();
             tracing::debug!("started processing request");
@@ -116,17 +122,17 @@ where
         };
         let answered = async move {
             let outcome = match called {
-                Ok(future) => AssertUnwindSafe(tokio::time::timeout(limit, future)).catch_unwind().await,
+                Ok(future) => AssertUnwindSafe(tokio::time::timeout(parts.request_timeout, future)).catch_unwind().await,
                 Err(panic) => Err(panic),
             };
             let response = match outcome {
                 Ok(Ok(Ok(response))) => envelope_stray(response, &method, &uri),
                 Ok(Ok(Err(infallible))) => match infallible {},
-                Ok(Err(_elapsed)) => past_deadline(limit),
+                Ok(Err(_elapsed)) => past_deadline(parts.request_timeout),
                 Err(panic) => panic_response(panic),
             };
             let mut response = encoding::negotiate(response, gzip);
-            cors.decorate(origin.as_ref(), response.headers_mut());
+            parts.cors.decorate(origin.as_ref(), response.headers_mut());
             if !response.headers().contains_key(&REQUEST_ID) {
                 response.headers_mut().insert(REQUEST_ID, id);
             }
@@ -137,7 +143,8 @@ where
             } else {
                 tracing::info!(status, latency_ms, "finished processing request");
             }
-            RouteMetrics::record(&metrics, &method, route.as_ref(), response.status(), elapsed);
+            let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
+            RouteMetrics::record(&parts.metrics, &method, route, response.status(), elapsed);
             Ok(response)
         };
         Box::pin(answered.instrument(span))
@@ -163,7 +170,7 @@ fn new_request_id() -> HeaderValue {
 #[derive(Debug)]
 struct RouteMetrics {
     method: Method,
-    route: Option<MatchedPath>,
+    route: String,
     duration: Histogram,
     /// The counter of each of `STATUSES`, made on its first request.
     by_status: [OnceLock<Counter>; STATUSES.len()],
@@ -173,36 +180,34 @@ struct RouteMetrics {
 const STATUSES: [u16; 14] = [200, 201, 202, 204, 304, 400, 401, 403, 404, 409, 413, 422, 429, 500];
 
 impl RouteMetrics {
-    fn record(kept: &OnceLock<RouteMetrics>, method: &Method, route: Option<&MatchedPath>, status: StatusCode, elapsed: Duration) {
-        let same_route = |kept: &&RouteMetrics| kept.method == method && kept.route.as_ref().map(MatchedPath::as_str) == route.map(MatchedPath::as_str);
-        let Some(metrics) = Some(kept.get_or_init(|| RouteMetrics::new(method, route))).filter(same_route) else {
-            let (method, route) = (method.as_str().to_owned(), route.map_or("unmatched", MatchedPath::as_str).to_owned());
-            metrics::histogram!("fm_http_request_duration_seconds", "method" => method.clone(), "route" => route.clone()).record(elapsed.as_secs_f64());
-            metrics::counter!("fm_http_requests_total", "method" => method, "route" => route, "status" => status.as_str().to_owned()).increment(1);
-            return;
-        };
-        metrics.duration.record(elapsed.as_secs_f64());
-        match STATUSES.iter().position(|&s| s == status.as_u16()) {
-            Some(i) => metrics.by_status[i].get_or_init(|| metrics.counter(status)).increment(1),
-            None => metrics.counter(status).increment(1),
-        }
-    }
-
-    fn new(method: &Method, route: Option<&MatchedPath>) -> RouteMetrics {
-        let labels = (method.as_str().to_owned(), route.map_or("unmatched", MatchedPath::as_str).to_owned());
-        RouteMetrics {
+    fn record(kept: &OnceLock<RouteMetrics>, method: &Method, route: &str, status: StatusCode, elapsed: Duration) {
+        let kept = kept.get_or_init(|| RouteMetrics {
             method: method.clone(),
-            route: route.cloned(),
-            duration: metrics::histogram!("fm_http_request_duration_seconds", "method" => labels.0, "route" => labels.1),
+            route: route.to_owned(),
+            duration: duration(method, route),
             by_status: Default::default(),
+        });
+        if kept.method != method || kept.route != route {
+            duration(method, route).record(elapsed.as_secs_f64());
+            requests(method, route, status).increment(1);
+            return;
+        }
+        kept.duration.record(elapsed.as_secs_f64());
+        match STATUSES.iter().position(|&s| s == status.as_u16()) {
+            Some(i) => kept.by_status[i].get_or_init(|| requests(method, route, status)).increment(1),
+            None => requests(method, route, status).increment(1),
         }
     }
+}
 
-    /// The registry's counter of this route's requests answered `status`.
-    fn counter(&self, status: StatusCode) -> Counter {
-        let route = self.route.as_ref().map_or("unmatched", MatchedPath::as_str).to_owned();
-        metrics::counter!("fm_http_requests_total", "method" => self.method.as_str().to_owned(), "route" => route, "status" => status.as_str().to_owned())
-    }
+/// The registry's latency histogram of `method` requests of `route`.
+fn duration(method: &Method, route: &str) -> Histogram {
+    metrics::histogram!("fm_http_request_duration_seconds", "method" => method.as_str().to_owned(), "route" => route.to_owned())
+}
+
+/// The registry's counter of `method` requests of `route` answered `status`.
+fn requests(method: &Method, route: &str, status: StatusCode) -> Counter {
+    metrics::counter!("fm_http_requests_total", "method" => method.as_str().to_owned(), "route" => route.to_owned(), "status" => status.as_str().to_owned())
 }
 
 /// What a request still running after the deadline answers.

@@ -25,6 +25,10 @@ use axum::Router;
 
 use crate::services::Services;
 
+/// What a layer of ours (the edge, the limiter) answers a request with: one boxed future, the
+/// route's under it, never an error (errors are responses).
+pub type ResponseFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<axum::response::Response, std::convert::Infallible>> + Send>>;
+
 /// What the HTTP layer needs of the configuration.
 #[derive(Clone, Debug)]
 pub struct HttpSettings {

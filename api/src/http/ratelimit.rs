@@ -26,11 +26,9 @@
 //! headers, and a warning is logged.
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
-use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use axum::extract::{ConnectInfo, Request};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method};
@@ -39,11 +37,11 @@ use client_limits::ip_bucket;
 use ipnet::IpNet;
 use tower::{Layer, Service};
 
-use super::AppState;
 use super::auth::{self, Identity};
 use super::error::ApiError;
+use super::{AppState, ResponseFuture};
 use crate::domain::caller::AuthMethod;
-use crate::services::rate_counts;
+use crate::services::rate_counts::{self, unix_now};
 
 const REDIS_BUDGET: Duration = Duration::from_millis(250);
 
@@ -90,7 +88,7 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
@@ -115,11 +113,6 @@ impl<S: Service<Request, Response = Response, Error = Infallible>> Next<S> {
             Err(infallible) => match infallible {},
         }
     }
-}
-
-/// The current Unix second, as windows are counted.
-fn unix_now() -> u64 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |since| since.as_secs())
 }
 
 /// Identifies the caller, counts the request in its bucket, and refuses it when over.

@@ -52,6 +52,11 @@ struct Entry {
     ends_at: u64,
 }
 
+/// The current Unix second, as windows are counted and end (`ends_at`).
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_secs())
+}
+
 /// Redis did not answer an entry's first sync: the caller serves the request unlimited.
 #[derive(Debug)]
 pub struct Unavailable;
@@ -131,7 +136,7 @@ impl WindowCounts {
     /// One pass: sends every touched entry's count, takes Redis's answers, and drops entries of
     /// windows that are over and fully sent.
     pub async fn sync(&self, redis: &Redis) {
-        let now = chrono::Utc::now().timestamp() as u64;
+        let now = unix_now();
         let mut batch = Vec::new();
         for shard in &self.shards {
             let mut shard = shard.lock().unwrap();

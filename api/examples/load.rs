@@ -269,7 +269,9 @@ struct InProcess {
 impl InProcess {
     fn new(router: Router, path: &str) -> InProcess {
         let gzip = std::env::var("LOAD_ENCODING").as_deref() != Ok("identity");
-        InProcess { service: router.into_service(), path: path.to_owned(), gzip }
+        // `with_state` turns every handler into its route, layers applied, once, as serving
+        // does (`into_make_service…`); without it the router would do that per request.
+        InProcess { service: router.with_state(()).into_service(), path: path.to_owned(), gzip }
     }
 
     /// Requests one after another for `period`, each called and its body read to the end: the

@@ -3,6 +3,7 @@
 //! counted as, a connection's own limit on the messages its client sends, and the deadline for a
 //! client to take a message sent to it.
 
+use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
 
 pub mod message_rate;
@@ -10,12 +11,33 @@ pub mod socket_send;
 
 pub use message_rate::MessageRate;
 
-/// What a client IP is counted as: an IPv4 address, or an IPv6 address's /64.
-pub fn ip_bucket(ip: IpAddr) -> String {
-    match ip.to_canonical() {
-        IpAddr::V4(v4) => v4.to_string(),
-        IpAddr::V6(v6) => format!("{}/64", Ipv6Addr::from(v6.to_bits() & (u128::MAX << 64))),
+/// What a client IP is counted as: an IPv4 address, or an IPv6 address's /64 (one subscriber's
+/// allocation: counting per IPv6 address would give every client 2^64 buckets). It shows as the
+/// address, or as the network with `/64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IpBucket(IpAddr);
+
+impl IpBucket {
+    pub fn of(ip: IpAddr) -> IpBucket {
+        match ip.to_canonical() {
+            IpAddr::V4(v4) => IpBucket(IpAddr::V4(v4)),
+            IpAddr::V6(v6) => IpBucket(IpAddr::V6(Ipv6Addr::from(v6.to_bits() & (u128::MAX << 64)))),
+        }
     }
+}
+
+impl fmt::Display for IpBucket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            IpAddr::V4(v4) => v4.fmt(f),
+            IpAddr::V6(v6) => write!(f, "{v6}/64"),
+        }
+    }
+}
+
+/// `ip`'s bucket as text.
+pub fn ip_bucket(ip: IpAddr) -> String {
+    IpBucket::of(ip).to_string()
 }
 
 #[cfg(test)]
@@ -30,5 +52,9 @@ mod tests {
         assert_ne!(bucket("2001:db8:1:3::1"), bucket("2001:db8:1:2::1"));
         assert_eq!(bucket("203.0.113.9"), "203.0.113.9");
         assert_eq!(bucket("::ffff:203.0.113.9"), "203.0.113.9");
+        let of = |ip: &str| IpBucket::of(ip.parse().unwrap());
+        assert_eq!(of("2001:db8:1:2:aaaa::1"), of("2001:db8:1:2::7"));
+        assert_eq!(of("::ffff:203.0.113.9"), of("203.0.113.9"));
+        assert_ne!(of("203.0.113.9"), of("203.0.113.10"));
     }
 }

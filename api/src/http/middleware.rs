@@ -96,20 +96,13 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut req: Request) -> Self::Future {
+    fn call(&mut self, req: Request) -> Self::Future {
         if req.method() == Method::OPTIONS {
             return Box::pin(std::future::ready(Ok(self.parts.cors.preflight(req.headers()))));
         }
         let started = Instant::now();
         let origin = req.headers().get(header::ORIGIN).cloned();
-        let id = match req.headers().get(&REQUEST_ID) {
-            Some(id) => id.clone(),
-            None => {
-                let id = new_request_id();
-                req.headers_mut().insert(REQUEST_ID, id.clone());
-                id
-            }
-        };
+        let id = req.headers().get(&REQUEST_ID).cloned().unwrap_or_else(new_request_id);
         let span = tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id.to_str().unwrap_or(""));
         let route = req.extensions().get::<MatchedPath>().cloned();
         let gzip = encoding::accepts_gzip(req.headers());
@@ -302,7 +295,9 @@ mod tests {
                 }
             }),
         );
-        let app = apply(routes, Duration::from_secs(5), None);
+        // `with_state` makes each route once, as serving does: its edge, and the handles it
+        // keeps, then serve every request.
+        let app = apply(routes, Duration::from_secs(5), None).with_state(());
         // The first request of the GET endpoint's edge makes its handles; a status of its own
         // (404) and one outside those kept (418, enveloped as 400) are counted too; the method
         // router's fallback answers POST and PUT (400 `INVALID_INPUT`) behind an edge of its own.

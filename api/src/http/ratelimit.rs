@@ -30,10 +30,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::extract::{ConnectInfo, Request};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method};
+use axum::extract::{ConnectInfo, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{Extensions, HeaderMap, HeaderName, HeaderValue, Method};
 use axum::response::{IntoResponse, Response};
-use client_limits::ip_bucket;
+use client_limits::IpBucket;
 use ipnet::IpNet;
 use tower::{Layer, Service};
 
@@ -41,21 +42,29 @@ use super::auth::{self, Identity};
 use super::error::ApiError;
 use super::{AppState, ResponseFuture};
 use crate::domain::caller::AuthMethod;
-use crate::services::rate_counts::{self, unix_now};
+use crate::services::rate_counts::{self, Who, WindowKey, unix_now};
 
 const REDIS_BUDGET: Duration = Duration::from_millis(250);
 
 /// The client's address as limits count it (IPv4, or an IPv6 /64), for handlers that keep limits
-/// of their own (the WebSocket's connections per IP).
-#[derive(Clone, Debug)]
-pub struct ClientIp(pub String);
+/// of their own (the WebSocket's connections per IP): an extractor, so only they work it out
+/// again.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientIp(pub IpBucket);
+
+impl FromRequestParts<AppState> for ClientIp {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<ClientIp, Infallible> {
+        Ok(ClientIp(IpBucket::of(client_ip(&parts.extensions, &parts.headers, &state.http.trusted_proxies))))
+    }
+}
 
 /// A bucket a request is counted in: its kind (`ip`, `key`, `user`, `trade`, `rpc`, `keyfail`,
-/// `webhookfail`;
-/// the label of `fm_rate_limited_total`) and whose it is.
+/// `webhookfail`; the label of `fm_rate_limited_total`) and whose it is.
 struct Bucket {
     kind: &'static str,
-    who: String,
+    who: Who,
     limit: u32,
     window_secs: u64,
 }
@@ -122,17 +131,16 @@ async fn authenticate_and_limit<S: Service<Request, Response = Response, Error =
         return next.run(req).await;
     }
     let now = unix_now();
-    let ip = ip_bucket(client_ip(&req, &state.http.trusted_proxies));
+    let ip = IpBucket::of(client_ip(req.extensions(), req.headers(), &state.http.trusted_proxies));
     if req.uri().path() == WEBHOOK_PATH {
         return webhook(state, ip, now, req, next).await;
     }
-    req.extensions_mut().insert(ClientIp(ip.clone()));
     if req.uri().path() == "/rpc" {
-        let bucket = Bucket { kind: "rpc", who: ip.clone(), limit: state.http.rate_rpc_per_sec, window_secs: 1 };
+        let bucket = Bucket { kind: "rpc", who: Who::Ip(ip), limit: state.http.rate_rpc_per_sec, window_secs: 1 };
         return limited(state, &bucket, now, req, next).await;
     }
     // Only requests with an API key cost a look-up, so only they are counted for failures.
-    let failures = req.headers().contains_key(auth::API_KEY_HEADER).then(|| key_failures(state, &ip));
+    let failures = req.headers().contains_key(auth::API_KEY_HEADER).then(|| key_failures(state, ip));
     if let Some(failures) = &failures
         && let Some(refusal) = refuse_when_over(state, failures, now).await
     {
@@ -143,8 +151,11 @@ async fn authenticate_and_limit<S: Service<Request, Response = Response, Error =
         // Counted for the next request; this one is answered (and counted) as usual.
         let _ = count(state, &failures, now).await;
     }
-    let bucket = bucket_for(state, &identity, req.method(), req.uri().path(), &ip);
-    req.extensions_mut().insert(identity);
+    let bucket = bucket_for(state, &identity, req.method(), req.uri().path(), ip);
+    // A request without an identity is taken as anonymous (`auth`): only others are inserted.
+    if !matches!(identity, Identity::Anonymous) {
+        req.extensions_mut().insert(identity);
+    }
     limited(state, &bucket, now, req, next).await
 }
 
@@ -155,7 +166,7 @@ const WEBHOOK_PATH: &str = "/v1/webhooks/deposits";
 /// read, and counted per client IP; past the public limit in a minute, 429 until the window ends.
 async fn webhook<S: Service<Request, Response = Response, Error = Infallible>>(
     state: &AppState,
-    ip: String,
+    ip: IpBucket,
     now: u64,
     req: Request,
     next: Next<S>,
@@ -163,7 +174,7 @@ async fn webhook<S: Service<Request, Response = Response, Error = Infallible>>(
     if auth::webhook_authorized(req.headers(), state.http.deposit_webhook_auth.as_deref()) {
         return next.run(req).await;
     }
-    let failures = Bucket { kind: "webhookfail", who: ip, limit: state.http.rate_public_per_min, window_secs: 60 };
+    let failures = Bucket { kind: "webhookfail", who: Who::Ip(ip), limit: state.http.rate_public_per_min, window_secs: 60 };
     if let Some(refusal) = refuse_when_over(state, &failures, now).await {
         return refusal;
     }
@@ -203,22 +214,22 @@ impl Bucket {
     fn reset(&self, now: u64) -> u64 {
         (now / self.window_secs + 1) * self.window_secs
     }
-}
 
-/// The Redis key counting `bucket`'s current window.
-fn window_key(state: &AppState, bucket: &Bucket, now: u64) -> String {
-    state.services.redis.key("rl", format_args!("{}:{}:{}", bucket.kind, bucket.who, now / bucket.window_secs))
+    /// The current window.
+    fn window(&self, now: u64) -> WindowKey {
+        WindowKey { kind: self.kind, who: self.who, window: now / self.window_secs }
+    }
 }
 
 /// The bucket of `ip`'s failed API-key look-ups: HTTP requests' and WebSocket `auth` messages'
 /// alike.
-fn key_failures(state: &AppState, ip: &str) -> Bucket {
-    Bucket { kind: "keyfail", who: ip.to_owned(), limit: state.http.rate_public_per_min, window_secs: 60 }
+fn key_failures(state: &AppState, ip: IpBucket) -> Bucket {
+    Bucket { kind: "keyfail", who: Who::Ip(ip), limit: state.http.rate_public_per_min, window_secs: 60 }
 }
 
 /// Whether `ip`'s API keys are refused before their look-up now (its failed look-ups this
 /// minute reached the public limit), for the WebSocket's `auth` message. Fails open.
-pub(crate) async fn key_lookups_refused(state: &AppState, ip: &str) -> bool {
+pub(crate) async fn key_lookups_refused(state: &AppState, ip: IpBucket) -> bool {
     let now = unix_now();
     let bucket = key_failures(state, ip);
     let over = at_limit(state, &bucket, now).await;
@@ -229,15 +240,14 @@ pub(crate) async fn key_lookups_refused(state: &AppState, ip: &str) -> bool {
 }
 
 /// Counts a failed API-key look-up of `ip` (the WebSocket's `auth` message).
-pub(crate) async fn count_key_failure(state: &AppState, ip: &str) {
+pub(crate) async fn count_key_failure(state: &AppState, ip: IpBucket) {
     let _ = count(state, &key_failures(state, ip), unix_now()).await;
 }
 
 /// Whether `bucket` is already at its limit in this window (it is read, not counted). Fails open
 /// like the limiter.
 async fn at_limit(state: &AppState, bucket: &Bucket, now: u64) -> bool {
-    let key = window_key(state, bucket, now);
-    let used = state.limits.peek(&state.services.redis, &key, bucket.reset(now), 2 * bucket.window_secs, REDIS_BUDGET).await;
+    let used = state.limits.peek(&state.services.redis, bucket.window(now), bucket.reset(now), 2 * bucket.window_secs, REDIS_BUDGET).await;
     used.is_ok_and(|used| used >= bucket.limit as u64)
 }
 
@@ -256,25 +266,24 @@ async fn refuse_when_over(state: &AppState, bucket: &Bucket, now: u64) -> Option
 
 /// Counts the request in `bucket`'s current window; the window's count with it.
 async fn count(state: &AppState, bucket: &Bucket, now: u64) -> Result<u64, rate_counts::Unavailable> {
-    let key = window_key(state, bucket, now);
     // The key lives twice the window in Redis, so it outlives clock skew between replicas.
-    state.limits.add(&state.services.redis, &key, bucket.reset(now), 2 * bucket.window_secs, REDIS_BUDGET).await
+    state.limits.add(&state.services.redis, bucket.window(now), bucket.reset(now), 2 * bucket.window_secs, REDIS_BUDGET).await
 }
 
-fn bucket_for(state: &AppState, identity: &Identity, method: &Method, path: &str, ip: &str) -> Bucket {
+fn bucket_for(state: &AppState, identity: &Identity, method: &Method, path: &str, ip: IpBucket) -> Bucket {
     let settings = &state.http;
     match identity {
         Identity::Authenticated(caller) if is_trading(method, path) => {
-            Bucket { kind: "trade", who: caller.user_id.to_string(), limit: settings.rate_trade_per_sec, window_secs: 1 }
+            Bucket { kind: "trade", who: Who::Id(caller.user_id), limit: settings.rate_trade_per_sec, window_secs: 1 }
         }
         Identity::Authenticated(caller) => {
             let (kind, who) = match caller.method {
-                AuthMethod::ApiKey { key_id, .. } => ("key", key_id.to_string()),
-                AuthMethod::Token => ("user", caller.user_id.to_string()),
+                AuthMethod::ApiKey { key_id, .. } => ("key", Who::Id(key_id)),
+                AuthMethod::Token => ("user", Who::Id(caller.user_id)),
             };
             Bucket { kind, who, limit: settings.rate_auth_per_min, window_secs: 60 }
         }
-        Identity::Anonymous | Identity::Invalid(_) => Bucket { kind: "ip", who: ip.to_owned(), limit: settings.rate_public_per_min, window_secs: 60 },
+        Identity::Anonymous | Identity::Invalid(_) => Bucket { kind: "ip", who: Who::Ip(ip), limit: settings.rate_public_per_min, window_secs: 60 },
     }
 }
 
@@ -288,11 +297,11 @@ fn is_trading(method: &Method, path: &str) -> bool {
 /// right (each proxy appends the address it saw) to the first address that is not a trusted
 /// proxy. An entry that is not an address ends the walk at the last trusted hop: a proxy never
 /// writes one, so it and everything left of it are the client's own word.
-fn client_ip(req: &Request, trusted: &[IpNet]) -> IpAddr {
-    let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(addr)| addr.ip().to_canonical()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
+fn client_ip(extensions: &Extensions, headers: &HeaderMap, trusted: &[IpNet]) -> IpAddr {
+    let peer = extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(addr)| addr.ip().to_canonical()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
     let is_trusted = |ip: &IpAddr| trusted.iter().any(|range| range.contains(ip));
     let mut hop = peer;
-    for entry in forwarded_for(req.headers()).into_iter().rev() {
+    for entry in forwarded_for(headers).into_iter().rev() {
         if !is_trusted(&hop) {
             break;
         }
@@ -345,7 +354,13 @@ mod tests {
     #[test]
     fn forwarded_for_is_believed_only_from_trusted_proxies() {
         let proxies: Vec<IpNet> = vec!["10.0.0.1/32".parse().unwrap(), "10.0.0.2/32".parse().unwrap()];
-        let ip = |peer, fwd| client_ip(&request_from(peer, fwd), &proxies).to_string();
+        let ip = |peer, fwd| {
+            {
+                let req = request_from(peer, fwd);
+                client_ip(req.extensions(), req.headers(), &proxies)
+            }
+            .to_string()
+        };
         // A direct client cannot spoof its address.
         assert_eq!(ip("203.0.113.9", Some("1.1.1.1")), "203.0.113.9");
         // Behind proxies: the right-most address that is not a proxy (left entries are the client's word).
@@ -357,7 +372,13 @@ mod tests {
     #[test]
     fn trusted_proxies_are_ranges() {
         let proxies: Vec<IpNet> = vec!["10.0.0.0/8".parse().unwrap(), "fd00::/8".parse().unwrap()];
-        let ip = |peer, fwd| client_ip(&request_from(peer, fwd), &proxies).to_string();
+        let ip = |peer, fwd| {
+            {
+                let req = request_from(peer, fwd);
+                client_ip(req.extensions(), req.headers(), &proxies)
+            }
+            .to_string()
+        };
         assert_eq!(ip("10.9.8.7", Some("198.51.100.7, 10.1.1.1")), "198.51.100.7");
         assert_eq!(ip("fd12::1", Some("2001:db8::5, fd00::9")), "2001:db8::5");
         // An IPv4 peer seen through an IPv6 socket is the same peer.
@@ -368,7 +389,13 @@ mod tests {
     #[test]
     fn an_unparsable_forwarded_entry_ends_the_walk() {
         let proxies: Vec<IpNet> = vec!["10.0.0.0/8".parse().unwrap()];
-        let ip = |peer, fwd| client_ip(&request_from(peer, fwd), &proxies).to_string();
+        let ip = |peer, fwd| {
+            {
+                let req = request_from(peer, fwd);
+                client_ip(req.extensions(), req.headers(), &proxies)
+            }
+            .to_string()
+        };
         // Left of the garbage is the client's word: not believed.
         assert_eq!(ip("10.0.0.1", Some("1.1.1.1, garbage")), "10.0.0.1");
         assert_eq!(ip("10.0.0.1", Some("1.1.1.1, garbage, 10.0.0.2")), "10.0.0.2");

@@ -1,7 +1,8 @@
 //! Rate-limit window counts kept in this process and reconciled with Redis in batches, so a request costs
 //! no Redis round trip while replicas still share their limits.
 //!
-//! Every bucket-window (a Redis key such as `ns:rl:ip:203.0.113.9:29460712`) has a local entry:
+//! Every bucket-window (`WindowKey`; in Redis a key such as `ns:rl:ip:203.0.113.9:29460712`) has
+//! a local entry:
 //! `synced`, the count Redis last answered (every replica's requests up to then, ours included),
 //! and `unsynced`, what this replica counted since. A request is decided on `synced + unsynced`
 //! with no I/O. A background pass every `sync_every` sends each touched entry's `unsynced` with
@@ -18,17 +19,55 @@
 //! one client evenly at r requests/s, at most ·r·0.2 requests beyond the limit per window.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
+
+use client_limits::IpBucket;
+use uuid::Uuid;
 
 use crate::store::cache::Redis;
 
 const SHARDS: usize = 16;
 
+/// One window of one bucket: what a request is counted in. A plain value, so counting a request
+/// here makes no text; its Redis key (`{namespace}:rl:{kind}:{who}:{window}`) is made when it is
+/// sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WindowKey {
+    /// The bucket's kind (`ip`, `key`, `user`, `trade`, `rpc`, `keyfail`, `webhookfail`).
+    pub kind: &'static str,
+    pub who: Who,
+    /// The window's index: Unix seconds divided by the window's length.
+    pub window: u64,
+}
+
+/// Whose a bucket is: a client address, or a user's or an API key's id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Who {
+    Ip(IpBucket),
+    Id(Uuid),
+}
+
+impl fmt::Display for Who {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Who::Ip(ip) => ip.fmt(f),
+            Who::Id(id) => id.fmt(f),
+        }
+    }
+}
+
+impl fmt::Display for WindowKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.kind, self.who, self.window)
+    }
+}
+
 /// The process's window counts.
 pub struct WindowCounts {
-    shards: Vec<Mutex<HashMap<String, Entry>>>,
+    shards: Vec<Mutex<HashMap<WindowKey, Entry>>>,
     hasher: RandomState,
     sync_every: Duration,
     syncing: OnceLock<()>,
@@ -66,36 +105,29 @@ impl WindowCounts {
         WindowCounts { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(), hasher: RandomState::new(), sync_every, syncing: OnceLock::new() }
     }
 
-    fn shard(&self, key: &str) -> &Mutex<HashMap<String, Entry>> {
+    fn shard(&self, key: &WindowKey) -> &Mutex<HashMap<WindowKey, Entry>> {
         &self.shards[self.hasher.hash_one(key) as usize % SHARDS]
     }
 
     /// Counts one request in `key` (a window ending at `ends_at`, kept `ttl_secs` in Redis) and
     /// returns the window's count with it. `budget` bounds the one round trip a new or stale
     /// entry takes.
-    pub async fn add(self: &Arc<Self>, redis: &Redis, key: &str, ends_at: u64, ttl_secs: u64, budget: Duration) -> Result<u64, Unavailable> {
+    pub async fn add(self: &Arc<Self>, redis: &Redis, key: WindowKey, ends_at: u64, ttl_secs: u64, budget: Duration) -> Result<u64, Unavailable> {
         self.count(redis, key, 1, ends_at, ttl_secs, budget).await
     }
 
     /// The window's count without counting (the failed-key check), synced like `add`.
-    pub async fn peek(self: &Arc<Self>, redis: &Redis, key: &str, ends_at: u64, ttl_secs: u64, budget: Duration) -> Result<u64, Unavailable> {
+    pub async fn peek(self: &Arc<Self>, redis: &Redis, key: WindowKey, ends_at: u64, ttl_secs: u64, budget: Duration) -> Result<u64, Unavailable> {
         self.count(redis, key, 0, ends_at, ttl_secs, budget).await
     }
 
-    async fn count(self: &Arc<Self>, redis: &Redis, key: &str, by: u64, ends_at: u64, ttl_secs: u64, budget: Duration) -> Result<u64, Unavailable> {
+    async fn count(self: &Arc<Self>, redis: &Redis, key: WindowKey, by: u64, ends_at: u64, ttl_secs: u64, budget: Duration) -> Result<u64, Unavailable> {
         self.start_syncing(redis);
         let stale_after = 2 * self.sync_every;
         let sending = {
-            let mut shard = self.shard(key).lock().unwrap();
-            let entry = shard.entry(key.to_owned()).or_insert_with(|| Entry {
-                synced: 0,
-                unsynced: 0,
-                synced_at: None,
-                in_flight: false,
-                touched: false,
-                ttl_secs,
-                ends_at,
-            });
+            let mut shard = self.shard(&key).lock().unwrap();
+            let entry =
+                shard.entry(key).or_insert_with(|| Entry { synced: 0, unsynced: 0, synced_at: None, in_flight: false, touched: false, ttl_secs, ends_at });
             entry.unsynced += by;
             entry.touched |= by > 0;
             let fresh = entry.synced_at.is_some_and(|at| at.elapsed() <= stale_after);
@@ -108,11 +140,11 @@ impl WindowCounts {
         // New or stale: ask Redis before deciding. The round trip's future is boxed: it is
         // large, and inline it would make every request's future as large, moved into a box
         // per request though almost none of them take this path.
-        let answer = Box::pin(tokio::time::timeout(budget, send(redis, &[(key.to_owned(), sending, ttl_secs)]))).await;
-        let mut shard = self.shard(key).lock().unwrap();
+        let answer = Box::pin(tokio::time::timeout(budget, send(redis, &[(key, sending, ttl_secs)]))).await;
+        let mut shard = self.shard(&key).lock().unwrap();
         match answer {
             Ok(Ok(counts)) => {
-                let entry = shard.get_mut(key).expect("an entry in flight is never removed");
+                let entry = shard.get_mut(&key).expect("an entry in flight is never removed");
                 settle(entry, sending, counts[0]);
                 // This request was the last of those sent: Redis's answer is its place. (Those
                 // counted here meanwhile were decided on what was known then.)
@@ -120,7 +152,7 @@ impl WindowCounts {
             }
             _ => {
                 // Served unlimited; the entry goes, so the next request asks again.
-                shard.remove(key);
+                shard.remove(&key);
                 Err(Unavailable)
             }
         }
@@ -145,7 +177,7 @@ impl WindowCounts {
             for (key, entry) in shard.iter_mut().filter(|(_, e)| e.touched && !e.in_flight) {
                 entry.in_flight = true;
                 entry.touched = false;
-                batch.push((key.clone(), entry.unsynced, entry.ttl_secs));
+                batch.push((*key, entry.unsynced, entry.ttl_secs));
             }
         }
         if batch.is_empty() {
@@ -179,8 +211,10 @@ fn settle(entry: &mut Entry, sent: u64, count: u64) {
     entry.in_flight = false;
 }
 
-async fn send(redis: &Redis, batch: &[(String, u64, u64)]) -> Result<Vec<u64>, redis::RedisError> {
-    redis.add_to_counts(batch).await
+/// Adds each `(key, amount, ttl_secs)` of `batch` to its Redis key: the counts after, in order.
+async fn send(redis: &Redis, batch: &[(WindowKey, u64, u64)]) -> Result<Vec<u64>, redis::RedisError> {
+    let keyed: Vec<(String, u64, u64)> = batch.iter().map(|(key, amount, ttl)| (redis.key("rl", key), *amount, *ttl)).collect();
+    redis.add_to_counts(&keyed).await
 }
 
 async fn sync_forever(counts: Weak<WindowCounts>, redis: Redis, every: Duration) {

@@ -23,7 +23,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use axum::Extension;
 use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, rejection::WebSocketUpgradeRejection};
 use axum::response::Response;
@@ -41,9 +40,9 @@ use crate::http::AppState;
 use crate::http::error::ApiError;
 use crate::http::ratelimit::{self, ClientIp};
 use crate::services::{ServiceError, api_keys, stream};
-use client_limits::MessageRate;
 pub use client_limits::socket_send::SEND_TIMEOUT;
 use client_limits::socket_send::{self, Closed};
+use client_limits::{IpBucket, MessageRate};
 
 /// Connections per client IP (the contract's limit), across replicas.
 pub const MAX_PER_IP: u32 = 5;
@@ -93,7 +92,7 @@ struct Slot {
 }
 
 impl Slot {
-    async fn take(state: &AppState, ip: &str) -> Result<Option<Slot>, redis::RedisError> {
+    async fn take(state: &AppState, ip: IpBucket) -> Result<Option<Slot>, redis::RedisError> {
         let slot = Slot { key: state.services.redis.key("ws", ip), id: uuid::Uuid::new_v4().simple().to_string() };
         let mut redis = state.services.redis.connection().await?;
         let now = now_ms();
@@ -124,12 +123,11 @@ impl Slot {
 )]
 pub async fn upgrade(
     State(state): State<AppState>,
-    ip: Option<Extension<ClientIp>>,
+    ClientIp(ip): ClientIp,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     let ws = ws.map_err(|e| ApiError::InvalidInput(format!("GET /v1/ws expects a WebSocket upgrade: {e}")))?;
-    let ip = ip.map_or_else(|| "unknown".to_owned(), |Extension(ClientIp(ip))| ip);
-    let slot = match Slot::take(&state, &ip).await {
+    let slot = match Slot::take(&state, ip).await {
         Ok(Some(slot)) => Some(slot),
         Ok(None) => {
             return Err(ApiError::BudgetSpent {
@@ -228,7 +226,7 @@ struct Connection {
     state: AppState,
     id: u64,
     /// The client's address as the limits count it.
-    ip: String,
+    ip: IpBucket,
     caller: Option<Caller>,
     /// What `caller` was established with, checked again while the session lasts.
     credential: Option<Credential>,
@@ -241,7 +239,7 @@ struct Connection {
 }
 
 impl Connection {
-    fn new(state: AppState, ip: String) -> Connection {
+    fn new(state: AppState, ip: IpBucket) -> Connection {
         let (queue, inbox) = mpsc::channel(QUEUE);
         let id = state.ws.connection_id();
         Connection {
@@ -393,7 +391,7 @@ impl Connection {
             (None, Some(key)) => {
                 // Failed look-ups are counted per client IP with the HTTP API's, and refused
                 // before the look-up once over the limit.
-                if ratelimit::key_lookups_refused(&self.state, &self.ip).await {
+                if ratelimit::key_lookups_refused(&self.state, self.ip).await {
                     return error("RATE_LIMITED", "too many failed API keys from this address; try again within a minute");
                 }
                 let found = match api_key::is_well_formed(&key) {
@@ -404,7 +402,7 @@ impl Connection {
                     false => None,
                 };
                 if found.is_none() {
-                    ratelimit::count_key_failure(&self.state, &self.ip).await;
+                    ratelimit::count_key_failure(&self.state, self.ip).await;
                 }
                 (found, Credential::ApiKey { key })
             }

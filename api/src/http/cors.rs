@@ -6,7 +6,8 @@
 //! Any origin by default (`Access-Control-Allow-Origin: *`): safe for this API, which
 //! authenticates with bearer tokens and keys, never cookies, so no credentials mode is offered.
 //! With a list (exact `scheme://host[:port]`), an answer names the request's `Origin` when the
-//! list holds it, and allows none otherwise. Every header value is made once, when the router is
+//! list holds it, and allows none otherwise. A request without `Origin` (not a browser's
+//! cross-origin one) gets only the `Vary`. Every header value is made once, when the router is
 //! built; a request only clones them.
 
 use std::sync::Arc;
@@ -93,14 +94,17 @@ impl Cors {
         response
     }
 
-    /// Adds to an answer (not a preflight's) the origin allowed to read it, the headers it may
-    /// read, and what it varies by (after any `Vary` of its own).
+    /// Adds to an answer (not a preflight's) what it varies by (after any `Vary` of its own)
+    /// and, for a cross-origin request from an allowed origin, the origin allowed to read it and
+    /// the headers it may read. A request without `Origin` is not a cross-origin one (a browser
+    /// sends it on every such request): bots, SDKs and servers get no `Access-Control-*`
+    /// header, and `Vary` keeps caches from giving their answer to a page.
     pub fn decorate(&self, origin: Option<&HeaderValue>, response: &mut HeaderMap) {
         response.append(header::VARY, VARY);
-        if let Some(origin) = self.allowed(origin) {
+        if let Some(origin) = origin.and_then(|origin| self.allowed(Some(origin))) {
             response.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+            response.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, self.0.expose_headers.clone());
         }
-        response.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, self.0.expose_headers.clone());
     }
 }
 
@@ -122,12 +126,17 @@ mod tests {
         let cors = Cors::new(None);
         let mut headers = HeaderMap::new();
         headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
-        cors.decorate(None, &mut headers);
+        cors.decorate(Some(&origin("https://anywhere.example")), &mut headers);
         assert_eq!(headers[header::ACCESS_CONTROL_ALLOW_ORIGIN], "*");
         let vary: Vec<_> = headers.get_all(header::VARY).iter().collect();
         assert_eq!(vary, [&HeaderValue::from_static("accept-encoding"), &VARY], "the answer's own Vary is kept");
         let exposed = headers[header::ACCESS_CONTROL_EXPOSE_HEADERS].to_str().unwrap();
         assert_eq!(exposed, "x-ratelimit-limit,x-ratelimit-remaining,x-ratelimit-reset,retry-after,x-request-id");
+        // Not a cross-origin request: no Access-Control header, but the Vary all the same.
+        let mut headers = HeaderMap::new();
+        cors.decorate(None, &mut headers);
+        assert!(!headers.contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN) && !headers.contains_key(header::ACCESS_CONTROL_EXPOSE_HEADERS));
+        assert_eq!(headers[header::VARY], VARY);
     }
 
     #[test]

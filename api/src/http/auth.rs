@@ -1,6 +1,7 @@
 //! Who is calling. [`identify`] resolves the request's credentials once (in the rate-limit
-//! middleware, which needs them for its buckets) and stores the [`Identity`] in the request;
-//! the extractors apply each endpoint's policy to it. [`ReplayChecked`] enforces anti-replay.
+//! middleware, which needs them for its buckets), which stores the [`Identity`] in the request
+//! unless it is anonymous (a request without one is); the extractors apply each endpoint's
+//! policy to it. [`ReplayChecked`] enforces anti-replay.
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
@@ -52,7 +53,8 @@ pub async fn identify(state: &AppState, headers: &HeaderMap) -> Identity {
 }
 
 fn identity(parts: &Parts) -> Identity {
-    // Set by the rate-limit middleware, which every `/v1` route runs behind.
+    // Set by the rate-limit middleware, which every `/v1` route runs behind, for every caller
+    // that is not anonymous.
     parts.extensions.get::<Identity>().cloned().unwrap_or(Identity::Anonymous)
 }
 

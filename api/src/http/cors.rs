@@ -71,21 +71,24 @@ impl Cors {
         }))
     }
 
-    /// The `Access-Control-Allow-Origin` value for a request from `origin`, if it is allowed.
-    fn allowed(&self, origin: Option<&HeaderValue>) -> Option<HeaderValue> {
+    /// The `Access-Control-Allow-Origin` value for a request from `origin`, if it is a
+    /// cross-origin request (it has one) from an allowed origin.
+    fn allowed_for(&self, origin: Option<&HeaderValue>) -> Option<HeaderValue> {
+        let origin = origin?;
         match &self.0.origins {
             None => Some(HeaderValue::from_static("*")),
-            Some(list) => origin.filter(|origin| list.contains(origin)).cloned(),
+            Some(list) => list.contains(origin).then(|| origin.clone()),
         }
     }
 
     /// The answer to a preflight (any `OPTIONS` request): 200 with an empty body, the methods
-    /// and headers allowed, and how long to keep them. It reaches no route.
+    /// and headers allowed, and how long to keep them; the origin allowed, as for any answer,
+    /// when the request names one. It reaches no route.
     pub fn preflight(&self, request: &HeaderMap) -> Response<Body> {
         let mut response = Response::new(Body::empty());
         let headers = response.headers_mut();
         headers.insert(header::VARY, VARY);
-        if let Some(origin) = self.allowed(request.get(header::ORIGIN)) {
+        if let Some(origin) = self.allowed_for(request.get(header::ORIGIN)) {
             headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
         }
         headers.insert(header::ACCESS_CONTROL_ALLOW_METHODS, self.0.allow_methods.clone());
@@ -101,7 +104,7 @@ impl Cors {
     /// header, and `Vary` keeps caches from giving their answer to a page.
     pub fn decorate(&self, origin: Option<&HeaderValue>, response: &mut HeaderMap) {
         response.append(header::VARY, VARY);
-        if let Some(origin) = origin.and_then(|origin| self.allowed(Some(origin))) {
+        if let Some(origin) = self.allowed_for(origin) {
             response.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
             response.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, self.0.expose_headers.clone());
         }

@@ -59,7 +59,8 @@ impl<S> Layer<S> for EdgeLayer {
 
 /// A route behind the edge. For each request, in order:
 /// - a preflight (`OPTIONS`) is answered from the CORS policy, before anything else sees it;
-///   every other answer carries the policy's headers (`cors`);
+///   every other answer carries its `Vary`, and those to a cross-origin request (one with
+///   `Origin`) the origin allowed and the headers exposed (`cors`);
 /// - its id: the client's `X-Request-Id`, or a new UUID v4; echoed on the response;
 /// - a `request` span (method, path, id) over everything the request does until its response
 ///   is ready, closed by an INFO line with its status and latency (ERROR for a 5xx);

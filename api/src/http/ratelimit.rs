@@ -47,8 +47,8 @@ use crate::services::rate_counts::{self, Who, WindowKey, unix_now};
 const REDIS_BUDGET: Duration = Duration::from_millis(250);
 
 /// The client's address as limits count it (IPv4, or an IPv6 /64), for handlers that keep limits
-/// of their own (the WebSocket's connections per IP): an extractor, so only they work it out
-/// again.
+/// of their own (the WebSocket's connections per IP). An extractor: the handlers that take it
+/// work it out as the limiter does; no other request carries it.
 #[derive(Clone, Copy, Debug)]
 pub struct ClientIp(pub IpBucket);
 
@@ -351,16 +351,16 @@ mod tests {
         req
     }
 
+    /// The client address of a request from `peer`, forwarded for `forwarded`, as text.
+    fn ip_of(peer: &str, forwarded: Option<&str>, proxies: &[IpNet]) -> String {
+        let req = request_from(peer, forwarded);
+        client_ip(req.extensions(), req.headers(), proxies).to_string()
+    }
+
     #[test]
     fn forwarded_for_is_believed_only_from_trusted_proxies() {
         let proxies: Vec<IpNet> = vec!["10.0.0.1/32".parse().unwrap(), "10.0.0.2/32".parse().unwrap()];
-        let ip = |peer, fwd| {
-            {
-                let req = request_from(peer, fwd);
-                client_ip(req.extensions(), req.headers(), &proxies)
-            }
-            .to_string()
-        };
+        let ip = |peer, fwd| ip_of(peer, fwd, &proxies);
         // A direct client cannot spoof its address.
         assert_eq!(ip("203.0.113.9", Some("1.1.1.1")), "203.0.113.9");
         // Behind proxies: the right-most address that is not a proxy (left entries are the client's word).
@@ -372,13 +372,7 @@ mod tests {
     #[test]
     fn trusted_proxies_are_ranges() {
         let proxies: Vec<IpNet> = vec!["10.0.0.0/8".parse().unwrap(), "fd00::/8".parse().unwrap()];
-        let ip = |peer, fwd| {
-            {
-                let req = request_from(peer, fwd);
-                client_ip(req.extensions(), req.headers(), &proxies)
-            }
-            .to_string()
-        };
+        let ip = |peer, fwd| ip_of(peer, fwd, &proxies);
         assert_eq!(ip("10.9.8.7", Some("198.51.100.7, 10.1.1.1")), "198.51.100.7");
         assert_eq!(ip("fd12::1", Some("2001:db8::5, fd00::9")), "2001:db8::5");
         // An IPv4 peer seen through an IPv6 socket is the same peer.
@@ -389,13 +383,7 @@ mod tests {
     #[test]
     fn an_unparsable_forwarded_entry_ends_the_walk() {
         let proxies: Vec<IpNet> = vec!["10.0.0.0/8".parse().unwrap()];
-        let ip = |peer, fwd| {
-            {
-                let req = request_from(peer, fwd);
-                client_ip(req.extensions(), req.headers(), &proxies)
-            }
-            .to_string()
-        };
+        let ip = |peer, fwd| ip_of(peer, fwd, &proxies);
         // Left of the garbage is the client's word: not believed.
         assert_eq!(ip("10.0.0.1", Some("1.1.1.1, garbage")), "10.0.0.1");
         assert_eq!(ip("10.0.0.1", Some("1.1.1.1, garbage, 10.0.0.2")), "10.0.0.2");

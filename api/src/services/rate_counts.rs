@@ -14,7 +14,9 @@
 //! locally at once.
 //!
 //! Error bound: within one replica the count is exact (every request is counted exactly once,
-//! locally, and sent once). Across replicas a decision misses at most what the *other* replicas
+//! locally, and sent once), but for a window's first sync abandoned by its request (its client
+//! gone before Redis answered), whose amount is sent again and may be counted twice: never
+//! fewer. Across replicas a decision misses at most what the *other* replicas
 //! admitted for that bucket in the last two passes (200 ms by default): with R replicas serving
 //! one client evenly at r requests/s, at most ·r·0.2 requests beyond the limit per window.
 
@@ -140,7 +142,9 @@ impl WindowCounts {
         // New or stale: ask Redis before deciding. The round trip's future is boxed: it is
         // large, and inline it would make every request's future as large, moved into a box
         // per request though almost none of them take this path.
+        let abandoned = Abandoned { counts: self, key };
         let answer = Box::pin(tokio::time::timeout(budget, send(redis, &[(key, sending, ttl_secs)]))).await;
+        std::mem::forget(abandoned);
         let mut shard = self.shard(&key).lock().unwrap();
         match answer {
             Ok(Ok(counts)) => {
@@ -203,6 +207,26 @@ impl WindowCounts {
     }
 }
 
+/// An entry's round trip, until its answer arrives: dropped before that (the request's future
+/// dropped while it waits, as when its client goes away), it leaves the entry as a failed sync
+/// does: not in flight, its amount unsynced and sent with the next pass. Otherwise the entry
+/// would stay in flight, never sent again nor dropped. Should Redis have applied the abandoned
+/// `INCRBY`, the amount is counted twice: the limit is reached a few requests early, never
+/// late.
+struct Abandoned<'a> {
+    counts: &'a WindowCounts,
+    key: WindowKey,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if let Some(entry) = self.counts.shard(&self.key).lock().unwrap().get_mut(&self.key) {
+            entry.in_flight = false;
+            entry.touched = true;
+        }
+    }
+}
+
 /// Takes Redis's answer for an entry that sent `sent`.
 fn settle(entry: &mut Entry, sent: u64, count: u64) {
     entry.synced = count;
@@ -224,5 +248,56 @@ async fn sync_forever(counts: Weak<WindowCounts>, redis: Redis, every: Duration)
         tick.tick().await;
         let Some(counts) = counts.upgrade() else { return };
         counts.sync(&redis).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::IpAddr;
+
+    use futures_util::FutureExt;
+
+    use super::*;
+
+    fn redis(namespace: &str) -> Redis {
+        let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+        Redis::new(&url, Duration::from_secs(2), namespace).unwrap()
+    }
+
+    fn ip(text: &str) -> Who {
+        Who::Ip(IpBucket::of(text.parse::<IpAddr>().unwrap()))
+    }
+
+    #[test]
+    fn a_window_has_the_redis_key_every_replica_counts_it_under() {
+        let redis = redis("ns");
+        let key = |kind, who, window| redis.key("rl", WindowKey { kind, who, window });
+        assert_eq!(key("ip", ip("203.0.113.9"), 29_460_712), "ns:rl:ip:203.0.113.9:29460712");
+        assert_eq!(key("keyfail", ip("2001:db8:1:2:aaaa::1"), 7), "ns:rl:keyfail:2001:db8:1:2::/64:7");
+        let id = Uuid::parse_str("0b3d5c38-4f1e-4f57-9d5e-3f1c2c0f2a11").unwrap();
+        assert_eq!(key("user", Who::Id(id), 491_011), "ns:rl:user:0b3d5c38-4f1e-4f57-9d5e-3f1c2c0f2a11:491011");
+    }
+
+    #[tokio::test]
+    async fn a_round_trip_dropped_before_its_answer_leaves_its_count_for_the_next_pass() {
+        let redis = redis(&format!("rate-counts-test-{}", Uuid::new_v4().simple()));
+        let counts = Arc::new(WindowCounts::new(Duration::from_secs(3600)));
+        // No background pass: this test makes its own.
+        counts.syncing.set(()).unwrap();
+        let key = WindowKey { kind: "ip", who: ip("203.0.113.9"), window: unix_now() / 60 };
+        let ends_at = unix_now() + 60;
+        // The window's first request asks Redis; its future is dropped before the answer.
+        assert!(counts.add(&redis, key, ends_at, 120, Duration::from_secs(2)).now_or_never().is_none());
+        {
+            let shard = counts.shard(&key).lock().unwrap();
+            let entry = &shard[&key];
+            assert!(!entry.in_flight && entry.touched, "{entry:?}");
+            assert_eq!((entry.unsynced, entry.synced_at), (1, None));
+        }
+        // The next pass sends it; the next request is decided on Redis's count.
+        counts.sync(&redis).await;
+        assert_eq!(counts.add(&redis, key, ends_at, 120, Duration::from_secs(2)).await.unwrap(), 2);
+        let shard = counts.shard(&key).lock().unwrap();
+        assert_eq!((shard[&key].synced, shard[&key].unsynced), (1, 1));
     }
 }

@@ -35,18 +35,13 @@ impl fmt::Display for IpBucket {
     }
 }
 
-/// `ip`'s bucket as text.
-pub fn ip_bucket(ip: IpAddr) -> String {
-    IpBucket::of(ip).to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn ipv6_clients_are_counted_by_their_64() {
-        let bucket = |ip: &str| ip_bucket(ip.parse().unwrap());
+        let bucket = |ip: &str| IpBucket::of(ip.parse().unwrap()).to_string();
         assert_eq!(bucket("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
         assert_eq!(bucket("2001:db8:1:2:ffff:ffff:ffff:ffff"), bucket("2001:db8:1:2::"));
         assert_ne!(bucket("2001:db8:1:3::1"), bucket("2001:db8:1:2::1"));

@@ -46,8 +46,8 @@ use solana_rpc_client_api::response::{ProcessedSignatureResult, RpcLogsResponse,
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
+use client_limits::IpBucket;
 use client_limits::MessageRate;
-use client_limits::ip_bucket;
 pub use client_limits::socket_send::SEND_TIMEOUT;
 use client_limits::socket_send::{self, Closed};
 
@@ -186,7 +186,7 @@ impl PubSub {
 }
 
 async fn upgrade(State(pubsub): State<PubSub>, peer: Option<Extension<ConnectInfo<SocketAddr>>>, ws: WebSocketUpgrade) -> Response {
-    let ip = peer.map_or_else(|| "unknown".to_owned(), |Extension(ConnectInfo(addr))| ip_bucket(addr.ip()));
+    let ip = peer.map_or_else(|| "unknown".to_owned(), |Extension(ConnectInfo(addr))| IpBucket::of(addr.ip()).to_string());
     let ws = ws.max_message_size(MAX_MESSAGE_BYTES);
     match pubsub.admit(ip) {
         Ok(slot) => ws.on_upgrade(move |socket| async move {

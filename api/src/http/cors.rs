@@ -40,9 +40,17 @@ const ALLOWED_METHODS: [Method; 5] = [Method::GET, Method::POST, Method::PATCH, 
 /// How long a browser may cache a preflight's answer (seconds).
 const MAX_AGE_SECS: u32 = 600;
 
-/// The request headers an answer depends on besides its path: the origin, and a preflight's
-/// method and headers (caches must not give one origin's answer to another).
-const VARY: HeaderValue = HeaderValue::from_static("origin, access-control-request-method, access-control-request-headers");
+/// The request headers a preflight's answer depends on besides its path: the origin, and the
+/// method and headers it asks for (caches must not give one origin's answer to another).
+const PREFLIGHT_VARY: HeaderValue = HeaderValue::from_static("origin, access-control-request-method, access-control-request-headers");
+
+/// What any other answer's CORS headers depend on: the request's `Origin` (named or absent).
+const ANSWER_VARY: HeaderValue = HeaderValue::from_static("origin");
+
+/// A kept body's own `Vary` (its content coding, `encoding::negotiate`), and the same joined
+/// with the origin's: one header line instead of two.
+const CODING_VARY: HeaderValue = HeaderValue::from_static("accept-encoding");
+const CODING_AND_ANSWER_VARY: HeaderValue = HeaderValue::from_static("accept-encoding, origin");
 
 /// The service's CORS policy, its header values made once.
 #[derive(Clone, Debug)]
@@ -87,7 +95,7 @@ impl Cors {
     pub fn preflight(&self, request: &HeaderMap) -> Response<Body> {
         let mut response = Response::new(Body::empty());
         let headers = response.headers_mut();
-        headers.insert(header::VARY, VARY);
+        headers.insert(header::VARY, PREFLIGHT_VARY);
         if let Some(origin) = self.allowed_for(request.get(header::ORIGIN)) {
             headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
         }
@@ -97,13 +105,25 @@ impl Cors {
         response
     }
 
-    /// Adds to an answer (not a preflight's) what it varies by (after any `Vary` of its own)
-    /// and, for a cross-origin request from an allowed origin, the origin allowed to read it and
-    /// the headers it may read. A request without `Origin` is not a cross-origin one (a browser
-    /// sends it on every such request): bots, SDKs and servers get no `Access-Control-*`
-    /// header, and `Vary` keeps caches from giving their answer to a page.
+    /// Adds to an answer (not a preflight's) that it varies by `Origin` (after any `Vary` of its
+    /// own, joined with a kept body's into one line) and, for a cross-origin request from an
+    /// allowed origin, the origin allowed to read it and the headers it may read. A request
+    /// without `Origin` is not a cross-origin one (a browser sends it on every such request):
+    /// bots, SDKs and servers get no `Access-Control-*` header, and `Vary` keeps caches from
+    /// giving their answer to a page.
     pub fn decorate(&self, origin: Option<&HeaderValue>, response: &mut HeaderMap) {
-        response.append(header::VARY, VARY);
+        let mut own = response.get_all(header::VARY).iter();
+        match (own.next(), own.next()) {
+            (None, _) => {
+                response.insert(header::VARY, ANSWER_VARY);
+            }
+            (Some(coding), None) if *coding == CODING_VARY => {
+                response.insert(header::VARY, CODING_AND_ANSWER_VARY);
+            }
+            _ => {
+                response.append(header::VARY, ANSWER_VARY);
+            }
+        }
         if let Some(origin) = self.allowed_for(origin) {
             response.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
             response.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, self.0.expose_headers.clone());
@@ -132,14 +152,20 @@ mod tests {
         cors.decorate(Some(&origin("https://anywhere.example")), &mut headers);
         assert_eq!(headers[header::ACCESS_CONTROL_ALLOW_ORIGIN], "*");
         let vary: Vec<_> = headers.get_all(header::VARY).iter().collect();
-        assert_eq!(vary, [&HeaderValue::from_static("accept-encoding"), &VARY], "the answer's own Vary is kept");
+        assert_eq!(vary, ["accept-encoding, origin"], "the answer's own Vary is kept, on one line");
         let exposed = headers[header::ACCESS_CONTROL_EXPOSE_HEADERS].to_str().unwrap();
         assert_eq!(exposed, "x-ratelimit-limit,x-ratelimit-remaining,x-ratelimit-reset,retry-after,x-request-id");
+        // Any other Vary of the answer's own is kept beside the origin's.
+        let mut headers = HeaderMap::new();
+        headers.insert(header::VARY, HeaderValue::from_static("authorization"));
+        cors.decorate(None, &mut headers);
+        let vary: Vec<_> = headers.get_all(header::VARY).iter().collect();
+        assert_eq!(vary, ["authorization", "origin"]);
         // Not a cross-origin request: no Access-Control header, but the Vary all the same.
         let mut headers = HeaderMap::new();
         cors.decorate(None, &mut headers);
         assert!(!headers.contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN) && !headers.contains_key(header::ACCESS_CONTROL_EXPOSE_HEADERS));
-        assert_eq!(headers[header::VARY], VARY);
+        assert_eq!(headers[header::VARY], "origin");
     }
 
     #[test]
@@ -152,7 +178,7 @@ mod tests {
             let mut headers = HeaderMap::new();
             cors.decorate(other.as_ref(), &mut headers);
             assert!(!headers.contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN), "{other:?}");
-            assert_eq!(headers[header::VARY], VARY);
+            assert_eq!(headers[header::VARY], "origin");
         }
     }
 
@@ -167,6 +193,6 @@ mod tests {
         assert_eq!(headers[header::ACCESS_CONTROL_ALLOW_METHODS], "GET,POST,PATCH,DELETE,OPTIONS");
         assert_eq!(headers[header::ACCESS_CONTROL_ALLOW_HEADERS], "authorization,content-type,x-api-key,x-request-nonce,x-request-timestamp,idempotency-key");
         assert_eq!(headers[header::ACCESS_CONTROL_MAX_AGE], "600");
-        assert_eq!(headers[header::VARY], VARY);
+        assert_eq!(headers[header::VARY], PREFLIGHT_VARY);
     }
 }

@@ -13,7 +13,12 @@
 //! A key is rendered by one request at a time: after a change, the requests that find no body
 //! at the new version wait for the first one's render and take its bytes, instead of each
 //! reading and rendering the same page (a listing polled by many clients while its markets
-//! trade would otherwise read it once per request in flight after every change).
+//! trade would otherwise read it once per request in flight after every change). While that
+//! render runs, a request is answered the body before the change instead, if a request found
+//! that body current less than `RENDER_GRACE` ago: every change it misses was heard since, so
+//! it is at most that far behind what the service knows, and the requests of a polled page do
+//! not all wait out a read of Postgres after each change. The change is visible as soon as the
+//! render is kept, as before.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -25,15 +30,50 @@ use axum::body::Bytes;
 use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 
 use crate::services::key_gates::KeyGates;
+use crate::services::notices::CATCH_UP_GRACE;
 
 /// Bytes of bodies one store keeps at most.
 const CAPACITY_BYTES: usize = 32 << 20;
+
+/// How long after a request last found a body current the body is still answered to requests
+/// that arrive while its key is rendered again (see the module doc). A page polled under load
+/// is found current every few microseconds, so this bounds how stale an answer can be, not how
+/// long a render may take: a render that outlasts it is waited for.
+pub const RENDER_GRACE: Duration = CATCH_UP_GRACE;
 
 pub struct RenderedPages<K> {
     held: Mutex<Held<K>>,
     /// One render of each key at a time (the others wait for it and take what it kept).
     rendering: KeyGates<K>,
     max_age: Option<Duration>,
+    render_grace: Duration,
+}
+
+/// A read model's version as a request took it (`None`: changes cannot be heard now, so nothing
+/// kept may be served), and a moment before it was taken: a body found at that version was
+/// current at that moment or later.
+#[derive(Clone, Copy, Debug)]
+pub struct Current {
+    version: Option<u64>,
+    taken_after: Instant,
+}
+
+impl Current {
+    /// The version `version` gives, the clock read first.
+    pub fn take(version: impl FnOnce() -> Option<u64>) -> Current {
+        let taken_after = Instant::now();
+        Current { version: version(), taken_after }
+    }
+
+    /// A version taken after `taken_after` (a version that takes awaiting: read the clock, then
+    /// await it).
+    pub fn taken_after(taken_after: Instant, version: Option<u64>) -> Current {
+        Current { version, taken_after }
+    }
+
+    pub fn version(&self) -> Option<u64> {
+        self.version
+    }
 }
 
 struct Held<K> {
@@ -46,6 +86,19 @@ struct Page {
     version: u64,
     at: Instant,
     body: KeptBody,
+    /// The latest moment a request found the body current (`None`: none has since it was
+    /// kept); a body is answered while its key renders again only within `render_grace` of it.
+    current_at: Option<Instant>,
+}
+
+/// What a request finds kept for its key.
+enum Found {
+    /// The body at the request's version.
+    Current(KeptBody),
+    /// A body at an earlier version, found current within the grace.
+    Recent(KeptBody),
+    /// Nothing it may be answered.
+    Nothing,
 }
 
 /// A rendered body (cloning it shares the bytes), and its gzip form once asked for.
@@ -109,7 +162,7 @@ fn gzip(body: &[u8]) -> Bytes {
 
 impl<K> Default for RenderedPages<K> {
     fn default() -> RenderedPages<K> {
-        RenderedPages { held: Mutex::new(Held { pages: HashMap::new(), bytes: 0 }), rendering: KeyGates::default(), max_age: None }
+        RenderedPages { held: Mutex::new(Held { pages: HashMap::new(), bytes: 0 }), rendering: KeyGates::default(), max_age: None, render_grace: RENDER_GRACE }
     }
 }
 
@@ -119,32 +172,64 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
         RenderedPages { max_age: Some(max_age), ..RenderedPages::default() }
     }
 
+    /// A store whose bodies are answered during a render of their key for `grace` after a
+    /// request last found them current (tests).
+    #[cfg(test)]
+    fn with_render_grace(grace: Duration) -> RenderedPages<K> {
+        RenderedPages { render_grace: grace, ..RenderedPages::default() }
+    }
+
     /// The body rendered for `key` at `version`, if any (and not too old).
     pub fn get(&self, key: &K, version: u64) -> Option<KeptBody> {
         let held = self.held.lock().unwrap();
-        let page = held.pages.get(key).filter(|p| p.version == version && self.max_age.is_none_or(|age| p.at.elapsed() < age))?;
+        let page = held.pages.get(key).filter(|p| p.version == version && self.young(p))?;
         Some(page.body.clone())
     }
 
-    /// The body kept for `key` at `current` (the read model's version now, `None` when it has
-    /// none), else the one `render` makes, kept at the version `render` says it read (`None`: not
-    /// kept). A version `render` names must have been taken before its read, so a change the
-    /// read missed has already moved it.
+    fn young(&self, page: &Page) -> bool {
+        self.max_age.is_none_or(|age| page.at.elapsed() < age)
+    }
+
+    /// What `key` may be answered at `current`. A body found current records when.
+    fn find(&self, key: &K, current: Current) -> Found {
+        let Some(version) = current.version else { return Found::Nothing };
+        let mut held = self.held.lock().unwrap();
+        let Some(page) = held.pages.get_mut(key).filter(|p| self.young(p)) else { return Found::Nothing };
+        if page.version == version {
+            page.current_at = page.current_at.max(Some(current.taken_after));
+            return Found::Current(page.body.clone());
+        }
+        match page.current_at {
+            Some(at) if page.version < version && at.elapsed() < self.render_grace => Found::Recent(page.body.clone()),
+            _ => Found::Nothing,
+        }
+    }
+
+    /// The body kept for `key` at `current` (the read model's version now), else the one
+    /// `render` makes, kept at the version `render` says it read (`None`: not kept). A version
+    /// `render` names must have been taken before its read, so a change the read missed has
+    /// already moved it.
     ///
     /// Renders of one key take turns: one that finds, once its turn comes, a body kept at
-    /// `current` (rendered meanwhile by the request before it) serves that body.
-    pub async fn get_or_render<E>(&self, key: K, current: Option<u64>, render: impl Future<Output = Result<(Bytes, Option<u64>), E>>) -> Result<KeptBody, E> {
-        let kept = |pages: &Self| current.and_then(|version| pages.get(&key, version));
-        if let Some(body) = kept(self) {
-            return Ok(body);
-        }
+    /// `current` (rendered meanwhile by the request before it) serves that body. A request
+    /// that finds the key being rendered, and a body before the change found current within
+    /// the grace, is answered that body (see the module doc).
+    pub async fn get_or_render<E>(&self, key: K, current: Current, render: impl Future<Output = Result<(Bytes, Option<u64>), E>>) -> Result<KeptBody, E> {
         // Without a current version no body can be served from the store, so there is nothing
         // to wait for.
-        let _turn = match current {
-            Some(_) => Some(self.rendering.turn(&key).await),
+        let _turn = match current.version {
             None => None,
+            Some(_) => Some(match self.find(&key, current) {
+                Found::Current(body) => return Ok(body),
+                Found::Recent(body) => match self.rendering.try_turn(&key) {
+                    Some(turn) => turn,
+                    // Another request renders the change: the body before it, meanwhile.
+                    None => return Ok(body),
+                },
+                Found::Nothing => self.rendering.turn(&key).await,
+            }),
         };
-        if let Some(body) = kept(self) {
+        if let Found::Current(body) = self.find(&key, current) {
             return Ok(body);
         }
         let (body, version) = render.await?;
@@ -177,7 +262,7 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
             held.bytes = 0;
         }
         held.bytes += body.len();
-        if let Some(replaced) = held.pages.insert(key, Page { version, at: Instant::now(), body }) {
+        if let Some(replaced) = held.pages.insert(key, Page { version, at: Instant::now(), body, current_at: None }) {
             held.bytes -= replaced.body.len();
         }
     }
@@ -186,6 +271,11 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The version `version`, taken now.
+    fn at(version: u64) -> Current {
+        Current::take(|| Some(version))
+    }
 
     fn bytes_held<K>(pages: &RenderedPages<K>) -> (usize, usize) {
         let held = pages.held.lock().unwrap();
@@ -230,14 +320,14 @@ mod tests {
                 Ok::<_, ()>((Bytes::from_static(body.as_bytes()), read_at))
             }
         };
-        assert_eq!(kept.get_or_render(1, Some(4), render("a", Some(4))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"a")));
-        assert_eq!(kept.get_or_render(1, Some(4), render("b", Some(4))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"a")), "kept at 4");
-        assert_eq!(kept.get_or_render(1, Some(5), render("c", Some(5))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"c")), "moved to 5");
+        assert_eq!(kept.get_or_render(1, at(4), render("a", Some(4))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"a")));
+        assert_eq!(kept.get_or_render(1, at(4), render("b", Some(4))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"a")), "kept at 4");
+        assert_eq!(kept.get_or_render(1, at(5), render("c", Some(5))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"c")), "moved to 5");
         // Read without a version (the model not current): answered, not kept.
-        assert_eq!(kept.get_or_render(2, None, render("d", None)).await.map(|b| b.identity()), Ok(Bytes::from_static(b"d")));
-        assert_eq!(kept.get_or_render(2, Some(5), render("e", Some(5))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"e")));
+        assert_eq!(kept.get_or_render(2, Current::take(|| None), render("d", None)).await.map(|b| b.identity()), Ok(Bytes::from_static(b"d")));
+        assert_eq!(kept.get_or_render(2, at(5), render("e", Some(5))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"e")));
         // A failed render is the caller's error and keeps nothing.
-        assert_eq!(kept.get_or_render(3, Some(5), async { Err::<(Bytes, Option<u64>), _>(()) }).await.map(|b| b.identity()), Err(()));
+        assert_eq!(kept.get_or_render(3, at(5), async { Err::<(Bytes, Option<u64>), _>(()) }).await.map(|b| b.identity()), Err(()));
         assert!(kept.get(&3, 5).is_none());
         assert_eq!(renders.get(), 4, "every call but the kept one rendered");
     }
@@ -252,7 +342,7 @@ mod tests {
         let request = |key: u32, version: u64| {
             let (kept, renders) = (&kept, &renders);
             async move {
-                kept.get_or_render(key, Some(version), async {
+                kept.get_or_render(key, at(version), async {
                     renders.fetch_add(1, Ordering::SeqCst);
                     tokio::time::sleep(Duration::from_millis(20)).await;
                     Ok::<_, ()>((Bytes::from(format!("{key}@{version}")), Some(version)))
@@ -269,6 +359,51 @@ mod tests {
         let (a, b) = tokio::join!(futures_util::future::join_all((0..8).map(|_| request(1, 10))), request(2, 10));
         assert!(a.iter().all(|body| body == "1@10") && b == "2@10");
         assert_eq!(renders.load(Ordering::SeqCst), 3);
+    }
+
+    /// A render of `body` at `version` that waits for `go` (counted in `renders` when it runs).
+    async fn held_render(
+        go: tokio::sync::oneshot::Receiver<()>,
+        body: &'static str,
+        version: u64,
+        renders: &std::cell::Cell<u32>,
+    ) -> Result<(Bytes, Option<u64>), ()> {
+        renders.set(renders.get() + 1);
+        go.await.unwrap();
+        Ok((Bytes::from_static(body.as_bytes()), Some(version)))
+    }
+
+    /// While a change renders, a request is answered the body before it if a request found that
+    /// body current within the grace; past the grace, or if none ever did, it waits for the render.
+    #[tokio::test]
+    async fn a_request_during_a_render_gets_the_body_before_the_change_only_within_the_grace() {
+        use futures_util::FutureExt;
+        let renders = std::cell::Cell::new(0);
+        let unused = || async { Ok::<(Bytes, Option<u64>), ()>((Bytes::from_static(b"unused"), Some(0))) };
+        for (grace, found_current, answered_before) in
+            [(Duration::from_secs(600), true, true), (Duration::ZERO, true, false), (Duration::from_secs(600), false, false)]
+        {
+            let kept = RenderedPages::with_render_grace(grace);
+            kept.put(1, 4, Bytes::from_static(b"before"));
+            if found_current {
+                assert_eq!(kept.get_or_render(1, at(4), unused()).await.unwrap().identity(), "before");
+            }
+            // The first request at version 5 renders it, and holds its turn until `go`.
+            let (go, wait) = tokio::sync::oneshot::channel();
+            let mut first = std::pin::pin!(kept.get_or_render(1, at(5), held_render(wait, "after", 5, &renders)));
+            assert!(first.as_mut().now_or_never().is_none(), "the render waits for go");
+            let mut second = std::pin::pin!(kept.get_or_render(1, at(5), unused()));
+            let early = second.as_mut().now_or_never().map(|body| body.unwrap().identity());
+            assert_eq!(early.as_deref(), answered_before.then_some(&b"before"[..]), "grace {grace:?}, found current {found_current}");
+            go.send(()).unwrap();
+            assert_eq!(first.await.unwrap().identity(), "after");
+            if !answered_before {
+                assert_eq!(second.await.unwrap().identity(), "after", "waited for the render and took its body");
+            }
+            // Once kept, the change is what every request gets.
+            assert_eq!(kept.get_or_render(1, at(5), unused()).await.unwrap().identity(), "after");
+        }
+        assert_eq!(renders.get(), 3, "one render a change, whoever waited");
     }
 
     #[test]

@@ -25,14 +25,20 @@ impl<K> Default for KeyGates<K> {
 impl<K: Eq + Hash + Clone> KeyGates<K> {
     /// `key`'s turn, once every earlier taker of it has let go.
     pub async fn turn(&self, key: &K) -> OwnedMutexGuard<()> {
-        let gate = {
-            let mut gates = self.gates.lock().unwrap();
-            if gates.len() > GATES_KEPT {
-                gates.retain(|_, gate| Arc::strong_count(gate) > 1);
-            }
-            Arc::clone(gates.entry(key.clone()).or_default())
-        };
-        gate.lock_owned().await
+        self.gate(key).lock_owned().await
+    }
+
+    /// `key`'s turn if nobody has it or waits for it.
+    pub fn try_turn(&self, key: &K) -> Option<OwnedMutexGuard<()>> {
+        self.gate(key).try_lock_owned().ok()
+    }
+
+    fn gate(&self, key: &K) -> Arc<tokio::sync::Mutex<()>> {
+        let mut gates = self.gates.lock().unwrap();
+        if gates.len() > GATES_KEPT {
+            gates.retain(|_, gate| Arc::strong_count(gate) > 1);
+        }
+        Arc::clone(gates.entry(key.clone()).or_default())
     }
 
     /// How many gates are kept (tests).
@@ -57,7 +63,9 @@ mod tests {
         // Another key's turn is free; the same key's waits for the first.
         let _other = gates.turn(&2).await;
         assert!(gates.turn(&1).now_or_never().is_none(), "key 1 was taken twice");
+        assert!(gates.try_turn(&1).is_none(), "key 1 was tried while taken");
         drop(first);
+        assert!(gates.try_turn(&1).is_some(), "key 1 is free to try once let go");
         assert!(gates.turn(&1).now_or_never().is_some(), "key 1 is free once let go");
         // Past the bound, the gates nobody holds are dropped: one over it, the next turn prunes.
         for key in 3..=(GATES_KEPT as i32 + 1) {

@@ -15,6 +15,10 @@
 //! A row read while a change commits may be the old one; a generation counter, bumped under
 //! the same lock by every invalidation, keeps such a read from being cached.
 //!
+//! A market missing from memory is read by one request at a time: the requests of a polled
+//! market that arrive after a change wait for the first one's read and take the row it kept,
+//! instead of each reading the same row.
+//!
 //! The same counter versions the market listing (`GET /v1/markets`): the trigger also names
 //! every new market (`notify_market_terms_insert`), so any change to what a listing shows — a row, a status
 //! and with it the counts, a new round — bumps it, and a page rendered at one version is the
@@ -26,6 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, Weak};
 use uuid::Uuid;
 
+use super::key_gates::KeyGates;
 use super::notices::{self, Listening};
 
 use crate::store::markets::{self, MarketRow};
@@ -43,6 +48,8 @@ pub struct MarketCache {
     generation: AtomicU64,
     /// The listener is connected: what is cached will be invalidated.
     live: AtomicBool,
+    /// One read of a market missing from memory at a time.
+    reading: KeyGates<Uuid>,
     started: OnceLock<()>,
 }
 
@@ -54,10 +61,14 @@ impl MarketCache {
     /// Market `id`'s row: from memory, or read (and kept) when absent.
     pub async fn market(self: &Arc<Self>, db: &PgPool, id: Uuid) -> Result<Option<Arc<MarketRow>>, sqlx::Error> {
         self.start_listening(db);
-        if self.live.load(Ordering::Acquire)
-            && let Some(row) = self.entries.read().unwrap().get(&id)
-        {
-            return Ok(Some(Arc::clone(row)));
+        if let Some(row) = self.held(id) {
+            return Ok(Some(row));
+        }
+        // Not listening, nothing is kept: nothing to wait for.
+        let _turn = if self.live.load(Ordering::Acquire) { Some(self.reading.turn(&id).await) } else { None };
+        // Read meanwhile by the request before this one.
+        if let Some(row) = self.held(id) {
+            return Ok(Some(row));
         }
         let generation = self.generation.load(Ordering::Acquire);
         let read = markets::market(db, id).await?.map(Arc::new);
@@ -71,6 +82,14 @@ impl MarketCache {
             }
         }
         Ok(read)
+    }
+
+    /// Market `id`'s row if it is held (and the listener connected).
+    fn held(&self, id: Uuid) -> Option<Arc<MarketRow>> {
+        if !self.live.load(Ordering::Acquire) {
+            return None;
+        }
+        self.entries.read().unwrap().get(&id).map(Arc::clone)
     }
 
     /// Drops market `id`, changed by this process (a trade it sent, now projected): the next

@@ -10,6 +10,12 @@ use std::time::Duration;
 use sqlx::PgPool;
 use sqlx::postgres::PgListener;
 
+/// How far behind what the service has heard a read model may answer while one request brings
+/// it up to date after a change: the others get what it held before the change instead of all
+/// waiting for that read (`series_cards`, the rendered pages of `http::rendered`). The change
+/// shows as soon as the read is done; a read that outlasts this is waited for.
+pub const CATCH_UP_GRACE: Duration = Duration::from_millis(5);
+
 /// What the listener reports to its model.
 pub enum Listening<'a> {
     /// Listening now: every change committed from here on will be notified.

@@ -6,29 +6,39 @@
 //! for what a card shows of its rounds, notify `fm_series_cards` with the series' id when it
 //! commits. A notice marks the card dirty; the next listing re-reads the dirty cards (one query
 //! for all of them) before it answers. A listing therefore reflects every change whose notice
-//! has arrived (a millisecond or two after the commit on one machine). Cards are served only
+//! has arrived (a millisecond or two after the commit on one machine), but for the grace below
+//! while another request re-reads it. Cards are served only
 //! while the listener is connected and after a full load; when the connection drops everything
 //! is forgotten and listings read Postgres until the next full load.
 //!
-//! Two listings re-reading the same dirty card race harmlessly: a card is replaced only by a
-//! read that started after the newest notice naming it (notices are numbered as they arrive).
+//! One request re-reads the dirty cards at a time. The others meanwhile answer from the cards
+//! as they were if the oldest notice still unread arrived less than `notices::CATCH_UP_GRACE`
+//! ago, and wait for the re-read otherwise: under load a change costs one read, not one per
+//! request in flight, and no answer is more than that grace behind the notices. A re-read that
+//! races a full load is harmless: a card is replaced only by a read that started after the
+//! newest notice naming it (notices are numbered as they arrive).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
 
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::notices::{self, Listening};
+use super::notices::{self, CATCH_UP_GRACE, Listening};
 use crate::store::series::{self, SeriesRow};
 
 const CHANNEL: &str = "fm_series_cards";
 
-#[derive(Default)]
 pub struct SeriesCards {
     state: Mutex<Cards>,
     /// One full load at a time (a slower, older load must not overwrite a newer one).
     loading: tokio::sync::Mutex<()>,
+    /// One re-read of the dirty cards at a time.
+    rereading: tokio::sync::Mutex<()>,
+    /// How long after a notice the cards as they were are answered while another request
+    /// re-reads (`CATCH_UP_GRACE`).
+    grace: Duration,
     started: OnceLock<()>,
 }
 
@@ -50,8 +60,9 @@ struct Cards {
     complete: bool,
     ordered: BTreeMap<(i16, String), Arc<SeriesRow>>,
     keys: HashMap<Uuid, (i16, String)>,
-    /// Cards to re-read, with the number of the last notice naming each.
-    dirty: HashMap<Uuid, u64>,
+    /// Cards to re-read, with the number of the last notice naming each and when the first
+    /// notice of those not yet re-read arrived.
+    dirty: HashMap<Uuid, (u64, Instant)>,
     /// Notices received (numbers them).
     notices: u64,
     /// Bumped by every change to the held cards: a page rendered at one version is the same
@@ -59,9 +70,25 @@ struct Cards {
     version: u64,
 }
 
+impl Default for SeriesCards {
+    fn default() -> SeriesCards {
+        SeriesCards::with_grace(CATCH_UP_GRACE)
+    }
+}
+
 impl SeriesCards {
     pub fn new() -> SeriesCards {
         SeriesCards::default()
+    }
+
+    fn with_grace(grace: Duration) -> SeriesCards {
+        SeriesCards {
+            state: Mutex::default(),
+            loading: tokio::sync::Mutex::default(),
+            rereading: tokio::sync::Mutex::default(),
+            grace,
+            started: OnceLock::new(),
+        }
     }
 
     /// A page of active series (optionally of one exchange), tier then slug, and how many there
@@ -117,7 +144,7 @@ impl SeriesCards {
         if !complete {
             self.load_all(db).await?;
         }
-        self.reread_dirty(db).await?;
+        self.catch_up(db).await?;
         let cards = self.state.lock().unwrap();
         Ok((cards.live && cards.complete).then_some(cards.version))
     }
@@ -167,7 +194,7 @@ impl SeriesCards {
             cards.put(row);
         }
         // What was notified before the read began is in it; later notices stay dirty.
-        cards.dirty.retain(|_, notice| *notice > started_after);
+        cards.dirty.retain(|_, (notice, _)| *notice > started_after);
         cards.complete = true;
         Ok(())
     }
@@ -179,7 +206,25 @@ impl SeriesCards {
     }
 
     fn dirty(&self) -> Vec<(Uuid, u64)> {
-        self.state.lock().unwrap().dirty.iter().map(|(id, n)| (*id, *n)).collect()
+        self.state.lock().unwrap().dirty.iter().map(|(id, (n, _))| (*id, *n)).collect()
+    }
+
+    /// Re-reads the dirty cards, or lets the caller answer from the cards as they are while
+    /// another request re-reads them, within the grace (see the module doc).
+    async fn catch_up(&self, db: &PgPool) -> Result<(), sqlx::Error> {
+        let oldest_unread = {
+            let cards = self.state.lock().unwrap();
+            match cards.dirty.values().map(|(_, heard)| *heard).min() {
+                Some(heard) => heard,
+                None => return Ok(()),
+            }
+        };
+        let _turn = match self.rereading.try_lock() {
+            Ok(turn) => turn,
+            Err(_) if oldest_unread.elapsed() < self.grace => return Ok(()),
+            Err(_) => self.rereading.lock().await,
+        };
+        self.reread_dirty(db).await
     }
 
     async fn reread_dirty(&self, db: &PgPool) -> Result<(), sqlx::Error> {
@@ -193,7 +238,7 @@ impl SeriesCards {
         for (id, notice) in wanted {
             // Only if no newer notice came (then this read may predate it) and nobody else
             // replaced the card since.
-            if cards.dirty.get(&id) != Some(&notice) {
+            if cards.dirty.get(&id).map(|(n, _)| *n) != Some(notice) {
                 continue;
             }
             cards.dirty.remove(&id);
@@ -247,7 +292,9 @@ async fn listen(cards: Weak<SeriesCards>, db: PgPool) {
                 cards.notices += 1;
                 let notice = cards.notices;
                 if let Ok(id) = Uuid::parse_str(id) {
-                    cards.dirty.insert(id, notice);
+                    // A card already dirty keeps when its first unread notice came.
+                    let heard = cards.dirty.get(&id).map_or_else(Instant::now, |(_, heard)| *heard);
+                    cards.dirty.insert(id, (notice, heard));
                 }
             }
             Listening::Lost => {
@@ -258,4 +305,31 @@ async fn listen(cards: Weak<SeriesCards>, db: PgPool) {
         true
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::FutureExt;
+
+    /// While another request re-reads the dirty cards, a request answers from the cards as they
+    /// were if the oldest unread notice is within the grace, and waits for the re-read past it.
+    #[tokio::test]
+    async fn a_request_answers_from_the_cards_as_they_were_while_another_rereads_them_within_the_grace() {
+        // Never connected: neither path below reads Postgres.
+        let db = PgPool::connect_lazy("postgres://127.0.0.1:5432/unused").unwrap();
+        let grace = Duration::from_secs(600);
+        let cards = SeriesCards::with_grace(grace);
+        let another_request = cards.rereading.lock().await;
+        cards.state.lock().unwrap().dirty.insert(Uuid::new_v4(), (1, Instant::now()));
+        assert!(matches!(cards.catch_up(&db).now_or_never(), Some(Ok(()))), "answered from the cards as they were");
+        let past_the_grace = Instant::now().checked_sub(grace * 2).unwrap();
+        cards.state.lock().unwrap().dirty.insert(Uuid::new_v4(), (2, past_the_grace));
+        let mut waiting = std::pin::pin!(cards.catch_up(&db));
+        assert!(waiting.as_mut().now_or_never().is_none(), "past the grace it waits for the re-read");
+        // The other request's re-read took every dirty card: the waiting one has none left.
+        cards.state.lock().unwrap().dirty.clear();
+        drop(another_request);
+        assert!(matches!(waiting.await, Ok(())));
+    }
 }

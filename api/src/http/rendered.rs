@@ -56,19 +56,28 @@ pub struct RenderedPages<K> {
 pub struct Current {
     version: Option<u64>,
     taken_after: Instant,
+    /// The earliest version a body may be at to be answered in place of the current one
+    /// while it renders: the version of a change this process made itself, which its caller
+    /// reads at once.
+    floor: u64,
 }
 
 impl Current {
     /// The version `version` gives, the clock read first.
     pub fn take(version: impl FnOnce() -> Option<u64>) -> Current {
         let taken_after = Instant::now();
-        Current { version: version(), taken_after }
+        Current { version: version(), taken_after, floor: 0 }
     }
 
     /// A version taken after `taken_after` (a version that takes awaiting: read the clock, then
     /// await it).
     pub fn taken_after(taken_after: Instant, version: Option<u64>) -> Current {
-        Current { version, taken_after }
+        Current { version, taken_after, floor: 0 }
+    }
+
+    /// The same, but no body before `floor` is answered while the key renders (see `floor`).
+    pub fn at_least(self, floor: u64) -> Current {
+        Current { floor, ..self }
     }
 
     pub fn version(&self) -> Option<u64> {
@@ -200,7 +209,7 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
             return Found::Current(page.body.clone());
         }
         match page.current_at {
-            Some(at) if page.version < version && at.elapsed() < self.render_grace => Found::Recent(page.body.clone()),
+            Some(at) if (current.floor..version).contains(&page.version) && at.elapsed() < self.render_grace => Found::Recent(page.body.clone()),
             _ => Found::Nothing,
         }
     }
@@ -374,36 +383,48 @@ mod tests {
     }
 
     /// While a change renders, a request is answered the body before it if a request found that
-    /// body current within the grace; past the grace, or if none ever did, it waits for the render.
+    /// body current within the grace (by the moment before it took its version, the latest such
+    /// moment), and the body is not before the request's floor; otherwise it waits for the render.
     #[tokio::test]
     async fn a_request_during_a_render_gets_the_body_before_the_change_only_within_the_grace() {
         use futures_util::FutureExt;
         let renders = std::cell::Cell::new(0);
         let unused = || async { Ok::<(Bytes, Option<u64>), ()>((Bytes::from_static(b"unused"), Some(0))) };
-        for (grace, found_current, answered_before) in
-            [(Duration::from_secs(600), true, true), (Duration::ZERO, true, false), (Duration::from_secs(600), false, false)]
-        {
+        let long = Duration::from_secs(600);
+        let now = Instant::now();
+        let long_ago = now.checked_sub(long * 2).unwrap();
+        // (grace, the moments requests at version 4 took it, the floor at version 5, answered the body before)
+        let cases = [
+            (long, vec![now], 0, true),
+            (Duration::ZERO, vec![now], 0, false),
+            (long, vec![], 0, false),
+            (long, vec![long_ago], 0, false),
+            (long, vec![now, long_ago], 0, true),
+            (long, vec![now], 5, false),
+        ];
+        for (grace, found_current, floor, answered_before) in cases {
+            let case = format!("grace {grace:?}, found current {} times, floor {floor}", found_current.len());
             let kept = RenderedPages::with_render_grace(grace);
             kept.put(1, 4, Bytes::from_static(b"before"));
-            if found_current {
-                assert_eq!(kept.get_or_render(1, at(4), unused()).await.unwrap().identity(), "before");
+            for taken_after in found_current {
+                assert_eq!(kept.get_or_render(1, Current::taken_after(taken_after, Some(4)), unused()).await.unwrap().identity(), "before");
             }
             // The first request at version 5 renders it, and holds its turn until `go`.
             let (go, wait) = tokio::sync::oneshot::channel();
             let mut first = std::pin::pin!(kept.get_or_render(1, at(5), held_render(wait, "after", 5, &renders)));
             assert!(first.as_mut().now_or_never().is_none(), "the render waits for go");
-            let mut second = std::pin::pin!(kept.get_or_render(1, at(5), unused()));
+            let mut second = std::pin::pin!(kept.get_or_render(1, at(5).at_least(floor), unused()));
             let early = second.as_mut().now_or_never().map(|body| body.unwrap().identity());
-            assert_eq!(early.as_deref(), answered_before.then_some(&b"before"[..]), "grace {grace:?}, found current {found_current}");
+            assert_eq!(early.as_deref(), answered_before.then_some(&b"before"[..]), "{case}");
             go.send(()).unwrap();
             assert_eq!(first.await.unwrap().identity(), "after");
             if !answered_before {
-                assert_eq!(second.await.unwrap().identity(), "after", "waited for the render and took its body");
+                assert_eq!(second.await.unwrap().identity(), "after", "{case}: waited for the render and took its body");
             }
             // Once kept, the change is what every request gets.
             assert_eq!(kept.get_or_render(1, at(5), unused()).await.unwrap().identity(), "after");
         }
-        assert_eq!(renders.get(), 3, "one render a change, whoever waited");
+        assert_eq!(renders.get(), 6, "one render a change, whoever waited");
     }
 
     #[test]

@@ -15,9 +15,9 @@
 //! A row read while a change commits may be the old one; a generation counter, bumped under
 //! the same lock by every invalidation, keeps such a read from being cached.
 //!
-//! A market missing from memory is read by one request at a time: the requests of a polled
-//! market that arrive after a change wait for the first one's read and take the row it kept,
-//! instead of each reading the same row.
+//! The requests of a polled market that miss it after a change wait for the first one's read
+//! and take the row it kept, instead of each reading the same row (when that read keeps none,
+//! they read on their own).
 //!
 //! The same counter versions the market listing (`GET /v1/markets`): the trigger also names
 //! every new market (`notify_market_terms_insert`), so any change to what a listing shows — a row, a status
@@ -48,8 +48,10 @@ pub struct MarketCache {
     generation: AtomicU64,
     /// The listener is connected: what is cached will be invalidated.
     live: AtomicBool,
-    /// One read of a market missing from memory at a time.
+    /// The first read of a market missing from memory, which the others wait for.
     reading: KeyGates<Uuid>,
+    /// The generation after the latest `forget`.
+    own_change: AtomicU64,
     started: OnceLock<()>,
 }
 
@@ -64,12 +66,21 @@ impl MarketCache {
         if let Some(row) = self.held(id) {
             return Ok(Some(row));
         }
-        // Not listening, nothing is kept: nothing to wait for.
-        let _turn = if self.live.load(Ordering::Acquire) { Some(self.reading.turn(&id).await) } else { None };
-        // Read meanwhile by the request before this one.
-        if let Some(row) = self.held(id) {
-            return Ok(Some(row));
-        }
+        // The first request to miss reads the row holding the market's turn; the others wait
+        // for that read and take the row it kept. If it kept none (a change came during the
+        // read, or there is no such market), they read on their own, side by side. Not
+        // listening, nothing is kept: nothing to wait for.
+        let _first = if !self.live.load(Ordering::Acquire) {
+            None
+        } else if let Some(turn) = self.reading.try_turn(&id) {
+            Some(turn)
+        } else {
+            drop(self.reading.turn(&id).await);
+            if let Some(row) = self.held(id) {
+                return Ok(Some(row));
+            }
+            None
+        };
         let generation = self.generation.load(Ordering::Acquire);
         let read = markets::market(db, id).await?.map(Arc::new);
         if let Some(row) = &read {
@@ -95,7 +106,15 @@ impl MarketCache {
     /// Drops market `id`, changed by this process (a trade it sent, now projected): the next
     /// read takes the row again, without waiting for the notice.
     pub fn forget(&self, id: Uuid) {
-        self.drop_held(Some(id));
+        let generation = self.drop_held(Some(id));
+        self.own_change.fetch_max(generation, Ordering::AcqRel);
+    }
+
+    /// The version after the latest change this process made itself (`forget`): its caller
+    /// must read it at once, so a page kept at an earlier version is never answered in its
+    /// place while the page renders again (`http::rendered`).
+    pub fn own_change_version(&self) -> u64 {
+        self.own_change.load(Ordering::Acquire)
     }
 
     /// The version of every market row as the notices have announced them: a listing read after
@@ -115,15 +134,17 @@ impl MarketCache {
         self.len() == 0
     }
 
-    fn drop_held(&self, id: Option<Uuid>) {
+    /// Drops `id` (`None`: everything) and bumps the generation; the generation after.
+    fn drop_held(&self, id: Option<Uuid>) -> u64 {
         let mut entries = self.entries.write().unwrap();
-        self.generation.fetch_add(1, Ordering::AcqRel);
+        let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
         match id {
             Some(id) => {
                 entries.remove(&id);
             }
             None => entries.clear(),
         }
+        generation
     }
 
     fn start_listening(self: &Arc<Self>, db: &PgPool) {
@@ -144,7 +165,9 @@ async fn listen(cache: Weak<MarketCache>, db: PgPool) {
                 cache.live.store(true, Ordering::Release);
             }
             // `*`: a series' symbol, exchange or tier changed (every row may show it).
-            Listening::Notice(id) => cache.drop_held(Uuid::parse_str(id).ok()),
+            Listening::Notice(id) => {
+                cache.drop_held(Uuid::parse_str(id).ok());
+            }
             Listening::Lost => {
                 cache.live.store(false, Ordering::Release);
                 cache.drop_held(None);

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use chrono::Utc;
 use uuid::Uuid;
@@ -37,6 +38,11 @@ static COMPACTING: AtomicBool = AtomicBool::new(false);
 /// `MarketCache::version`): a listing page read after taking it may be kept until it moves.
 pub fn listing_version(s: &Services) -> Option<u64> {
     s.market_cache.version(&s.db)
+}
+
+/// The market rows' version after the latest trade this process sent (`MarketCache::own_change_version`).
+pub fn own_change_version(s: &Services) -> u64 {
+    s.market_cache.own_change_version()
 }
 
 pub async fn list(s: &Services, status: Option<MarketStatus>, page: Page) -> Result<(Vec<MarketRow>, i64), ServiceError> {
@@ -116,9 +122,10 @@ pub async fn series_list(s: &Services, exchange: Option<Exchange>, page: Page) -
 }
 
 /// The version of the in-memory series cards, brought up to date; `None` while listings read
-/// Postgres. A page read at a version is the same page while the version holds.
-pub async fn series_cards_version(s: &Services) -> Result<Option<u64>, ServiceError> {
-    Ok(s.series_cards.current(&s.db).await?)
+/// Postgres. A page read at a version is the same page while the version holds. With it, a
+/// moment every change heard before which the version shows (`SeriesCards::current_as_of`).
+pub async fn series_cards_version(s: &Services) -> Result<(Option<u64>, Instant), ServiceError> {
+    Ok(s.series_cards.current_as_of(&s.db).await?)
 }
 
 /// Series `slug` with its card, from the in-memory series cards while they are current (every

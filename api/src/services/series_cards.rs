@@ -136,17 +136,26 @@ impl SeriesCards {
     /// Brings the held cards up to date (a full load, or the dirty ones re-read) and returns
     /// their version; `None` when pages must come from Postgres (not listening).
     pub async fn current(self: &Arc<Self>, db: &PgPool) -> Result<Option<u64>, sqlx::Error> {
+        Ok(self.current_as_of(db).await?.0)
+    }
+
+    /// `current`, and a moment every notice heard before which the version shows: when the
+    /// call began, or when the oldest notice still unread arrived if that is earlier (the
+    /// cards answered as they were while another request re-reads them, or a card notified
+    /// again during the re-read; see the module doc).
+    pub async fn current_as_of(self: &Arc<Self>, db: &PgPool) -> Result<(Option<u64>, Instant), sqlx::Error> {
+        let asked = Instant::now();
         self.start_listening(db);
         let (live, complete) = self.flags();
         if !live {
-            return Ok(None);
+            return Ok((None, asked));
         }
         if !complete {
             self.load_all(db).await?;
         }
         self.catch_up(db).await?;
         let cards = self.state.lock().unwrap();
-        Ok((cards.live && cards.complete).then_some(cards.version))
+        Ok(((cards.live && cards.complete).then_some(cards.version), cards.as_of(asked)))
     }
 
     fn flags(&self) -> (bool, bool) {
@@ -214,7 +223,7 @@ impl SeriesCards {
     async fn catch_up(&self, db: &PgPool) -> Result<(), sqlx::Error> {
         let oldest_unread = {
             let cards = self.state.lock().unwrap();
-            match cards.dirty.values().map(|(_, heard)| *heard).min() {
+            match cards.oldest_unread() {
                 Some(heard) => heard,
                 None => return Ok(()),
             }
@@ -259,6 +268,17 @@ impl SeriesCards {
 }
 
 impl Cards {
+    /// When the oldest notice not yet re-read arrived.
+    fn oldest_unread(&self) -> Option<Instant> {
+        self.dirty.values().map(|(_, heard)| *heard).min()
+    }
+
+    /// `asked`, or when the oldest notice not yet re-read arrived if that is earlier: every
+    /// notice heard before the moment returned is in the cards held.
+    fn as_of(&self, asked: Instant) -> Instant {
+        self.oldest_unread().map_or(asked, |heard| heard.min(asked))
+    }
+
     fn put(&mut self, row: SeriesRow) {
         self.version += 1;
         let key = (row.tier, row.slug.clone());
@@ -282,21 +302,24 @@ impl Cards {
     }
 }
 
+/// A notice naming a card (its series' id): the card is dirty, numbered by this notice; a card
+/// already dirty keeps when its first unread notice came.
+fn note_notice(cards: &mut Cards, payload: &str) {
+    cards.notices += 1;
+    let notice = cards.notices;
+    if let Ok(id) = Uuid::parse_str(payload) {
+        let heard = cards.dirty.get(&id).map_or_else(Instant::now, |(_, heard)| *heard);
+        cards.dirty.insert(id, (notice, heard));
+    }
+}
+
 async fn listen(cards: Weak<SeriesCards>, db: PgPool) {
     notices::listen(db, CHANNEL, |event| {
         let Some(held) = cards.upgrade() else { return false };
         let mut cards = held.state.lock().unwrap();
         match event {
             Listening::Connected => cards.live = true,
-            Listening::Notice(id) => {
-                cards.notices += 1;
-                let notice = cards.notices;
-                if let Ok(id) = Uuid::parse_str(id) {
-                    // A card already dirty keeps when its first unread notice came.
-                    let heard = cards.dirty.get(&id).map_or_else(Instant::now, |(_, heard)| *heard);
-                    cards.dirty.insert(id, (notice, heard));
-                }
-            }
+            Listening::Notice(payload) => note_notice(&mut cards, payload),
             Listening::Lost => {
                 cards.live = false;
                 cards.forget_all();
@@ -321,8 +344,10 @@ mod tests {
         let grace = Duration::from_secs(600);
         let cards = SeriesCards::with_grace(grace);
         let another_request = cards.rereading.lock().await;
-        cards.state.lock().unwrap().dirty.insert(Uuid::new_v4(), (1, Instant::now()));
+        let heard = Instant::now();
+        cards.state.lock().unwrap().dirty.insert(Uuid::new_v4(), (1, heard));
         assert!(matches!(cards.catch_up(&db).now_or_never(), Some(Ok(()))), "answered from the cards as they were");
+        assert_eq!(cards.state.lock().unwrap().as_of(Instant::now()), heard, "behind since the notice");
         let past_the_grace = Instant::now().checked_sub(grace * 2).unwrap();
         cards.state.lock().unwrap().dirty.insert(Uuid::new_v4(), (2, past_the_grace));
         let mut waiting = std::pin::pin!(cards.catch_up(&db));
@@ -331,5 +356,25 @@ mod tests {
         cards.state.lock().unwrap().dirty.clear();
         drop(another_request);
         assert!(matches!(waiting.await, Ok(())));
+        let asked = Instant::now();
+        assert_eq!(cards.state.lock().unwrap().as_of(asked), asked, "caught up");
+    }
+
+    /// A card notified again before its re-read is done keeps when its first unread notice
+    /// came: the cards are behind since then, not since the latest.
+    #[test]
+    fn a_card_notified_again_stays_behind_since_its_first_unread_notice() {
+        let cards = Arc::new(SeriesCards::new());
+        let card = Uuid::new_v4();
+        let notify = |cards: &Arc<SeriesCards>| {
+            let mut held = cards.state.lock().unwrap();
+            note_notice(&mut held, &card.to_string());
+        };
+        notify(&cards);
+        let first = cards.state.lock().unwrap().dirty[&card];
+        std::thread::sleep(Duration::from_millis(2));
+        notify(&cards);
+        let again = cards.state.lock().unwrap().dirty[&card];
+        assert_eq!((again.0, again.1), (first.0 + 1, first.1), "numbered anew, heard as first");
     }
 }

@@ -1,7 +1,5 @@
 //! `/v1/series`, `/v1/series/{slug}`, `/v1/series/{slug}/rounds`.
 
-use std::time::Instant;
-
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -126,8 +124,8 @@ pub struct ListQuery {
 pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Rendered, ApiError> {
     let page = q.page.resolve(MAX_LIMIT)?;
     let exchange = q.exchange.as_deref().map(|e| one_of("exchange", e, &Exchange::ALL, Exchange::id)).transpose()?;
-    let asked = Instant::now();
-    let current = Current::taken_after(asked, markets::series_cards_version(&state.services).await?);
+    let (version, as_of) = markets::series_cards_version(&state.services).await?;
+    let current = Current::taken_after(as_of, version);
     let body = state
         .series_pages
         .get_or_render(SeriesBody::Page(exchange, page.limit, page.offset), current, async {
@@ -158,8 +156,8 @@ pub enum SeriesBody {
     )
 )]
 pub async fn get(State(state): State<AppState>, ApiPath(slug): ApiPath<String>) -> Result<Rendered, ApiError> {
-    let asked = Instant::now();
-    let current = Current::taken_after(asked, markets::series_cards_version(&state.services).await?);
+    let (version, as_of) = markets::series_cards_version(&state.services).await?;
+    let current = Current::taken_after(as_of, version);
     let body = state
         .series_pages
         .get_or_render(SeriesBody::Card(slug.clone()), current, async {

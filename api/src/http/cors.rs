@@ -47,11 +47,6 @@ const PREFLIGHT_VARY: HeaderValue = HeaderValue::from_static("origin, access-con
 /// What any other answer's CORS headers depend on: the request's `Origin` (named or absent).
 const ANSWER_VARY: HeaderValue = HeaderValue::from_static("origin");
 
-/// A kept body's own `Vary` (its content coding, `encoding::negotiate`), and the same joined
-/// with the origin's: one header line instead of two.
-const CODING_VARY: HeaderValue = HeaderValue::from_static("accept-encoding");
-const CODING_AND_ANSWER_VARY: HeaderValue = HeaderValue::from_static("accept-encoding, origin");
-
 /// The service's CORS policy, its header values made once.
 #[derive(Clone, Debug)]
 pub struct Cors(Arc<Policy>);
@@ -106,24 +101,13 @@ impl Cors {
     }
 
     /// Adds to an answer (not a preflight's) that it varies by `Origin` (after any `Vary` of its
-    /// own, joined with a kept body's into one line) and, for a cross-origin request from an
+    /// own) and, for a cross-origin request from an
     /// allowed origin, the origin allowed to read it and the headers it may read. A request
     /// without `Origin` is not a cross-origin one (a browser sends it on every such request):
     /// bots, SDKs and servers get no `Access-Control-*` header, and `Vary` keeps caches from
     /// giving their answer to a page.
     pub fn decorate(&self, origin: Option<&HeaderValue>, response: &mut HeaderMap) {
-        let mut own = response.get_all(header::VARY).iter();
-        match (own.next(), own.next()) {
-            (None, _) => {
-                response.insert(header::VARY, ANSWER_VARY);
-            }
-            (Some(coding), None) if *coding == CODING_VARY => {
-                response.insert(header::VARY, CODING_AND_ANSWER_VARY);
-            }
-            _ => {
-                response.append(header::VARY, ANSWER_VARY);
-            }
-        }
+        response.append(header::VARY, ANSWER_VARY);
         if let Some(origin) = self.allowed_for(origin) {
             response.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
             response.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, self.0.expose_headers.clone());
@@ -152,15 +136,9 @@ mod tests {
         cors.decorate(Some(&origin("https://anywhere.example")), &mut headers);
         assert_eq!(headers[header::ACCESS_CONTROL_ALLOW_ORIGIN], "*");
         let vary: Vec<_> = headers.get_all(header::VARY).iter().collect();
-        assert_eq!(vary, ["accept-encoding, origin"], "the answer's own Vary is kept, on one line");
+        assert_eq!(vary, ["accept-encoding", "origin"], "the answer's own Vary is kept");
         let exposed = headers[header::ACCESS_CONTROL_EXPOSE_HEADERS].to_str().unwrap();
         assert_eq!(exposed, "x-ratelimit-limit,x-ratelimit-remaining,x-ratelimit-reset,retry-after,x-request-id");
-        // Any other Vary of the answer's own is kept beside the origin's.
-        let mut headers = HeaderMap::new();
-        headers.insert(header::VARY, HeaderValue::from_static("authorization"));
-        cors.decorate(None, &mut headers);
-        let vary: Vec<_> = headers.get_all(header::VARY).iter().collect();
-        assert_eq!(vary, ["authorization", "origin"]);
         // Not a cross-origin request: no Access-Control header, but the Vary all the same.
         let mut headers = HeaderMap::new();
         cors.decorate(None, &mut headers);

@@ -15,10 +15,10 @@
 //! reading and rendering the same page (a listing polled by many clients while its markets
 //! trade would otherwise read it once per request in flight after every change). While that
 //! render runs, a request is answered the body before the change instead, if a request found
-//! that body current less than `RENDER_GRACE` ago: every change it misses was heard since, so
-//! it is at most that far behind what the service knows, and the requests of a polled page do
-//! not all wait out a read of Postgres after each change. The change is visible as soon as the
-//! render is kept, as before.
+//! that body current less than `notices::CATCH_UP_GRACE` ago: every change it misses was heard
+//! since, so it is at most that far behind what the service knows, and the requests of a polled
+//! page do not all wait out a read of Postgres after each change. The change is visible as soon
+//! as the render is kept.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -30,16 +30,10 @@ use axum::body::Bytes;
 use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 
 use crate::services::key_gates::KeyGates;
-use crate::services::notices::CATCH_UP_GRACE;
+use crate::services::notices::{CATCH_UP_GRACE, Current};
 
 /// Bytes of bodies one store keeps at most.
 const CAPACITY_BYTES: usize = 32 << 20;
-
-/// How long after a request last found a body current the body is still answered to requests
-/// that arrive while its key is rendered again (see the module doc). A page polled under load
-/// is found current every few microseconds, so this bounds how stale an answer can be, not how
-/// long a render may take: a render that outlasts it is waited for.
-pub const RENDER_GRACE: Duration = CATCH_UP_GRACE;
 
 pub struct RenderedPages<K> {
     held: Mutex<Held<K>>,
@@ -47,42 +41,6 @@ pub struct RenderedPages<K> {
     rendering: KeyGates<K>,
     max_age: Option<Duration>,
     render_grace: Duration,
-}
-
-/// A read model's version as a request took it (`None`: changes cannot be heard now, so nothing
-/// kept may be served), and a moment before it was taken: a body found at that version was
-/// current at that moment or later.
-#[derive(Clone, Copy, Debug)]
-pub struct Current {
-    version: Option<u64>,
-    taken_after: Instant,
-    /// The earliest version a body may be at to be answered in place of the current one
-    /// while it renders: the version of a change this process made itself, which its caller
-    /// reads at once.
-    floor: u64,
-}
-
-impl Current {
-    /// The version `version` gives, the clock read first.
-    pub fn take(version: impl FnOnce() -> Option<u64>) -> Current {
-        let taken_after = Instant::now();
-        Current { version: version(), taken_after, floor: 0 }
-    }
-
-    /// A version taken after `taken_after` (a version that takes awaiting: read the clock, then
-    /// await it).
-    pub fn taken_after(taken_after: Instant, version: Option<u64>) -> Current {
-        Current { version, taken_after, floor: 0 }
-    }
-
-    /// The same, but no body before `floor` is answered while the key renders (see `floor`).
-    pub fn at_least(self, floor: u64) -> Current {
-        Current { floor, ..self }
-    }
-
-    pub fn version(&self) -> Option<u64> {
-        self.version
-    }
 }
 
 struct Held<K> {
@@ -171,7 +129,12 @@ fn gzip(body: &[u8]) -> Bytes {
 
 impl<K> Default for RenderedPages<K> {
     fn default() -> RenderedPages<K> {
-        RenderedPages { held: Mutex::new(Held { pages: HashMap::new(), bytes: 0 }), rendering: KeyGates::default(), max_age: None, render_grace: RENDER_GRACE }
+        RenderedPages {
+            held: Mutex::new(Held { pages: HashMap::new(), bytes: 0 }),
+            rendering: KeyGates::default(),
+            max_age: None,
+            render_grace: CATCH_UP_GRACE,
+        }
     }
 }
 
@@ -205,7 +168,7 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
         let mut held = self.held.lock().unwrap();
         let Some(page) = held.pages.get_mut(key).filter(|p| self.young(p)) else { return Found::Nothing };
         if page.version == version {
-            page.current_at = page.current_at.max(Some(current.taken_after));
+            page.current_at = page.current_at.max(Some(current.as_of));
             return Found::Current(page.body.clone());
         }
         match page.current_at {
@@ -224,19 +187,16 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
     /// that finds the key being rendered, and a body before the change found current within
     /// the grace, is answered that body (see the module doc).
     pub async fn get_or_render<E>(&self, key: K, current: Current, render: impl Future<Output = Result<(Bytes, Option<u64>), E>>) -> Result<KeptBody, E> {
-        // Without a current version no body can be served from the store, so there is nothing
-        // to wait for.
-        let _turn = match current.version {
-            None => None,
-            Some(_) => Some(match self.find(&key, current) {
-                Found::Current(body) => return Ok(body),
-                Found::Recent(body) => match self.rendering.try_turn(&key) {
-                    Some(turn) => turn,
-                    // Another request renders the change: the body before it, meanwhile.
-                    None => return Ok(body),
-                },
-                Found::Nothing => self.rendering.turn(&key).await,
-            }),
+        let _turn = match self.find(&key, current) {
+            Found::Current(body) => return Ok(body),
+            Found::Recent(body) => match self.rendering.try_turn(&key) {
+                Some(turn) => Some(turn),
+                // Another request renders the change: the body before it, meanwhile.
+                None => return Ok(body),
+            },
+            // Without a current version nothing kept can be answered: nothing to wait for.
+            Found::Nothing if current.version.is_none() => None,
+            Found::Nothing => Some(self.rendering.turn(&key).await),
         };
         if let Found::Current(body) = self.find(&key, current) {
             return Ok(body);
@@ -407,7 +367,7 @@ mod tests {
             let kept = RenderedPages::with_render_grace(grace);
             kept.put(1, 4, Bytes::from_static(b"before"));
             for taken_after in found_current {
-                assert_eq!(kept.get_or_render(1, Current::taken_after(taken_after, Some(4)), unused()).await.unwrap().identity(), "before");
+                assert_eq!(kept.get_or_render(1, Current::new(Some(4), taken_after), unused()).await.unwrap().identity(), "before");
             }
             // The first request at version 5 renders it, and holds its turn until `go`.
             let (go, wait) = tokio::sync::oneshot::channel();

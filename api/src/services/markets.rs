@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 use chrono::Utc;
 use uuid::Uuid;
 
+use super::notices::Current;
 use super::{Page, ServiceError, Services};
 use crate::domain::exchange::Exchange;
 use crate::domain::market::{MarketStatus, Side};
@@ -35,14 +35,11 @@ const COUNT_ROWS_BEFORE_COMPACTION: i64 = 64;
 static COMPACTING: AtomicBool = AtomicBool::new(false);
 
 /// The version of every market row as this replica has been told of them (see
-/// `MarketCache::version`): a listing page read after taking it may be kept until it moves.
-pub fn listing_version(s: &Services) -> Option<u64> {
-    s.market_cache.version(&s.db)
-}
-
-/// The market rows' version after the latest trade this process sent (`MarketCache::own_change_version`).
-pub fn own_change_version(s: &Services) -> u64 {
-    s.market_cache.own_change_version()
+/// `MarketCache::version`): a listing page read after taking it may be kept until it moves. Its
+/// floor is the version after the latest trade this process sent
+/// (`MarketCache::own_change_version`).
+pub fn listing_version(s: &Services) -> Current {
+    Current::take(|| s.market_cache.version(&s.db)).at_least(s.market_cache.own_change_version())
 }
 
 pub async fn list(s: &Services, status: Option<MarketStatus>, page: Page) -> Result<(Vec<MarketRow>, i64), ServiceError> {
@@ -122,9 +119,8 @@ pub async fn series_list(s: &Services, exchange: Option<Exchange>, page: Page) -
 }
 
 /// The version of the in-memory series cards, brought up to date; `None` while listings read
-/// Postgres. A page read at a version is the same page while the version holds. With it, a
-/// moment every change heard before which the version shows (`SeriesCards::current_as_of`).
-pub async fn series_cards_version(s: &Services) -> Result<(Option<u64>, Instant), ServiceError> {
+/// Postgres. A page read at a version is the same page while the version holds.
+pub async fn series_cards_version(s: &Services) -> Result<Current, ServiceError> {
     Ok(s.series_cards.current_as_of(&s.db).await?)
 }
 

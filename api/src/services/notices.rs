@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sqlx::PgPool;
 use sqlx::postgres::PgListener;
@@ -15,6 +15,37 @@ use sqlx::postgres::PgListener;
 /// waiting for that read (`series_cards`, the rendered pages of `http::rendered`). The change
 /// shows as soon as the read is done; a read that outlasts this is waited for.
 pub const CATCH_UP_GRACE: Duration = Duration::from_millis(5);
+
+/// A read model's version as a request took it (`None`: changes cannot be heard now, so nothing
+/// kept may be answered), and a moment every change heard before which the version shows (read
+/// before the version was taken, or earlier when the model is behind its notices). An answer
+/// kept at an earlier version may stand in for it while it is brought up to date (see
+/// `CATCH_UP_GRACE`), but none before `floor`: the version of a change this process made itself,
+/// which its caller reads at once.
+#[derive(Clone, Copy, Debug)]
+pub struct Current {
+    pub version: Option<u64>,
+    pub as_of: Instant,
+    pub floor: u64,
+}
+
+impl Current {
+    /// The version `version` gives, the clock read first.
+    pub fn take(version: impl FnOnce() -> Option<u64>) -> Current {
+        let as_of = Instant::now();
+        Current::new(version(), as_of)
+    }
+
+    /// `version`, showing every change heard before `as_of`.
+    pub fn new(version: Option<u64>, as_of: Instant) -> Current {
+        Current { version, as_of, floor: 0 }
+    }
+
+    /// The same, with no answer before `floor` standing in for it.
+    pub fn at_least(self, floor: u64) -> Current {
+        Current { floor, ..self }
+    }
+}
 
 /// What the listener reports to its model.
 pub enum Listening<'a> {

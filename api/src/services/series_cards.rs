@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::notices::{self, CATCH_UP_GRACE, Listening};
+use super::notices::{self, CATCH_UP_GRACE, Current, Listening};
 use crate::store::series::{self, SeriesRow};
 
 const CHANNEL: &str = "fm_series_cards";
@@ -136,26 +136,25 @@ impl SeriesCards {
     /// Brings the held cards up to date (a full load, or the dirty ones re-read) and returns
     /// their version; `None` when pages must come from Postgres (not listening).
     pub async fn current(self: &Arc<Self>, db: &PgPool) -> Result<Option<u64>, sqlx::Error> {
-        Ok(self.current_as_of(db).await?.0)
+        Ok(self.current_as_of(db).await?.version)
     }
 
-    /// `current`, and a moment every notice heard before which the version shows: when the
-    /// call began, or when the oldest notice still unread arrived if that is earlier (the
-    /// cards answered as they were while another request re-reads them, or a card notified
-    /// again during the re-read; see the module doc).
-    pub async fn current_as_of(self: &Arc<Self>, db: &PgPool) -> Result<(Option<u64>, Instant), sqlx::Error> {
+    /// `current`, as of when the call began, or when the oldest notice still unread arrived if
+    /// that is earlier (the cards answered as they were while another request re-reads them,
+    /// or a card notified again during the re-read; see the module doc).
+    pub async fn current_as_of(self: &Arc<Self>, db: &PgPool) -> Result<Current, sqlx::Error> {
         let asked = Instant::now();
         self.start_listening(db);
         let (live, complete) = self.flags();
         if !live {
-            return Ok((None, asked));
+            return Ok(Current::new(None, asked));
         }
         if !complete {
             self.load_all(db).await?;
         }
         self.catch_up(db).await?;
         let cards = self.state.lock().unwrap();
-        Ok(((cards.live && cards.complete).then_some(cards.version), cards.as_of(asked)))
+        Ok(Current::new((cards.live && cards.complete).then_some(cards.version), cards.as_of(asked)))
     }
 
     fn flags(&self) -> (bool, bool) {

@@ -3,6 +3,7 @@
 use chrono::Utc;
 use uuid::Uuid;
 
+use super::notices::Current;
 use super::{Page, ServiceError, Services};
 use crate::domain::caller::Caller;
 use crate::domain::display_name;
@@ -78,6 +79,6 @@ pub async fn leaderboard(s: &Services, since: Option<PeriodStart>, sort: SortBy,
 
 /// The rankings' version: a ranking served while it holds reflects every change announced so
 /// far (`None` while changes cannot be heard: nothing read may be kept).
-pub fn leaderboard_version(s: &Services) -> Option<u64> {
-    s.leaderboard.version(&s.db)
+pub fn leaderboard_version(s: &Services) -> Current {
+    Current::take(|| s.leaderboard.version(&s.db))
 }

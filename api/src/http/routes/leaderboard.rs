@@ -13,7 +13,6 @@ use crate::http::envelope::{Data, Rendered};
 use crate::http::error::ApiError;
 use crate::http::extract::ApiQuery;
 use crate::http::openapi::Envelope;
-use crate::http::rendered::Current;
 use crate::services::users;
 use crate::store::positions::LeaderRow;
 
@@ -93,7 +92,7 @@ pub async fn leaderboard(State(state): State<AppState>, ApiQuery(q): ApiQuery<Le
             .ok_or_else(|| ApiError::InvalidInput(format!("limit must be an integer from 1 to {MAX_LIMIT}")))?,
     };
     let start = users::leaderboard_start(period);
-    let current = Current::take(|| users::leaderboard_version(&state.services));
+    let current = users::leaderboard_version(&state.services);
     let body = state
         .leaderboard_pages
         .get_or_render((start, sort, limit), current, async {

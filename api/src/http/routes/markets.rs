@@ -19,7 +19,6 @@ use crate::http::error::ApiError;
 use crate::http::extract::{ApiPath, ApiQuery, one_of, side};
 use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::page::PageQuery;
-use crate::http::rendered::Current;
 use crate::services::{markets, oracle};
 use crate::store::markets::{MarketRow, TradeRow};
 
@@ -149,12 +148,12 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery
     let page = q.page.resolve(MAX_LIMIT)?;
     let status = q.status.as_deref().map(|s| one_of("status", s, &MarketStatus::ALL, MarketStatus::as_str)).transpose()?;
     // Taken before the read: a change the read misses moves it, so the page is never served.
-    let current = Current::take(|| markets::listing_version(&state.services)).at_least(markets::own_change_version(&state.services));
+    let current = markets::listing_version(&state.services);
     let body = state
         .market_pages
         .get_or_render((status, page.limit, page.offset), current, async {
             let (rows, total) = markets::list(&state.services, status, page).await?;
-            Ok::<_, ApiError>((Data::paged(rows.into_iter().map(Market::from).collect::<Vec<_>>(), page.meta(total)).body(), current.version()))
+            Ok::<_, ApiError>((Data::paged(rows.into_iter().map(Market::from).collect::<Vec<_>>(), page.meta(total)).body(), current.version))
         })
         .await?;
     Ok(Rendered(body))
@@ -334,8 +333,8 @@ pub(crate) async fn kept_by_markets(
     key: MarketBody,
     render: impl Future<Output = Result<axum::body::Bytes, ApiError>>,
 ) -> Result<Rendered, ApiError> {
-    let current = Current::take(|| markets::listing_version(&state.services)).at_least(markets::own_change_version(&state.services));
-    let body = state.market_bodies.get_or_render(key, current, async { Ok::<_, ApiError>((render.await?, current.version())) }).await?;
+    let current = markets::listing_version(&state.services);
+    let body = state.market_bodies.get_or_render(key, current, async { Ok::<_, ApiError>((render.await?, current.version)) }).await?;
     Ok(Rendered(body))
 }
 

@@ -16,7 +16,6 @@ use crate::http::error::ApiError;
 use crate::http::extract::{ApiPath, ApiQuery, one_of};
 use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::page::PageQuery;
-use crate::http::rendered::Current;
 use crate::services::markets;
 use crate::store::series::SeriesRow;
 
@@ -124,8 +123,7 @@ pub struct ListQuery {
 pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery>) -> Result<Rendered, ApiError> {
     let page = q.page.resolve(MAX_LIMIT)?;
     let exchange = q.exchange.as_deref().map(|e| one_of("exchange", e, &Exchange::ALL, Exchange::id)).transpose()?;
-    let (version, as_of) = markets::series_cards_version(&state.services).await?;
-    let current = Current::taken_after(as_of, version);
+    let current = markets::series_cards_version(&state.services).await?;
     let body = state
         .series_pages
         .get_or_render(SeriesBody::Page(exchange, page.limit, page.offset), current, async {
@@ -156,8 +154,7 @@ pub enum SeriesBody {
     )
 )]
 pub async fn get(State(state): State<AppState>, ApiPath(slug): ApiPath<String>) -> Result<Rendered, ApiError> {
-    let (version, as_of) = markets::series_cards_version(&state.services).await?;
-    let current = Current::taken_after(as_of, version);
+    let current = markets::series_cards_version(&state.services).await?;
     let body = state
         .series_pages
         .get_or_render(SeriesBody::Card(slug.clone()), current, async {

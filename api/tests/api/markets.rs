@@ -10,7 +10,7 @@ use api::services::settlement::{self, Verdict};
 use api::store::series;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sqlx::PgPool;
+use sqlx::{Connection, PgPool};
 use uuid::Uuid;
 
 use crate::helpers::*;
@@ -1008,6 +1008,58 @@ async fn market_cache_listening(services: &api::services::Services, db: &PgPool)
         assert!(started.elapsed() < Duration::from_secs(5), "the market cache never listened");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// The requests that miss a market together wait for the first one's read and take the row it
+/// kept: with `markets` locked, one of eight concurrent reads waits on the lock in Postgres (the
+/// others wait for it here), and once the lock goes all eight have the one row it read. A change
+/// this process makes itself (`forget`) raises the floor the market routes pass to their kept
+/// pages to the version after it.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn requests_missing_a_market_together_read_it_once(db: PgPool) {
+    series::ensure(&db, &default_series()).await.unwrap();
+    let id = insert_market(&db, "okx-ethusdt", 2, Utc::now() + chrono::Duration::hours(3), "open", 400_000).await;
+    let services = services(&db);
+    market_cache_listening(&services, &db).await;
+    // The lock and the look at Postgres's backends on connections of their own: reads side by
+    // side would take the pool's.
+    let (mut lock, mut observer) =
+        (sqlx::PgConnection::connect_with(&db.connect_options()).await.unwrap(), sqlx::PgConnection::connect_with(&db.connect_options()).await.unwrap());
+    let mut lock = lock.begin().await.unwrap();
+    sqlx::query("LOCK TABLE markets IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    let reads: Vec<_> = (0..8)
+        .map(|_| {
+            let (cache, db) = (services.market_cache.clone(), db.clone());
+            tokio::spawn(async move { cache.market(&db, id).await.unwrap().expect("the market exists") })
+        })
+        .collect();
+    let mut blocked_reads = async || -> i64 {
+        sqlx::query_scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+            .fetch_one(&mut observer)
+            .await
+            .unwrap()
+    };
+    let started = std::time::Instant::now();
+    while blocked_reads().await == 0 {
+        assert!(started.elapsed() < Duration::from_secs(5), "no read reached Postgres");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Every request has had time to miss the market and ask for its turn by now.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(blocked_reads().await, 1, "one read of the market in Postgres, not one per request");
+    lock.rollback().await.unwrap();
+    let mut rows = Vec::new();
+    for read in reads {
+        rows.push(read.await.unwrap());
+    }
+    assert!(rows.iter().all(|row| Arc::ptr_eq(row, &rows[0]) && row.id == id), "every request takes the row the first one read");
+
+    let before = services.market_cache.version(&db).unwrap();
+    services.market_cache.forget(id);
+    let after = services.market_cache.version(&db).unwrap();
+    assert!(after > before);
+    assert_eq!(services.market_cache.own_change_version(), after);
+    assert_eq!(api::services::markets::listing_version(&services).floor, after, "the market routes' pages are floored at the change");
 }
 
 /// The market listing (`GET /v1/markets`) is kept rendered by the market rows' version: every

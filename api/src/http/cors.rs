@@ -101,11 +101,10 @@ impl Cors {
     }
 
     /// Adds to an answer (not a preflight's) that it varies by `Origin` (after any `Vary` of its
-    /// own) and, for a cross-origin request from an
-    /// allowed origin, the origin allowed to read it and the headers it may read. A request
-    /// without `Origin` is not a cross-origin one (a browser sends it on every such request):
-    /// bots, SDKs and servers get no `Access-Control-*` header, and `Vary` keeps caches from
-    /// giving their answer to a page.
+    /// own) and, for a cross-origin request from an allowed origin, the origin allowed to read it
+    /// and the headers it may read. A request without `Origin` is not a cross-origin one (a
+    /// browser sends it on every such request): bots, SDKs and servers get no `Access-Control-*`
+    /// header, and `Vary` keeps caches from giving their answer to a page.
     pub fn decorate(&self, origin: Option<&HeaderValue>, response: &mut HeaderMap) {
         response.append(header::VARY, ANSWER_VARY);
         if let Some(origin) = self.allowed_for(origin) {

@@ -366,8 +366,8 @@ mod tests {
             let case = format!("grace {grace:?}, found current {} times, floor {floor}", found_current.len());
             let kept = RenderedPages::with_render_grace(grace);
             kept.put(1, 4, Bytes::from_static(b"before"));
-            for taken_after in found_current {
-                assert_eq!(kept.get_or_render(1, Current::new(Some(4), taken_after), unused()).await.unwrap().identity(), "before");
+            for as_of in found_current {
+                assert_eq!(kept.get_or_render(1, Current::new(Some(4), as_of), unused()).await.unwrap().identity(), "before");
             }
             // The first request at version 5 renders it, and holds its turn until `go`.
             let (go, wait) = tokio::sync::oneshot::channel();

@@ -118,8 +118,9 @@ pub async fn series_list(s: &Services, exchange: Option<Exchange>, page: Page) -
     Ok(s.series_cards.page(&s.db, exchange.map(Exchange::id), page.limit, page.offset).await?)
 }
 
-/// The version of the in-memory series cards, brought up to date; `None` while listings read
-/// Postgres. A page read at a version is the same page while the version holds.
+/// The version of the in-memory series cards, brought up to date, and the moment it is as of
+/// (`SeriesCards::current_as_of`); `None` while listings read Postgres. A page read at a
+/// version is the same page while the version holds.
 pub async fn series_cards_version(s: &Services) -> Result<Current, ServiceError> {
     Ok(s.series_cards.current_as_of(&s.db).await?)
 }

@@ -1023,9 +1023,9 @@ async fn requests_missing_a_market_together_read_it_once(db: PgPool) {
     market_cache_listening(&services, &db).await;
     // The lock and the look at Postgres's backends on connections of their own: reads side by
     // side would take the pool's.
-    let (mut lock, mut observer) =
+    let (mut locker, mut observer) =
         (sqlx::PgConnection::connect_with(&db.connect_options()).await.unwrap(), sqlx::PgConnection::connect_with(&db.connect_options()).await.unwrap());
-    let mut lock = lock.begin().await.unwrap();
+    let mut lock = locker.begin().await.unwrap();
     sqlx::query("LOCK TABLE markets IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
     let reads: Vec<_> = (0..8)
         .map(|_| {

@@ -294,11 +294,14 @@ mod tests {
         assert_eq!(kept.get_or_render(1, at(5), render("c", Some(5))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"c")), "moved to 5");
         // Read without a version (the model not current): answered, not kept.
         assert_eq!(kept.get_or_render(2, Current::take(|| None), render("d", None)).await.map(|b| b.identity()), Ok(Bytes::from_static(b"d")));
+        // Nor is a body kept before answered then, however recently it was found current.
+        assert_eq!(kept.get_or_render(1, Current::take(|| None), render("f", None)).await.map(|b| b.identity()), Ok(Bytes::from_static(b"f")));
+        assert_eq!(kept.get(&1, 5).map(|b| b.identity()), Some(Bytes::from_static(b"c")), "the kept body stays");
         assert_eq!(kept.get_or_render(2, at(5), render("e", Some(5))).await.map(|b| b.identity()), Ok(Bytes::from_static(b"e")));
         // A failed render is the caller's error and keeps nothing.
         assert_eq!(kept.get_or_render(3, at(5), async { Err::<(Bytes, Option<u64>), _>(()) }).await.map(|b| b.identity()), Err(()));
         assert!(kept.get(&3, 5).is_none());
-        assert_eq!(renders.get(), 4, "every call but the kept one rendered");
+        assert_eq!(renders.get(), 5, "every call but the kept one rendered");
     }
 
     /// Requests of one key at one version that arrive while it renders wait for that render

@@ -11,9 +11,10 @@ use std::sync::{Arc, Mutex};
 
 use anchor_lang::prelude::Pubkey;
 use chrono::{DateTime, TimeZone, Utc};
+use sqlx::error::BoxDynError;
 use sqlx::postgres::PgArguments;
 use sqlx::query::QueryAs;
-use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
+use sqlx::{Arguments, Connection, PgConnection, PgPool, Postgres, Transaction};
 use tokio::sync::{oneshot, watch};
 use uuid::Uuid;
 
@@ -153,6 +154,27 @@ impl RecordedEvents {
     fn bind<'q, O>(&'q self, query: QueryAs<'q, Postgres, O, PgArguments>) -> QueryAs<'q, Postgres, O, PgArguments> {
         query.bind(&self.signature).bind(&self.ix_index).bind(&self.event_index).bind(&self.slot).bind(&self.tx_index).bind(&self.data)
     }
+
+    /// The same six columns as `bind`, in the same order, added to `arguments`.
+    fn add_to(&self, arguments: &mut PgArguments) -> Result<(), BoxDynError> {
+        arguments.add(&self.signature)?;
+        arguments.add(&self.ix_index)?;
+        arguments.add(&self.event_index)?;
+        arguments.add(&self.slot)?;
+        arguments.add(&self.tx_index)?;
+        arguments.add(&self.data)
+    }
+}
+
+/// Part of another writer's statement that applies transactions in it, committed with that
+/// statement's own rows (`Projector::in_ledger`).
+#[derive(Debug)]
+pub struct StatementPart {
+    /// Common table expressions (`name AS (…)`, comma-separated) to follow the statement's own,
+    /// their parameters numbered after the statement's.
+    pub ctes: String,
+    /// A boolean expression over them: whether the transactions were applied.
+    pub applied: String,
 }
 
 fn time(ts: i64) -> DateTime<Utc> {
@@ -263,7 +285,7 @@ impl Projector {
     /// deadline) does not abandon the others' transactions.
     pub async fn apply_ahead(&self, tx: &ConfirmedTransaction) -> Result<(), sqlx::Error> {
         if self.ahead.applied.lock().expect("the applied set is never poisoned").signatures.contains(&tx.signature) {
-            // Applied in the embedded chain's ledger write (`apply_in_ledger`), committed
+            // Applied in the embedded chain's ledger write (`in_ledger`), committed
             // before its sender was answered.
             return Ok(());
         }
@@ -278,21 +300,23 @@ impl Projector {
         }
     }
 
-    /// Applies `txs` — transactions this process is sending (`sending`), landed together — in
-    /// the caller's database transaction, the embedded chain's write of their ledger rows: one
-    /// commit for both, and no turn of the projection's own for them. Only a group of trades
-    /// (`TradeRun`, the common one) and only if the projection lock is free at once (a catch-up
-    /// batch may hold it, and the ledger must not wait on it). Whether they were applied: if
-    /// not, nothing was done and their senders apply them ahead as usual. Once the caller has
-    /// committed, `applied_in_ledger`.
-    pub async fn apply_in_ledger(&self, db: &mut PgConnection, txs: &[&ConfirmedTransaction]) -> Result<bool, sqlx::Error> {
-        match &mut self.steps(txs.iter().copied())[..] {
-            [Step::Trades(run)] => Ok(run.flush_if_unlocked(db).await?.is_some()),
-            _ => Ok(false),
+    /// The part of the embedded chain's ledger write that applies `txs` — transactions this
+    /// process is sending (`sending`), landed together — in the statement that writes their
+    /// ledger rows: one statement, one round trip and one commit for both, and no turn of the
+    /// projection's own for them. Their rows are added to `arguments`, after the ledger's. Only
+    /// a group of trades (`TradeRun`, the common one), and only if the projection lock is free
+    /// at once (a catch-up batch may hold it, and the ledger must not wait on it): `applied`
+    /// says whether it was. `None` for any other group, and nothing added: their senders apply
+    /// them ahead as usual, as they do after a ledger write that did not apply them. Once that
+    /// statement has committed having applied them, `applied_in_ledger`.
+    pub fn in_ledger(&self, txs: &[&ConfirmedTransaction], arguments: &mut PgArguments) -> Result<Option<StatementPart>, BoxDynError> {
+        match <[Step<'_>; 1]>::try_from(self.steps(txs.iter().copied())) {
+            Ok([Step::Trades(run)]) => Ok(Some(run.into_part(arguments)?)),
+            _ => Ok(None),
         }
     }
 
-    /// `txs`, applied by `apply_in_ledger`, are committed: their senders' `apply_ahead` has
+    /// `txs`, applied in the ledger write (`in_ledger`), are committed: their senders' `apply_ahead` has
     /// nothing to do, and the indexer passes them (`take_applied`).
     pub fn applied_in_ledger(&self, txs: &[&ConfirmedTransaction]) {
         self.remember_applied(txs.iter().copied());

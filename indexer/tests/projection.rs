@@ -11,7 +11,8 @@ use funding_market::state::{Outcome, Side};
 use indexer::projection::{PROJECTION_LOCK, Projector};
 use solana_instruction_error::InstructionError;
 use solana_transaction_error::TransactionError;
-use sqlx::PgPool;
+use sqlx::postgres::PgArguments;
+use sqlx::{Arguments, PgPool};
 
 /// A market row linked to a program address (its events are projected without its creation).
 async fn seed_linked_market(db: &PgPool) -> (uuid::Uuid, Pubkey) {
@@ -626,8 +627,8 @@ async fn a_batch_projects_what_one_at_a_time_projects(db: PgPool) {
 }
 
 /// Trades caught up (one statement of a batch's transaction), applied ahead (a statement that is
-/// its own transaction) and applied in the embedded chain's ledger write (the last statement of
-/// the ledger's transaction) make the same stream events on every channel in the same order and
+/// its own transaction) and applied in the embedded chain's ledger write (part of the ledger's
+/// statement) make the same stream events on every channel in the same order and
 /// the same trader totals, all written by the tables' triggers and none by the trade statement,
 /// over transactions of several trades each in two markets — positions new and old in one
 /// statement, balances that change, stay the same or are stale, deliveries repeated.
@@ -669,16 +670,20 @@ async fn every_way_of_applying_trades_streams_the_same_events(db: PgPool) {
 
     // The markets' own events (inserted above) aside.
     let before: i64 = sqlx::query_scalar("SELECT COALESCE(max(id), 0) FROM stream_events").fetch_one(&db).await.unwrap();
+    sqlx::query("CREATE TABLE ledger_rows (n INT)").execute(&db).await.unwrap();
     let projector = Projector::new(db.clone(), &funding_market::ID);
     for &i in &delivery {
         projector.apply_batch(std::slice::from_ref(&worlds[0].txs[i])).await.unwrap();
         projector.apply_ahead(&worlds[1].txs[i]).await.unwrap();
-        // As the embedded chain's ledger write applies them: in a transaction of the caller's,
-        // after a statement of its own (the ledger's rows).
-        let mut ledger_write = db.begin().await.unwrap();
-        sqlx::query("CREATE TEMP TABLE ledger_rows (n INT) ON COMMIT DROP").execute(&mut *ledger_write).await.unwrap();
-        assert!(projector.apply_in_ledger(&mut ledger_write, &[&worlds[2].txs[i]]).await.unwrap(), "the projection lock is free");
-        ledger_write.commit().await.unwrap();
+        // As the embedded chain's ledger write applies them: part of a statement of the
+        // caller's, after its own rows and parameters (the ledger's).
+        let mut arguments = PgArguments::default();
+        arguments.add(i as i32).unwrap();
+        let part = projector.in_ledger(&[&worlds[2].txs[i]], &mut arguments).unwrap().expect("a group of trades is applied in the ledger write");
+        let sql = format!("WITH own AS (INSERT INTO ledger_rows (n) VALUES ($1) RETURNING n), {} SELECT (SELECT n FROM own), {}", part.ctes, part.applied);
+        let (own, applied): (i32, bool) = sqlx::query_as_with(&sql, arguments).fetch_one(&db).await.unwrap();
+        assert_eq!(own, i as i32, "the caller's own rows are written");
+        assert!(applied, "the projection lock is free");
     }
 
     // Each world's stream, channel by channel in order, and its totals, with markets, wallets

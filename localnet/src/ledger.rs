@@ -9,29 +9,27 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use solana_message::compiled_instruction::CompiledInstruction;
-use sqlx::PgPool;
+use sqlx::error::BoxDynError;
+use sqlx::postgres::PgArguments;
+use sqlx::{Arguments, PgPool};
 use tokio::sync::oneshot;
 
 use chain_client::address_text;
 use chain_client::{ChainError, ConfirmedTransaction, SignatureInfo};
 
+use crate::hook::LedgerPart;
 use crate::landing::{Landing, StoredAccounts};
 use crate::{EmbeddedChain, EmbeddedError, LedgerHook, SINGLE_WRITER_LOCK, db_error};
 
-/// `record`, and the group's transactions the hook wants applied in the same database
-/// transaction (`LedgerHook::apply`). The ledger's sequences, and whether they were applied.
+/// `record`, with the group's transactions the hook wants applied in the same statement
+/// (`LedgerHook::part`). The ledger's sequences, and whether they were applied.
 pub(super) async fn record_and_apply(
     writer: &mut sqlx::PgConnection,
     group: &[Landing],
     hook: &dyn LedgerHook,
     ahead: &[&ConfirmedTransaction],
 ) -> Result<(Vec<i64>, bool), ChainError> {
-    use sqlx::Connection;
-    let mut db = writer.begin().await.map_err(db_error)?;
-    let seqs = record(&mut db, group).await?;
-    let applied = hook.apply(&mut db, ahead).await.map_err(db_error)?;
-    db.commit().await.map_err(db_error)?;
-    Ok((seqs, applied))
+    write(writer, group, |arguments| hook.part(ahead, arguments)).await
 }
 
 /// Makes landed transactions durable, in landing order, in one statement (so one atomic write
@@ -40,65 +38,89 @@ pub(super) async fn record_and_apply(
 /// sequence each drew, in landing order. A statement per transaction kept the single writer busy with round
 /// trips while the bank waited on it.
 pub(super) async fn record(writer: &mut sqlx::PgConnection, group: &[Landing]) -> Result<Vec<i64>, ChainError> {
+    Ok(write(writer, group, |_| Ok(None)).await?.0)
+}
+
+/// The group's ledger rows and accounts as the statement's parameters (`$1`..`$19` of
+/// `LEDGER`), then whatever `part` adds after them, written in one statement (autocommit: its
+/// commit is the statement's, no `BEGIN` and `COMMIT` round trips). The sequences, and the
+/// part's `applied` (false without a part).
+async fn write(
+    writer: &mut sqlx::PgConnection,
+    group: &[Landing],
+    part: impl FnOnce(&mut PgArguments) -> Result<Option<LedgerPart>, BoxDynError>,
+) -> Result<(Vec<i64>, bool), ChainError> {
     let rows = LedgerRows::of(group);
     let accounts = final_accounts(group);
-    let seqs: Vec<i64> = sqlx::query_scalar(
-        "WITH input AS (
-             SELECT * FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::JSONB[], $5::TEXT[], $6::TEXT[], $7::TEXT[], $8::JSONB[],
-                                  $9::JSONB[], $10::TEXT[], $11::BYTEA[], $12::JSONB[]) WITH ORDINALITY
-                 AS i(signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash,
-                      wire, log_messages, n)
-         ), ledger AS (
-             -- Sorted by landing order before the sequence is drawn: volatile defaults are
-             -- evaluated after the sort, so `seq` follows the order the bank ran them in.
-             INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions,
-                                          recent_blockhash, wire, log_messages)
-             SELECT signature, slot, block_time, err, string_to_array(account_keys, ','), string_to_array(signers, ','),
-                    string_to_array(header, ',')::SMALLINT[], instructions, inner_instructions, recent_blockhash, wire,
-                    ARRAY(SELECT line FROM jsonb_array_elements_text(log_messages) WITH ORDINALITY AS l(line, k) ORDER BY k)
-             FROM input ORDER BY n
-             RETURNING seq, account_keys
-         ), upserted AS (
-             INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch)
-             SELECT * FROM unnest($13::TEXT[], $14::BIGINT[], $15::TEXT[], $16::BYTEA[], $17::BOOLEAN[], $18::BIGINT[])
-             ON CONFLICT (address) DO UPDATE SET lamports = EXCLUDED.lamports, owner = EXCLUDED.owner, data = EXCLUDED.data,
-                 executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch
-         ), closed AS (
-             DELETE FROM embedded_accounts WHERE address = ANY($19)
-         ), by_account AS (
-             INSERT INTO embedded_ledger_accounts (address, seq) SELECT DISTINCT key, l.seq FROM ledger l, unnest(l.account_keys) AS key
-         )
-         SELECT array_agg(seq ORDER BY seq) FROM ledger",
-    )
+    let mut arguments = PgArguments::default();
+    let encoded = ledger_arguments(&mut arguments, &rows, &accounts).and_then(|()| part(&mut arguments));
+    let part = encoded.map_err(|e| ChainError::Transport(format!("embedded chain storage: {e}")))?;
+    let sql = match &part {
+        Some(LedgerPart { ctes, applied }) => format!("WITH {LEDGER}, {ctes} SELECT {SEQUENCES}, {applied}"),
+        None => format!("WITH {LEDGER} SELECT {SEQUENCES}, false"),
+    };
     // Prepared and planned once per connection (parsing it took as long as running it for a
     // few transactions, planning it a third as long): see the writer connection's
     // `plan_cache_mode`.
-    .bind(&rows.signature)
-    .bind(&rows.slot)
-    .bind(&rows.block_time)
-    .bind(&rows.err)
-    .bind(&rows.account_keys)
-    .bind(&rows.signers)
-    .bind(&rows.header)
-    .bind(&rows.instructions)
-    .bind(&rows.inner_instructions)
-    .bind(&rows.recent_blockhash)
-    .bind(&rows.wire)
-    .bind(&rows.log_messages)
-    .bind(&accounts.addresses)
-    .bind(&accounts.lamports)
-    .bind(&accounts.owners)
-    .bind(&accounts.data)
-    .bind(&accounts.executable)
-    .bind(&accounts.rent_epochs)
-    .bind(&accounts.closed)
-    .fetch_one(&mut *writer)
-    .await
-    .map_err(db_error)?;
+    let (seqs, applied): (Vec<i64>, bool) = sqlx::query_as_with(&sql, arguments).fetch_one(&mut *writer).await.map_err(db_error)?;
     if seqs.len() != group.len() {
         return Err(ChainError::Transport(format!("embedded chain storage: {} ledger rows written for {} transactions", seqs.len(), group.len())));
     }
-    Ok(seqs)
+    Ok((seqs, applied))
+}
+
+/// The ledger write's common table expressions: the ledger rows (`$1`..`$12`, `LedgerRows`), the
+/// accounts written (`$13`..`$18`) and closed (`$19`).
+const LEDGER: &str = "landed AS (
+    SELECT * FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::JSONB[], $5::TEXT[], $6::TEXT[], $7::TEXT[], $8::JSONB[],
+                         $9::JSONB[], $10::TEXT[], $11::BYTEA[], $12::JSONB[]) WITH ORDINALITY
+        AS i(signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash,
+             wire, log_messages, n)
+), ledger AS (
+    -- Sorted by landing order before the sequence is drawn: volatile defaults are
+    -- evaluated after the sort, so `seq` follows the order the bank ran them in.
+    INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions,
+                                 recent_blockhash, wire, log_messages)
+    SELECT signature, slot, block_time, err, string_to_array(account_keys, ','), string_to_array(signers, ','),
+           string_to_array(header, ',')::SMALLINT[], instructions, inner_instructions, recent_blockhash, wire,
+           ARRAY(SELECT line FROM jsonb_array_elements_text(log_messages) WITH ORDINALITY AS l(line, k) ORDER BY k)
+    FROM landed ORDER BY n
+    RETURNING seq, account_keys
+), upserted AS (
+    INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch)
+    SELECT * FROM unnest($13::TEXT[], $14::BIGINT[], $15::TEXT[], $16::BYTEA[], $17::BOOLEAN[], $18::BIGINT[])
+    ON CONFLICT (address) DO UPDATE SET lamports = EXCLUDED.lamports, owner = EXCLUDED.owner, data = EXCLUDED.data,
+        executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch
+), closed AS (
+    DELETE FROM embedded_accounts WHERE address = ANY($19)
+), by_account AS (
+    INSERT INTO embedded_ledger_accounts (address, seq) SELECT DISTINCT key, l.seq FROM ledger l, unnest(l.account_keys) AS key
+)";
+
+/// The sequences the ledger rows drew, in landing order.
+const SEQUENCES: &str = "(SELECT array_agg(seq ORDER BY seq) FROM ledger)";
+
+/// `LEDGER`'s parameters.
+fn ledger_arguments(arguments: &mut PgArguments, rows: &LedgerRows, accounts: &StoredAccounts) -> Result<(), BoxDynError> {
+    arguments.add(&rows.signature)?;
+    arguments.add(&rows.slot)?;
+    arguments.add(&rows.block_time)?;
+    arguments.add(&rows.err)?;
+    arguments.add(&rows.account_keys)?;
+    arguments.add(&rows.signers)?;
+    arguments.add(&rows.header)?;
+    arguments.add(&rows.instructions)?;
+    arguments.add(&rows.inner_instructions)?;
+    arguments.add(&rows.recent_blockhash)?;
+    arguments.add(&rows.wire)?;
+    arguments.add(&rows.log_messages)?;
+    arguments.add(&accounts.addresses)?;
+    arguments.add(&accounts.lamports)?;
+    arguments.add(&accounts.owners)?;
+    arguments.add(&accounts.data)?;
+    arguments.add(&accounts.executable)?;
+    arguments.add(&accounts.rent_epochs)?;
+    arguments.add(&accounts.closed)
 }
 
 /// The ledger rows of a group, a column each, in landing order. Keys, signers and the header

@@ -50,7 +50,7 @@ mod recent;
 
 pub use bank::{ProgramCode, validator_logs};
 pub use genesis::{GenesisParams, Keys};
-pub use hook::LedgerHook;
+pub use hook::{LedgerHook, LedgerPart};
 pub use json_rpc::{MAX_MULTIPLE_ACCOUNTS, MAX_RESPONSE_BYTES, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE, RESPONSE_TOO_LARGE, encoded_account, feature_set_id};
 pub use node::{LedgerEntry, passes as filter_passes};
 pub use reads::SIGNATURES_FOR_ADDRESS;
@@ -229,8 +229,8 @@ impl EmbeddedChain {
     }
 
     /// From now on, the transactions `hook` wants (`LedgerHook::wants`) are applied by it in the
-    /// database transaction that writes their ledger rows, when it can (`LedgerHook::apply`):
-    /// one commit, and one turn, for both writes a trade waits on. The first hook given is the
+    /// statement that writes their ledger rows, when it can (`LedgerHook::part`): one statement,
+    /// one commit and one turn for both writes a trade waits on. The first hook given is the
     /// one; later ones are ignored.
     pub fn apply_in_ledger(&self, hook: Arc<dyn LedgerHook>) {
         let _ = self.0.hook.set(hook);

@@ -26,12 +26,14 @@ use funding_market::instructions::CreateMarketParams;
 use funding_market::state::{Config as ProgramConfig, Market as ProgramMarket, MarketStatus as ProgramMarketStatus, Position, Side as ProgramSide};
 use futures_util::StreamExt;
 use indexer::events::{self, ProgramEvent};
-use indexer::projection::Projector;
+use indexer::projection::{Projector, StatementPart};
 use localnet::EmbeddedChain;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 use solana_transaction::Transaction;
 use sqlx::PgPool;
+use sqlx::error::BoxDynError;
+use sqlx::postgres::PgArguments;
 use uuid::Uuid;
 
 pub use errors::Refusal;
@@ -600,18 +602,18 @@ fn payout_instructions(market_id: Uuid, positions: &[(Pubkey, Pubkey)], close: O
 }
 
 /// The projection's seat in the embedded chain's ledger write: the trades this process's
-/// projector is sending are applied in the database transaction that writes their ledger rows
+/// projector is sending are applied in the statement that writes their ledger rows
 /// (`localnet::LedgerHook`). The chain never names the projection; this is where the two meet.
 struct InLedger(Projector);
 
-#[async_trait::async_trait]
 impl localnet::LedgerHook for InLedger {
     fn wants(&self, signature: &str) -> bool {
         self.0.is_sending(signature)
     }
 
-    async fn apply(&self, db: &mut sqlx::PgConnection, txs: &[&ConfirmedTransaction]) -> Result<bool, sqlx::Error> {
-        self.0.apply_in_ledger(db, txs).await
+    fn part(&self, txs: &[&ConfirmedTransaction], arguments: &mut PgArguments) -> Result<Option<localnet::LedgerPart>, BoxDynError> {
+        let part = self.0.in_ledger(txs, arguments)?;
+        Ok(part.map(|StatementPart { ctes, applied }| localnet::LedgerPart { ctes, applied }))
     }
 
     fn applied(&self, txs: &[&ConfirmedTransaction]) {

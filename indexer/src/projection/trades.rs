@@ -22,11 +22,15 @@
 //!   delivered later, if not before the balance stored;
 //! - day statistics add up per (wallet, day).
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Utc};
-use sqlx::PgConnection;
+use sqlx::error::BoxDynError;
+use sqlx::postgres::PgArguments;
+use sqlx::{Arguments, PgConnection};
 use uuid::Uuid;
 
-use super::{At, PROJECTION_LOCK, RecordedEvents, side, time};
+use super::{At, PROJECTION_LOCK, RecordedEvents, StatementPart, side, time};
 use crate::events;
 use chain_client::address_text;
 use funding_market::events::TradeExecuted;
@@ -80,73 +84,98 @@ impl TradeRun {
 
     /// Records and projects the run, leaving it empty. Returns how many trades were new.
     pub(super) async fn flush(&mut self, db: &mut PgConnection) -> Result<usize, sqlx::Error> {
-        Ok(self.execute(db, Commit::Waiting).await?.unwrap_or(0))
-    }
-
-    /// Records and projects the run, leaving it empty, as `flush` does but in the
-    /// caller's transaction (the embedded chain's ledger write) and only if the projection lock
-    /// is free at once: a catch-up batch holding it must not hold up the ledger. How many
-    /// trades were new, or `None` (nothing done) if the lock was taken.
-    pub(super) async fn flush_if_unlocked(&mut self, db: &mut PgConnection) -> Result<Option<usize>, sqlx::Error> {
-        self.execute(db, Commit::IfUnlocked).await
-    }
-
-    async fn execute(&mut self, db: &mut PgConnection, commit: Commit) -> Result<Option<usize>, sqlx::Error> {
         if self.events.is_empty() {
-            return Ok(Some(0));
+            return Ok(0);
         }
         let run = std::mem::take(self);
-        let (recorded, known, held): (i64, i64, bool) = run
-            .events
-            .bind(sqlx::query_as(PROJECT_TRADES))
-            .bind(&run.market)
-            .bind(&run.trade_id)
-            .bind(&run.wallet)
-            .bind(&run.side)
-            .bind(&run.is_buy)
-            .bind(&run.shares)
-            .bind(&run.amount)
-            .bind(&run.fee)
-            .bind(&run.yes_price_ppm)
-            .bind(&run.at)
-            .bind(&run.q_yes)
-            .bind(&run.q_no)
-            .bind(&run.volume)
-            .bind(&run.trade_count)
-            .bind(&run.position_yes)
-            .bind(&run.position_no)
-            .bind(&run.balance)
-            .bind(PROJECTION_LOCK)
-            .bind(matches!(commit, Commit::IfUnlocked))
-            .fetch_one(db)
-            .await?;
-        if !held {
-            return Ok(None);
-        }
+        let mut arguments = PgArguments::default();
+        run.add_arguments(&mut arguments, LockTaking::Waiting).map_err(sqlx::Error::Encode)?;
+        let (recorded, known): (i64, i64) = sqlx::query_as_with(&OWN_STATEMENT, arguments).fetch_one(db).await?;
         if recorded > known {
             tracing::warn!(trades = recorded - known, "trades in markets unknown to the service; events kept");
         }
-        Ok(Some(recorded as usize))
+        Ok(recorded as usize)
+    }
+
+    /// The run as a part of another statement, which commits it with its own rows (the
+    /// embedded chain's ledger write, `Projector::in_ledger`): its common table expressions,
+    /// their parameters numbered after those already in `arguments` (its own added there), and a
+    /// boolean expression over them, whether it was applied. The projection lock is only tried,
+    /// so that a catch-up batch holding it never holds up that statement: not held, the part
+    /// writes nothing and says so.
+    pub(super) fn into_part(self, arguments: &mut PgArguments) -> Result<StatementPart, BoxDynError> {
+        let first = arguments.len();
+        self.add_arguments(arguments, LockTaking::IfFree)?;
+        Ok(StatementPart { ctes: ctes(first), applied: APPLIED.to_string() })
+    }
+
+    /// The run's columns as the statement's parameters, in the order `CTES` numbers them.
+    fn add_arguments(&self, arguments: &mut PgArguments, lock: LockTaking) -> Result<(), BoxDynError> {
+        self.events.add_to(arguments)?;
+        arguments.add(&self.market)?;
+        arguments.add(&self.trade_id)?;
+        arguments.add(&self.wallet)?;
+        arguments.add(&self.side)?;
+        arguments.add(&self.is_buy)?;
+        arguments.add(&self.shares)?;
+        arguments.add(&self.amount)?;
+        arguments.add(&self.fee)?;
+        arguments.add(&self.yes_price_ppm)?;
+        arguments.add(&self.at)?;
+        arguments.add(&self.q_yes)?;
+        arguments.add(&self.q_no)?;
+        arguments.add(&self.volume)?;
+        arguments.add(&self.trade_count)?;
+        arguments.add(&self.position_yes)?;
+        arguments.add(&self.position_no)?;
+        arguments.add(&self.balance)?;
+        arguments.add(PROJECTION_LOCK)?;
+        arguments.add(matches!(lock, LockTaking::IfFree))
     }
 }
 
-/// Where a run's statement commits, which says how it takes the projection lock.
-enum Commit {
-    /// A transaction of its own (a group applied ahead, autocommit), or one statement of the
-    /// caller's transaction (catching up): it waits for the lock.
+/// How the run's statement takes the projection lock.
+enum LockTaking {
+    /// Waits for it: the statement is a transaction of its own (a group applied ahead,
+    /// autocommit), or one statement of the caller's transaction (catching up).
     Waiting,
-    /// The last statement of the caller's transaction (the embedded chain's ledger write,
-    /// `Projector::apply_in_ledger`): only if the projection lock is free at once, so that a
-    /// catch-up batch holding it never holds up the ledger.
-    IfUnlocked,
+    /// Only if it is free at once: the run is part of the embedded chain's ledger write, which
+    /// must not wait on a catch-up batch.
+    IfFree,
 }
 
-const PROJECT_TRADES: &str = "
-WITH locked AS (
+/// `CTES` with every parameter number raised by `first` (the parameters before the run's own
+/// in the statement it is part of).
+fn ctes(first: usize) -> String {
+    let mut renumbered = String::with_capacity(CTES.len() + 64);
+    let mut rest = CTES;
+    while let Some(at) = rest.find('$') {
+        renumbered.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let number: usize = rest[..digits].parse().expect("every $ in the statement numbers a parameter");
+        renumbered.push_str(&(number + first).to_string());
+        rest = &rest[digits..];
+    }
+    renumbered.push_str(rest);
+    renumbered
+}
+
+/// The run as a statement of its own: it answers the trades newly recorded, and those of them in
+/// known markets (projected).
+static OWN_STATEMENT: LazyLock<String> = LazyLock::new(|| format!("WITH {CTES} SELECT (SELECT count(*) FROM ev), (SELECT count(*) FROM new)"));
+
+/// Whether the run was applied, as part of another statement: the projection lock was held.
+const APPLIED: &str = "(SELECT held FROM locked)";
+
+/// The run's common table expressions: `$1`..`$23` its columns (`add_arguments`), `$24` the
+/// projection lock's key, `$25` whether the lock is only tried.
+const CTES: &str = "
+locked AS (
     -- The projection lock, held to the end of the transaction (taken again in one that holds
     -- it): a group applied ahead runs this statement as a transaction of its own. Every row
     -- below comes through `input`, which yields none before the lock is held.
-    -- With `$25` the lock is only tried (`Commit::IfUnlocked`): not held, the statement does
+    -- With `$25` the lock is only tried (`LockTaking::IfFree`): not held, the statement does
     -- nothing and says so.
     SELECT CASE WHEN $25 THEN pg_try_advisory_xact_lock($24)
                 ELSE (SELECT true FROM (SELECT pg_advisory_xact_lock($24)) l) END AS held
@@ -229,5 +258,4 @@ WITH locked AS (
     INSERT INTO trader_stats (wallet, day, volume, trades)
     SELECT wallet, day, sum(amount)::BIGINT, count(*) FROM new GROUP BY wallet, day
     ON CONFLICT (wallet, day) DO UPDATE SET volume = trader_stats.volume + EXCLUDED.volume, trades = trader_stats.trades + EXCLUDED.trades
-)
-SELECT (SELECT count(*) FROM ev), (SELECT count(*) FROM new), (SELECT held FROM locked)";
+)";

@@ -53,7 +53,12 @@ async fn write(
     let rows = LedgerRows::of(group);
     let accounts = final_accounts(group);
     let mut arguments = PgArguments::default();
-    let encoded = ledger_arguments(&mut arguments, &rows, &accounts).and_then(|()| part(&mut arguments));
+    let encoded = ledger_arguments(&mut arguments, &rows, &accounts).and_then(|()| {
+        let ledger_only = arguments.len();
+        let part = part(&mut arguments)?;
+        debug_assert!(part.is_some() || arguments.len() == ledger_only, "a hook that adds no part adds no arguments");
+        Ok(part)
+    });
     let part = encoded.map_err(|e| ChainError::Transport(format!("embedded chain storage: {e}")))?;
     let sql = match &part {
         Some(LedgerPart { ctes, applied }) => format!("WITH {LEDGER}, {ctes} SELECT {SEQUENCES}, {applied}"),
@@ -272,7 +277,10 @@ impl EmbeddedChain {
                     Err(e) => {
                         // The projection's trouble is its senders' to meet (they apply ahead as
                         // before): the ledger is written alone at once. (A broken connection
-                        // fails that write too, which then retries as any failed write does.)
+                        // fails that write too, which then retries as any failed write does; if
+                        // the statement had committed before the connection broke, the retry
+                        // finds the ledger written, `ledger_seq`, and the senders find their
+                        // events recorded.)
                         tracing::warn!(error = %e, signature = %last, "embedded chain: the ledger write with its group's projection failed; writing the ledger alone");
                         ahead.clear();
                         continue;

@@ -1,11 +1,12 @@
 //! Trades, nearly all of the events, recorded and projected a run at a time: every consecutive
 //! trade event of a batch goes to Postgres as one statement (`unnest` of column arrays into
 //! data-modifying CTEs, each reading the tables as they were before the statement), which
-//! takes the projection lock first, so that it can be a transaction on its own. The other
-//! events of the batch are applied between runs, so the order across kinds is the ledger's.
-//! The statement writes the projected rows only: the stream events and trader totals they make
-//! are the tables' triggers' (migrations/schema.sql), and their market references are checked
-//! by foreign keys, whichever transaction the statement runs in.
+//! takes the projection lock first, so that it can be a transaction on its own — or part of
+//! the embedded chain's ledger statement (`TradeRun::into_part`). The other events of the batch
+//! are applied between runs, so the order across kinds is the ledger's. The statement writes
+//! the projected rows only: the stream events and trader totals they make are the tables'
+//! triggers' (migrations/schema.sql), and their market references are checked by foreign keys,
+//! whichever statement or transaction the run is applied in.
 //!
 //! Inside a run, the rules below give the same tables as applying its trades one by one in
 //! delivery order (the projection's test compares the two on shuffled, repeated deliveries):

@@ -13,7 +13,6 @@ use anchor_lang::prelude::Pubkey;
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::error::BoxDynError;
 use sqlx::postgres::PgArguments;
-use sqlx::query::QueryAs;
 use sqlx::{Arguments, Connection, PgConnection, PgPool, Postgres, Transaction};
 use tokio::sync::{oneshot, watch};
 use uuid::Uuid;
@@ -151,11 +150,14 @@ impl RecordedEvents {
         self.signature.is_empty()
     }
 
-    fn bind<'q, O>(&'q self, query: QueryAs<'q, Postgres, O, PgArguments>) -> QueryAs<'q, Postgres, O, PgArguments> {
-        query.bind(&self.signature).bind(&self.ix_index).bind(&self.event_index).bind(&self.slot).bind(&self.tx_index).bind(&self.data)
+    /// A statement's arguments, the six columns first (more may be bound after them).
+    fn arguments(&self) -> Result<PgArguments, sqlx::Error> {
+        let mut arguments = PgArguments::default();
+        self.add_to(&mut arguments).map_err(sqlx::Error::Encode)?;
+        Ok(arguments)
     }
 
-    /// The same six columns as `bind`, in the same order, added to `arguments`.
+    /// The six columns, in order, added to `arguments`.
     fn add_to(&self, arguments: &mut PgArguments) -> Result<(), BoxDynError> {
         arguments.add(&self.signature)?;
         arguments.add(&self.ix_index)?;

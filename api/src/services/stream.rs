@@ -72,7 +72,7 @@ pub async fn publish_on(s: &Services, db: &mut PgConnection) -> Result<Batch, Se
         tx.rollback().await?;
         return Ok(Batch { rows: 0, more: false });
     }
-    // The rest of the claimed rows are released at commit and taken by the next batch.
+    // The rest of the claimed rows are left for the next batch.
     let updates = leading_updates(&events);
     let rows = updates.len();
     let more = rows < events.len() || events.len() as i64 == BATCH;

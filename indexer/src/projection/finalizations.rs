@@ -48,7 +48,7 @@ impl FinalizationRun {
         }
         let run = std::mem::take(self);
         // (position in the run from 1, its market) of each new event.
-        let new: Vec<(i64, Option<Uuid>)> = run.events.bind(sqlx::query_as(RECORD_FINALIZATIONS)).bind(&run.market).fetch_all(&mut *db).await?;
+        let new: Vec<(i64, Option<Uuid>)> = sqlx::query_as_with(RECORD_FINALIZATIONS, run.events.arguments()?).bind(&run.market).fetch_all(&mut *db).await?;
         let rounds: Vec<RoundEnd> = new
             .iter()
             .filter_map(|&(ord, market_id)| {

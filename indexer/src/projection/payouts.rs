@@ -79,16 +79,14 @@ impl PayoutRun {
             recorded += run.flush_payouts(db).await?;
         }
         if !closes.events.is_empty() {
-            let (new,): (i64,) = closes.events.bind(sqlx::query_as(PROJECT_CLOSES)).bind(&closes.market).bind(&closes.at).fetch_one(db).await?;
+            let (new,): (i64,) = sqlx::query_as_with(PROJECT_CLOSES, closes.events.arguments()?).bind(&closes.market).bind(&closes.at).fetch_one(db).await?;
             recorded += new as usize;
         }
         Ok(recorded)
     }
 
     async fn flush_payouts(&self, db: &mut PgConnection) -> Result<usize, sqlx::Error> {
-        let (recorded,): (i64,) = self
-            .events
-            .bind(sqlx::query_as(PROJECT_PAYOUTS))
+        let (recorded,): (i64,) = sqlx::query_as_with(PROJECT_PAYOUTS, self.events.arguments()?)
             .bind(&self.market)
             .bind(&self.wallet)
             .bind(&self.yes_shares)

@@ -62,7 +62,8 @@ impl Worker for StreamWorker {
                         stream::publish_on(&self.services, db).await
                     };
                     match published.await {
-                        Ok(batch) if batch.more => continue,
+                        // A publisher that lost its lock stops between batches, leaving the rest to the next.
+                        Ok(batch) if batch.more && !cancel.is_cancelled() => continue,
                         Ok(_) => break,
                         Err(e) => {
                             connection = None;

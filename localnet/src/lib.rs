@@ -165,11 +165,7 @@ fn parse_address(address: &str) -> Result<Pubkey, ChainError> {
 /// Owners of accounts that belong to the runtime (sysvars, native programs), not to its state.
 /// The deployed program's accounts (its ProgramData, owned by the upgradeable loader) are
 /// deployed anew at every start, from the code the chain was opened with.
-const RUNTIME_OWNERS: [Pubkey; 3] = [
-    Pubkey::from_str_const("Sysvar1111111111111111111111111111111111111"),
-    Pubkey::from_str_const("NativeLoader1111111111111111111111111111111"),
-    Pubkey::from_str_const("BPFLoaderUpgradeab1e11111111111111111111111"),
-];
+const RUNTIME_OWNERS: [Pubkey; 3] = [solana_sdk_ids::sysvar::ID, solana_sdk_ids::native_loader::ID, solana_sdk_ids::bpf_loader_upgradeable::ID];
 
 /// Accounts that are part of the runtime, not of its state: never persisted.
 fn is_runtime_account(account: &AccountSharedData) -> bool {

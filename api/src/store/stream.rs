@@ -18,9 +18,9 @@ pub struct StreamEvent {
 /// Up to `limit` unpublished events (every row is: a published one is deleted) in the order
 /// they were appended. No row is locked before its deletion: the publisher is a singleton (its
 /// worker's advisory lock), and a lock would change each row once more (a WAL record each).
-/// Were two to publish at once (a publisher that lost its lock carries on with its batch until it
-/// notices, up to a heartbeat, while the next one starts), both would publish the same events under new
-/// numbers, and replicas drop the ids they have already forwarded.
+/// Were two to publish at once (one that lost its lock finishes its batch, up to a heartbeat
+/// later, while the next starts), both would publish the same events under new numbers, and
+/// replicas drop the ids they have already forwarded.
 pub async fn claim(tx: &mut PgConnection, limit: i64) -> Result<Vec<StreamEvent>, sqlx::Error> {
     sqlx::query_as("SELECT id, channel, kind, ref FROM stream_events ORDER BY id LIMIT $1").bind(limit).fetch_all(tx).await
 }

@@ -707,7 +707,8 @@ CREATE TABLE public.trader_totals (
     realized_pnl bigint DEFAULT 0 NOT NULL,
     settled bigint DEFAULT 0 NOT NULL,
     wins bigint DEFAULT 0 NOT NULL
-);
+)
+WITH (fillfactor='50');
 
 CREATE TABLE public.trades (
     id uuid NOT NULL,
@@ -991,16 +992,6 @@ CREATE INDEX series_listing_by_exchange ON public.series USING btree (exchange, 
 CREATE INDEX settlements_by_time ON public.settlements USING brin (at);
 
 CREATE INDEX trader_stats_day ON public.trader_stats USING btree (day);
-
-CREATE INDEX trader_totals_by_pnl ON public.trader_totals USING btree (realized_pnl DESC, volume DESC, wallet COLLATE "C");
-
-CREATE INDEX trader_totals_by_volume ON public.trader_totals USING btree (volume DESC, realized_pnl DESC, wallet COLLATE "C");
-
-CREATE INDEX trader_totals_by_win_rate ON public.trader_totals USING btree ((
-CASE
-    WHEN (settled = 0) THEN (0)::numeric
-    ELSE ((wins)::numeric / (settled)::numeric)
-END) DESC, settled DESC, volume DESC, wallet COLLATE "C");
 
 CREATE INDEX trades_by_market_time ON public.trades USING btree (market_id, created_at DESC);
 

@@ -13,14 +13,15 @@
 //! until it listens again.
 //!
 //! How a ranking is made again depends on its period:
-//! - **All time** reads `trader_totals` in the order of one of its indexes.
-//! - **Whole days** (7 and 30 days) rank a book held here: every trader's totals over the
-//!   period's days and the first few hundred traders of each order
-//!   asked for. A notice names the traders it changed, so the book re-reads only theirs (one
-//!   indexed query) and re-places only them in those lists, instead of adding up every
-//!   trader's days, or ranking every trader, on each change. A
-//!   notice that names no traders (too many for one notice, or a truncation), a gap in the
-//!   notices kept, or a new period start reads the whole book again.
+//! - **All time** and **whole days** (7 and 30 days) rank a book held here: every trader's
+//!   totals over the period (all time: the rows of `trader_totals`, which the triggers keep; whole
+//!   days: their day rows added up) and the first few hundred traders of each order asked for. A
+//!   notice names the traders it changed, so the book re-reads only theirs (one indexed query)
+//!   and re-places only them in those lists, instead of reading or ranking every trader on each
+//!   change. A notice that names no traders (too many for one notice, or a truncation), a gap in
+//!   the notices kept, or a new period start reads the whole book again. So `trader_totals` is
+//!   read by wallet only and has no index of its orders: the projection's updates of it, which
+//!   change no indexed column, stay heap-only (migration 52).
 //! - **The last 24 hours** add up the trades and settlements after an instant, read again each
 //!   second it is asked for: its window moves with the clock, not only with notices.
 //!
@@ -60,10 +61,10 @@ pub struct LeaderboardCache {
     rankings: Mutex<HashMap<Key, (u64, Ranking)>>,
     /// One read of each ranking at a time (the others wait for it and take what it read).
     reading: KeyGates<Key>,
-    /// The whole-day periods' books, by their first day.
-    books: Mutex<HashMap<NaiveDate, Book>>,
+    /// The books: all time's (`None`) and the whole-day periods', by their first day.
+    books: Mutex<HashMap<Option<NaiveDate>, Book>>,
     /// One catch-up of each book at a time.
-    booking: KeyGates<NaiveDate>,
+    booking: KeyGates<Option<NaiveDate>>,
     /// Books read whole (tests).
     whole_reads: AtomicU64,
 }
@@ -109,8 +110,9 @@ impl LeaderboardCache {
         }
         // Made after `version` began: current at it.
         let top = match since {
-            Some(PeriodStart::Day(day)) => self.rank_book(db, day, sort, version).await?,
-            _ => positions::leaderboard(db, since, sort, TOP).await?,
+            Some(PeriodStart::Day(day)) => self.rank_book(db, Some(day), sort, version).await?,
+            None => self.rank_book(db, None, sort, version).await?,
+            Some(PeriodStart::After(_)) => positions::leaderboard(db, since, sort, TOP).await?,
         };
         let top = Arc::new(top);
         let mut rankings = self.rankings.lock().unwrap();
@@ -134,10 +136,10 @@ impl LeaderboardCache {
         self.rankings.lock().unwrap().get(key).filter(|(read_at, _)| *read_at == version).map(|(_, top)| Arc::clone(top))
     }
 
-    /// The first `TOP` traders by `sort` over the days from `day` on, from the book of `day`
-    /// brought up to `version`: re-reading the traders the notices since the book's version
-    /// changed, or the whole book when they cannot say.
-    async fn rank_book(&self, db: &PgPool, day: NaiveDate, sort: SortBy, version: u64) -> Result<Vec<LeaderRow>, sqlx::Error> {
+    /// The first `TOP` traders by `sort` over the days from `day` on (all time when `None`),
+    /// from the book of `day` brought up to `version`: re-reading the traders the notices since
+    /// the book's version changed, or the whole book when they cannot say.
+    async fn rank_book(&self, db: &PgPool, day: Option<NaiveDate>, sort: SortBy, version: u64) -> Result<Vec<LeaderRow>, sqlx::Error> {
         let _one_catch_up = self.booking.turn(&day).await;
         let behind = self.books.lock().unwrap().get(&day).map(|book| book.version);
         // Brought further already (by another order's request since `version` was read): none.
@@ -185,7 +187,7 @@ impl LeaderboardCache {
             })
         };
         let Some(ranked) = ranked else {
-            return positions::leaderboard(db, Some(PeriodStart::Day(day)), sort, TOP).await;
+            return positions::leaderboard(db, day.map(PeriodStart::Day), sort, TOP).await;
         };
         let wallets: Vec<String> = ranked.iter().map(|(w, _)| w.clone()).collect();
         let mut names: HashMap<String, String> = positions::display_names(db, &wallets).await?.into_iter().collect();
@@ -223,8 +225,8 @@ enum Update {
     Whole(Vec<(String, Totals)>),
 }
 
-/// Every trader's totals over the days from one day on, as of a version of the notices, and
-/// the first traders of each order asked for, kept as traders change.
+/// Every trader's totals over the days from one day on (or all time), as of a version of the
+/// notices, and the first traders of each order asked for, kept as traders change.
 struct Book {
     version: u64,
     /// When a ranking was last made from it.

@@ -153,11 +153,13 @@ pub async fn leaderboard(db: &PgPool, since: Option<PeriodStart>, sort: SortBy, 
         SortBy::WinRate => "(CASE WHEN settled = 0 THEN 0 ELSE wins::NUMERIC / settled END) DESC, settled DESC, volume DESC, wallet COLLATE \"C\"",
         SortBy::Volume => "volume DESC, realized_pnl DESC, wallet COLLATE \"C\"",
     };
-    // All time reads the totals the trigger keeps, in the order of one of their indexes; whole
-    // days add up their day rows; an instant adds up the trades and settlements after it.
+    // All time reads the totals the triggers keep (ranking every trader: the service ranks
+    // all time from a book in memory, `services::leaderboard_cache`, and reads here only while
+    // it cannot hear changes); whole days add up their day rows; an instant adds up the trades
+    // and settlements after it.
     // Sorted outside the aggregates: an expression in ORDER BY names the input columns.
     let traders = match since {
-        None => "SELECT wallet, realized_pnl, volume, trades, settled, wins FROM trader_totals WHERE $1::DATE IS NULL",
+        None => &format!("{ALL_TIME_TOTALS} WHERE $1::DATE IS NULL"),
         Some(PeriodStart::Day(_)) => &format!("SELECT * FROM ({PERIOD_TOTALS} WHERE day >= $1 GROUP BY wallet) period"),
         Some(PeriodStart::After(_)) => {
             "SELECT * FROM (
@@ -203,17 +205,27 @@ const PERIOD_TOTALS: &str = "SELECT wallet, sum(realized_pnl)::BIGINT AS realize
         sum(trades)::BIGINT AS trades, sum(settled)::BIGINT AS settled, sum(wins)::BIGINT AS wins
     FROM trader_stats";
 
-/// Every trader's totals over the UTC days from `day` on: the traders `leaderboard` ranks for
-/// `PeriodStart::Day(day)`.
-pub async fn period_totals(db: &PgPool, day: NaiveDate) -> Result<Vec<(String, Totals)>, sqlx::Error> {
-    let rows: Vec<PeriodTotalsRow> = sqlx::query_as(&format!("{PERIOD_TOTALS} WHERE day >= $1 GROUP BY wallet")).bind(day).fetch_all(db).await?;
+/// The totals of all time, one row per trader, kept by the triggers of `trader_stats`.
+const ALL_TIME_TOTALS: &str = "SELECT wallet, realized_pnl, volume, trades, settled, wins FROM trader_totals";
+
+/// Every trader's totals over the UTC days from `day` on, or of all time when `None`: the
+/// traders `leaderboard` ranks for `PeriodStart::Day(day)` or all time.
+pub async fn period_totals(db: &PgPool, day: Option<NaiveDate>) -> Result<Vec<(String, Totals)>, sqlx::Error> {
+    let rows: Vec<PeriodTotalsRow> = match day {
+        Some(day) => sqlx::query_as(&format!("{PERIOD_TOTALS} WHERE day >= $1 GROUP BY wallet")).bind(day).fetch_all(db).await?,
+        None => sqlx::query_as(ALL_TIME_TOTALS).fetch_all(db).await?,
+    };
     Ok(rows.into_iter().map(Into::into).collect())
 }
 
-/// `period_totals` of `wallets` only: a wallet with no statistics from `day` on is absent.
-pub async fn period_totals_of(db: &PgPool, day: NaiveDate, wallets: &[String]) -> Result<Vec<(String, Totals)>, sqlx::Error> {
-    let rows: Vec<PeriodTotalsRow> =
-        sqlx::query_as(&format!("{PERIOD_TOTALS} WHERE wallet = ANY($2) AND day >= $1 GROUP BY wallet")).bind(day).bind(wallets).fetch_all(db).await?;
+/// `period_totals` of `wallets` only: a wallet with no statistics in the period is absent.
+pub async fn period_totals_of(db: &PgPool, day: Option<NaiveDate>, wallets: &[String]) -> Result<Vec<(String, Totals)>, sqlx::Error> {
+    let rows: Vec<PeriodTotalsRow> = match day {
+        Some(day) => {
+            sqlx::query_as(&format!("{PERIOD_TOTALS} WHERE wallet = ANY($2) AND day >= $1 GROUP BY wallet")).bind(day).bind(wallets).fetch_all(db).await?
+        }
+        None => sqlx::query_as(&format!("{ALL_TIME_TOTALS} WHERE wallet = ANY($1)")).bind(wallets).fetch_all(db).await?,
+    };
     Ok(rows.into_iter().map(Into::into).collect())
 }
 

@@ -624,16 +624,17 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
     assert!(all_equal().await);
 }
 
-/// The 7- and 30-day rankings come from books of every trader's totals that re-read only the
-/// traders a notice names: after each of a random mix of changes (one trader's day today, a day
-/// inside one period only, a trader's days deleted, the first 150 traders of each order sent to
-/// the bottom at once, a change to more traders than a notice can name, a display name), every
-/// ordering of both periods equals Postgres's within a second, ties included (wallets differing
-/// only in case rank in byte order); a change naming its traders does not read the whole book
-/// again, one naming none does. More traders in each period than a book keeps in its lists of firsts, and
-/// enough of them sent down that the lists run short and are ranked again.
+/// The all-time, 7- and 30-day rankings come from books of every trader's totals that re-read
+/// only the traders a notice names: after each of a random mix of changes (one trader's day
+/// today, a day inside one period only, a trader's days deleted, the first 150 traders of each
+/// order sent to the bottom at once, a change to more traders than a notice can name, a display
+/// name), every ordering of the three periods equals Postgres's within a second, ties included
+/// (wallets differing only in case rank in byte order); a change naming its traders does not
+/// read the whole book again, one naming none does. More traders in each period than a book
+/// keeps in its lists of firsts, and enough of them sent down that the lists run short and are
+/// ranked again.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
-async fn whole_day_rankings_catch_up_with_the_traders_named(db: PgPool) {
+async fn booked_rankings_catch_up_with_the_traders_named(db: PgPool) {
     use api::domain::portfolio::{Period, SortBy};
     use api::services::users;
     use rand::{Rng, SeedableRng};
@@ -657,7 +658,7 @@ async fn whole_day_rankings_catch_up_with_the_traders_named(db: PgPool) {
             .await
             .unwrap();
     }
-    let periods = [Period::Week, Period::Month];
+    let periods = [Period::Week, Period::Month, Period::All];
     let sorts = [SortBy::Pnl, SortBy::WinRate, SortBy::Volume];
     let all_equal = || {
         let (services, db) = (services.clone(), db.clone());

@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
 # What a trade writes to the WAL, by relation: runs each given `trade_bench` binary in turn,
-# RUNS times (default 1), reads the WAL written over SECONDS (default 3) of its one-market phase
-# with `pg_waldump`, and prints the records and bytes a trade for every table and index (and
-# the records that name none: commits, sequences). The WAL a trade writes does not move with the
-# host's speed as throughput does (only with the size of a group, which the table's shared rows
-# are written once for), so a change of what a trade writes shows here when the trading
-# comparison (`bench-trading-compare.sh`) cannot separate it. Reads Postgres's data directory:
-# run it as a user that may (root, or postgres).
+# ROUNDS times (default 1), reads the WAL written over SECONDS_MEASURED (default 3, at most 8:
+# the phase lasts 10 s) of its one-market phase with `pg_waldump` while the benchmark still
+# runs, and prints the records and bytes a trade for every table and index, and for the
+# records that name no relation (commits, full-page-write hints) by their resource manager.
+# The WAL a trade writes does not move with the host's speed as throughput does (only with the
+# size of a group, whose shared rows are written once), so a change of what a trade writes
+# shows here when the trading comparison (`bench-trading-compare.sh`) cannot separate it. Reads
+# Postgres's data directory: run it as a user that may (root, or postgres).
 #
-#   bash scripts/bench-trading-wal.sh /tmp/tb_a /tmp/tb_b
+#   bash scripts/bench-trading-wal.sh /tmp/tb_a /tmp/tb_b [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 default_rounds=1
 source scripts/lib/trade-bench.sh
 bench_db="${DATABASE_URL%/*}/fm_bench_trade"
 seconds="${SECONDS_MEASURED:-3}"
-waldump="$(pg_config --bindir 2>/dev/null)/pg_waldump"
-[ -x "$waldump" ] || waldump=$(ls /usr/lib/postgresql/*/bin/pg_waldump | tail -1)
+[ "$seconds" -le 8 ] || { echo "SECONDS_MEASURED must be at most 8 (the one-market phase lasts 10 s)" >&2; exit 2; }
+# The server's own major version's pg_waldump (it reads only its own version's WAL).
+major=$(($(psql -Atc "SHOW server_version_num" "$DATABASE_URL") / 10000))
+waldump="/usr/lib/postgresql/$major/bin/pg_waldump"
+[ -x "$waldump" ] || waldump="$(pg_config --bindir 2>/dev/null || true)/pg_waldump"
+[ -x "$waldump" ] || { echo "no pg_waldump for PostgreSQL $major" >&2; exit 1; }
 wal_dir="$(psql -Atc "SHOW data_directory" "$DATABASE_URL")/pg_wal"
 
 log=$(mktemp) dump=$(mktemp) names=$(mktemp)
@@ -30,16 +35,21 @@ for ((round = 1; round <= rounds; round++)); do
         sleep "$seconds"
         read -r lsn1 trades1 < <(psql -Atc "SELECT pg_current_wal_lsn(), (SELECT count(*) FROM trades)" -F ' ' "$bench_db")
         psql -Atc "SELECT pg_relation_filenode(oid), relname FROM pg_class WHERE pg_relation_filenode(oid) IS NOT NULL" -F ' ' "$bench_db" >"$names"
-        trade_bench_end
+        # Read now, before the rest of the benchmark's WAL could bring a checkpoint that recycles
+        # these segments. A record still being written at the window's end makes pg_waldump stop
+        # there with an error; what it read before stands (an empty dump ends the run below).
         "$waldump" -p "$wal_dir" -s "$lsn0" -e "$lsn1" >"$dump" 2>/dev/null || true
-        echo "$bin | $((trades1 - trades0)) trades in ${seconds} s of the one-market phase (WAL $lsn0 .. $lsn1)"
-        awk -v trades="$((trades1 - trades0))" '
+        trade_bench_end
+        trades=$((trades1 - trades0))
+        [ "$trades" -gt 0 ] && [ -s "$dump" ] || { echo "$bin: no trades or no WAL in the window" >&2; exit 1; }
+        echo "$bin | $trades trades in ${seconds} s of the one-market phase (WAL $lsn0 .. $lsn1)"
+        awk -v trades="$trades" '
             NR == FNR { name[$1] = $2; next }
             match($0, /len \(rec\/tot\): *[0-9]+\/ *[0-9]+/) {
                 split(substr($0, RSTART, RLENGTH), len, "/"); bytes = len[3] + 0
                 if (match($0, /rel [0-9]+\/[0-9]+\/[0-9]+/)) {
                     split(substr($0, RSTART + 4, RLENGTH - 4), rel, "/"); key = (rel[3] in name) ? name[rel[3]] : "relation " rel[3]
-                } else { match($0, /rmgr: [A-Za-z]+/); key = "(" substr($0, RSTART + 6, RLENGTH - 6) ")" }
+                } else { match($0, /rmgr: [A-Za-z0-9]+/); key = "(" substr($0, RSTART + 6, RLENGTH - 6) ")" }
                 records[key]++; size[key] += bytes; total_records++; total_bytes += bytes
             }
             END {

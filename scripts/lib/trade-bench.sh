@@ -1,5 +1,5 @@
 # The part the trading benchmark's harnesses share (bench-trading-compare.sh,
-# bench-trading-backends.sh): sourced from the repository root, after `set -euo pipefail`, with
+# bench-trading-backends.sh, bench-trading-wal.sh): sourced from the repository root, after `set -euo pipefail`, with
 # the harness's arguments — `trade_bench` binaries and a trailing count of rounds. Starts
 # Postgres and Redis where they are not running and sets `binaries`, `rounds` (`default_rounds`
 # unless a count was given) and `tick` (the clock ticks a second of /proc's CPU times).

@@ -155,8 +155,8 @@ pub async fn leaderboard(db: &PgPool, since: Option<PeriodStart>, sort: SortBy, 
     };
     // All time reads the totals the triggers keep (ranking every trader: the service ranks
     // all time from a book in memory, `services::leaderboard_cache`, and reads here only while
-    // it cannot hear changes); whole days add up their day rows; an instant adds up the trades
-    // and settlements after it.
+    // it cannot hear changes or when its book was dropped); whole days add up their day rows; an
+    // instant adds up the trades and settlements after it.
     // Sorted outside the aggregates: an expression in ORDER BY names the input columns.
     let traders = match since {
         None => &format!("{ALL_TIME_TOTALS} WHERE $1::DATE IS NULL"),

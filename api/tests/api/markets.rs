@@ -553,7 +553,7 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
     assert!(all_equal().await);
     // Served without Postgres.
     let mut lock = db.begin().await.unwrap();
-    sqlx::query("LOCK TABLE trader_stats IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    sqlx::query("LOCK TABLE trader_stats, trader_totals, users IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
     let held = tokio::time::timeout(Duration::from_secs(2), leaderboard(&services, Period::All, SortBy::Pnl, 100)).await;
     assert!(held.is_ok_and(|r| r.is_ok_and(|r| r.len() == 100)), "a held ranking is served without a query");
     lock.rollback().await.unwrap();
@@ -626,13 +626,13 @@ async fn leaderboard_rankings_follow_changes_from_memory(db: PgPool) {
 
 /// The all-time, 7- and 30-day rankings come from books of every trader's totals that re-read
 /// only the traders a notice names: after each of a random mix of changes (one trader's day
-/// today, a day inside one period only, a trader's days deleted, the first 150 traders of each
-/// order sent to the bottom at once, a change to more traders than a notice can name, a display
-/// name), every ordering of the three periods equals Postgres's within a second, ties included
-/// (wallets differing only in case rank in byte order); a change naming its traders does not
-/// read the whole book again, one naming none does. More traders in each period than a book
-/// keeps in its lists of firsts, and enough of them sent down that the lists run short and are
-/// ranked again.
+/// today, a day inside the 30 days only or before them, a trader's days deleted, the first 150
+/// traders of each order and period sent to the bottom at once, a change to more traders than a
+/// notice can name, a display name), every ordering of the three periods equals Postgres's
+/// within a second, ties included (wallets differing only in case rank in byte order); a change
+/// naming its traders does not read the whole book again, one naming none does. More traders in
+/// each period than a book keeps in its lists of firsts, and enough of them sent down that the
+/// lists run short and are ranked again.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn booked_rankings_catch_up_with_the_traders_named(db: PgPool) {
     use api::domain::portfolio::{Period, SortBy};
@@ -690,9 +690,10 @@ async fn booked_rankings_catch_up_with_the_traders_named(db: PgPool) {
                 add_a_trade(&db, &wallet(w), today, (rng.random_range(1..900_000_000), rng.random_range(-9..900_000_000), 1, 1)).await;
                 true
             }
-            // Inside the 30 days, outside the 7.
+            // Inside the 30 days, outside the 7; or before both (all time only).
             1 => {
-                add_a_trade(&db, &wallet(w), today - chrono::Days::new(20), (900_000_000, 900_000_000, 3, 0)).await;
+                let back = if round % 16 == 1 { 20 } else { 32 };
+                add_a_trade(&db, &wallet(w), today - chrono::Days::new(back), (900_000_000, 900_000_000, 3, 0)).await;
                 true
             }
             2 => {
@@ -701,13 +702,15 @@ async fn booked_rankings_catch_up_with_the_traders_named(db: PgPool) {
                 true
             }
             4..=6 => {
-                let start = users::leaderboard_start(Period::Month);
-                // Past the TOP traders a list of firsts keeps beyond the shown, in statements
-                // whose notices can name their traders.
+                // Past the TOP traders a list of firsts keeps beyond the shown, in every period,
+                // in statements whose notices can name their traders.
                 let mut first = Vec::new();
-                for sort in sorts {
-                    let ranked = api::store::positions::leaderboard(&db, start, sort, 150).await.unwrap();
-                    first.extend(ranked.into_iter().map(|r| r.wallet));
+                for period in periods {
+                    let start = users::leaderboard_start(period);
+                    for sort in sorts {
+                        let ranked = api::store::positions::leaderboard(&db, start, sort, 150).await.unwrap();
+                        first.extend(ranked.into_iter().map(|r| r.wallet));
+                    }
                 }
                 first.sort();
                 first.dedup();

@@ -214,11 +214,9 @@ async fn main() {
     // The leaderboard while traders trade: a trader's day changes every 100 ms (each change
     // notified), so rankings are read again after each.
     let day_changes = "UPDATE trader_stats SET volume = volume + 1, trades = trades + 1 WHERE wallet = 'trader30' AND day = current_date";
-    for (label, period) in [
-        ("  ...7d, a day changing every 100 ms", "7d"),
-        ("  ...30d, a day changing every 100 ms", "30d"),
-        ("  ...all time, a day changing every 100 ms", "all"),
-    ] {
+    for (label, period) in
+        [("  ...7d, a day changing every 100 ms", "7d"), ("  ...30d, a day changing every 100 ms", "30d"), ("  ...all, a day changing every 100 ms", "all")]
+    {
         if !wanted(label) {
             continue;
         }

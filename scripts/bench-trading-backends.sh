@@ -17,7 +17,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 default_rounds=2
 source scripts/lib/trade-bench.sh
-bench_db="${DATABASE_URL%/*}/fm_bench_trade"
 
 # "pid ticks" for every Postgres process and "bench ticks" for the benchmark's process.
 ticks() {

@@ -14,7 +14,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 default_rounds=1
 source scripts/lib/trade-bench.sh
-bench_db="${DATABASE_URL%/*}/fm_bench_trade"
 seconds="${SECONDS_MEASURED:-3}"
 [ "$seconds" -le 8 ] || { echo "SECONDS_MEASURED must be at most 8 (the one-market phase lasts 10 s)" >&2; exit 2; }
 # The server's own major version's pg_waldump (it reads only its own version's WAL).
@@ -24,6 +23,9 @@ waldump="/usr/lib/postgresql/$major/bin/pg_waldump"
 [ -x "$waldump" ] || { echo "no pg_waldump for PostgreSQL $major" >&2; exit 1; }
 wal_dir="$(psql -Atc "SHOW data_directory" "$DATABASE_URL")/pg_wal"
 
+# The WAL's insert position and the trades recorded so far, as "lsn count".
+wal_and_trades() { psql -Atc "SELECT pg_current_wal_lsn(), (SELECT count(*) FROM trades)" -F ' ' "$bench_db"; }
+
 log=$(mktemp) dump=$(mktemp) names=$(mktemp)
 trap 'rm -f "$log" "$dump" "$names"' EXIT
 for ((round = 1; round <= rounds; round++)); do
@@ -31,9 +33,9 @@ for ((round = 1; round <= rounds; round++)); do
         trade_bench_start "$bin" "$log"
         # A second into the phase: past its first groups' plans and the first touch of its rows.
         sleep 1
-        read -r lsn0 trades0 < <(psql -Atc "SELECT pg_current_wal_lsn(), (SELECT count(*) FROM trades)" -F ' ' "$bench_db")
+        read -r lsn0 trades0 < <(wal_and_trades)
         sleep "$seconds"
-        read -r lsn1 trades1 < <(psql -Atc "SELECT pg_current_wal_lsn(), (SELECT count(*) FROM trades)" -F ' ' "$bench_db")
+        read -r lsn1 trades1 < <(wal_and_trades)
         psql -Atc "SELECT pg_relation_filenode(oid), relname FROM pg_class WHERE pg_relation_filenode(oid) IS NOT NULL" -F ' ' "$bench_db" >"$names"
         # Read now, before the rest of the benchmark's WAL could bring a checkpoint that recycles
         # these segments. A record still being written at the window's end makes pg_waldump stop

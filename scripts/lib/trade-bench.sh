@@ -1,8 +1,9 @@
 # The part the trading benchmark's harnesses share (bench-trading-compare.sh,
-# bench-trading-backends.sh, bench-trading-wal.sh): sourced from the repository root, after `set -euo pipefail`, with
-# the harness's arguments — `trade_bench` binaries and a trailing count of rounds. Starts
-# Postgres and Redis where they are not running and sets `binaries`, `rounds` (`default_rounds`
-# unless a count was given) and `tick` (the clock ticks a second of /proc's CPU times).
+# bench-trading-backends.sh, bench-trading-wal.sh): sourced from the repository root, after
+# `set -euo pipefail`, with the harness's arguments — `trade_bench` binaries and a trailing count
+# of rounds. Starts Postgres and Redis where they are not running and sets `binaries`, `rounds`
+# (`default_rounds` unless a count was given), `tick` (the clock ticks a second of /proc's CPU
+# times) and `bench_db` (the URL of the database the benchmark trades in).
 [ $# -ge 1 ] || { echo "usage: $0 TRADE_BENCH_BINARY... [ROUNDS]" >&2; exit 2; }
 rounds="${default_rounds:-3}"
 if [[ "${!#}" =~ ^[0-9]+$ ]]; then rounds="${!#}"; set -- "${@:1:$#-1}"; fi
@@ -11,6 +12,7 @@ bash scripts/setup.sh >/dev/null
 export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1:5432/postgres}"
 export RUST_LOG=error FM_LOG_FORMAT=json
 tick=$(getconf CLK_TCK)
+bench_db="${DATABASE_URL%/*}/fm_bench_trade"
 
 # A process's CPU time so far, in clock ticks (user + system, from /proc/PID/stat; 0 once gone).
 ticks_of() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }

@@ -384,9 +384,10 @@ CREATE TABLE public.embedded_ledger (
 )
 WITH (toast_tuple_target='8160');
 
-CREATE TABLE public.embedded_ledger_accounts (
+CREATE TABLE public.embedded_ledger_account_groups (
     address text NOT NULL,
-    seq bigint NOT NULL
+    first_seq bigint NOT NULL,
+    seqs bigint[] NOT NULL
 );
 
 CREATE SEQUENCE public.embedded_ledger_seq_seq
@@ -826,8 +827,8 @@ ALTER TABLE ONLY public.embedded_accounts
 ALTER TABLE ONLY public.embedded_keys
     ADD CONSTRAINT embedded_keys_pkey PRIMARY KEY (role);
 
-ALTER TABLE ONLY public.embedded_ledger_accounts
-    ADD CONSTRAINT embedded_ledger_accounts_pkey PRIMARY KEY (address, seq);
+ALTER TABLE ONLY public.embedded_ledger_account_groups
+    ADD CONSTRAINT embedded_ledger_account_groups_pkey PRIMARY KEY (address, first_seq);
 
 ALTER TABLE ONLY public.embedded_ledger
     ADD CONSTRAINT embedded_ledger_pkey PRIMARY KEY (seq);

@@ -1,18 +1,42 @@
--- getSignaturesForAddress on the embedded chain's ledger, the old way (`$1 = ANY(account_keys)`)
--- against the (address, seq) index: 300,000 transactions of six accounts each, a user address in
--- 6 of them and the program in all. Run by scripts/bench-ledger-index.sh in a scratch database.
-CREATE TABLE l (seq BIGSERIAL PRIMARY KEY, signature TEXT NOT NULL UNIQUE, slot BIGINT NOT NULL, block_time BIGINT NOT NULL, err JSONB, account_keys TEXT[] NOT NULL);
-INSERT INTO l (signature, slot, block_time, account_keys)
+-- getSignaturesForAddress on the embedded chain's ledger: a row per address and transaction
+-- (`(address, seq)`) against a row per address and ledger group (`(address, first_seq)` with the
+-- group's sequences, migration 53). 300,000 transactions of six accounts each, landed in groups
+-- of 8; a user's address in 6 of them, the program's in all. Run by
+-- scripts/bench-ledger-index.sh in a scratch database.
+CREATE TABLE embedded_ledger (seq BIGSERIAL PRIMARY KEY, signature TEXT NOT NULL UNIQUE, slot BIGINT NOT NULL, block_time BIGINT NOT NULL, err JSONB,
+                              account_keys TEXT[] NOT NULL);
+INSERT INTO embedded_ledger (signature, slot, block_time, account_keys)
 SELECT 'sig' || i, i, i, ARRAY['program', 'payer' || (i % 1000), 'user' || (i % 50000), 'vault' || (i % 50000), 'market' || (i % 200), 'token']
 FROM generate_series(1, 300000) i;
-CREATE INDEX l_gin ON l USING GIN (account_keys);
-CREATE TABLE l_acc (address TEXT NOT NULL, seq BIGINT NOT NULL, PRIMARY KEY (address, seq));
-INSERT INTO l_acc SELECT DISTINCT key, seq FROM l, unnest(account_keys) key;
-VACUUM ANALYZE l; VACUUM ANALYZE l_acc;
+CREATE TABLE by_transaction (address TEXT NOT NULL, seq BIGINT NOT NULL, PRIMARY KEY (address, seq));
+INSERT INTO by_transaction SELECT DISTINCT key, seq FROM embedded_ledger, unnest(account_keys) key;
+CREATE TABLE embedded_ledger_account_groups (address TEXT NOT NULL, first_seq BIGINT NOT NULL, seqs BIGINT[] NOT NULL, PRIMARY KEY (address, first_seq));
+INSERT INTO embedded_ledger_account_groups
+SELECT key, min(seq), array_agg(seq ORDER BY seq) FROM embedded_ledger, unnest(account_keys) key GROUP BY key, (seq - 1) / 8;
+VACUUM ANALYZE embedded_ledger; VACUUM ANALYZE by_transaction; VACUUM ANALYZE embedded_ledger_account_groups;
+SELECT 'by transaction ' || pg_size_pretty(pg_total_relation_size('by_transaction')) AS size
+UNION ALL SELECT 'by group ' || pg_size_pretty(pg_total_relation_size('embedded_ledger_account_groups'));
 
--- old: a user with 6 transactions
-EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) SELECT signature, slot, err, block_time FROM l WHERE 'user123' = ANY(account_keys) ORDER BY seq DESC LIMIT 1000;
-EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) SELECT l.signature, l.slot, l.err, l.block_time FROM l_acc a JOIN l USING (seq) WHERE a.address = 'user123' ORDER BY a.seq DESC LIMIT 1000;
--- the program's own address: every transaction
-EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) SELECT signature, slot, err, block_time FROM l WHERE 'program' = ANY(account_keys) ORDER BY seq DESC LIMIT 1000;
-EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) SELECT l.signature, l.slot, l.err, l.block_time FROM l_acc a JOIN l USING (seq) WHERE a.address = 'program' ORDER BY a.seq DESC LIMIT 1000;
+PREPARE by_transaction(TEXT, TEXT, TEXT, BIGINT) AS
+SELECT l.signature, l.slot, l.err, l.block_time
+FROM by_transaction a JOIN embedded_ledger l USING (seq)
+WHERE a.address = $1
+  AND a.seq < COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $2), CASE WHEN $2::TEXT IS NULL THEN 9223372036854775807 ELSE 0 END)
+  AND a.seq > COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $3), 0)
+ORDER BY a.seq DESC LIMIT $4;
+-- localnet::SIGNATURES_FOR_ADDRESS
+\set by_group `sed -n '/^pub const SIGNATURES_FOR_ADDRESS: &str = "/,/";$/p' localnet/src/reads.rs | sed -e '1s/^[^"]*"//' -e '$s/";$//'`
+PREPARE by_group(TEXT, TEXT, TEXT, BIGINT) AS :by_group;
+
+\echo 'a user''s address, newest first'
+EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) EXECUTE by_transaction('user123', NULL, NULL, 1000);
+EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) EXECUTE by_group('user123', NULL, NULL, 1000);
+\echo 'the program''s address, newest first, 1000'
+EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) EXECUTE by_transaction('program', NULL, NULL, 1000);
+EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) EXECUTE by_group('program', NULL, NULL, 1000);
+\echo 'the program''s address, newest first, 10'
+EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) EXECUTE by_transaction('program', NULL, NULL, 10);
+EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) EXECUTE by_group('program', NULL, NULL, 10);
+\echo 'the program''s address, before and until 100 transactions apart, 1000'
+EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) EXECUTE by_transaction('program', 'sig150000', 'sig149900', 1000);
+EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) EXECUTE by_group('program', 'sig150000', 'sig149900', 1000);

@@ -150,6 +150,27 @@ async fn assert_listings_are_the_index(chain: &EmbeddedChain, address: &str) {
     }
 }
 
+/// `getSignaturesForAddress`'s pages of `address` are the slices of its whole listing that
+/// their cursors name: for every `before` and `until` (each exclusive, either absent), whole
+/// and at most two.
+async fn assert_pages_are_the_listing(chain: &EmbeddedChain, address: &str) {
+    let page = async |before: Option<&str>, until: Option<&str>, limit: usize| -> Vec<String> {
+        chain.signatures_for_address(address, before, until, limit).await.unwrap().into_iter().map(|s| s.signature).collect()
+    };
+    let listed = page(None, None, 1000).await;
+    let cursors: Vec<Option<&str>> = std::iter::once(None).chain(listed.iter().map(|s| Some(s.as_str()))).collect();
+    for (b, before) in cursors.iter().enumerate() {
+        for (u, until) in cursors.iter().enumerate() {
+            // Position in `listed` just after `before`, and of `until` (its end when absent).
+            let from = b;
+            let to = if u == 0 { listed.len() } else { u - 1 };
+            let expected = if from <= to { &listed[from..to] } else { &[][..] };
+            assert_eq!(page(*before, *until, 1000).await, expected, "before {before:?}, until {until:?}");
+            assert_eq!(page(*before, *until, 2).await, expected[..expected.len().min(2)], "before {before:?}, until {until:?}, at most two");
+        }
+    }
+}
+
 #[sqlx::test(migrations = "../migrations")]
 async fn a_real_flow_is_projected_exactly(db: PgPool) {
     let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
@@ -632,7 +653,7 @@ async fn signatures_for_an_address_are_read_through_an_index(db: PgPool) {
         .unwrap();
     let plan = plan.join("\n");
     assert!(!plan.contains("Seq Scan"), "{plan}");
-    assert!(plan.contains("embedded_ledger_accounts_pkey"), "{plan}");
+    assert!(plan.contains("embedded_ledger_account_groups_pkey"), "{plan}");
 }
 
 /// Group commit: transactions that land while an earlier one is being written go to Postgres
@@ -679,7 +700,7 @@ async fn transactions_landing_during_a_write_are_committed_together(db: PgPool) 
         type Row = (Vec<String>, Vec<String>, Vec<i16>, Vec<u8>, Vec<String>, i64);
         let (keys, signers, header, stored, logs, indexed): Row = sqlx::query_as(
             "SELECT account_keys, signers, header, wire, log_messages,
-                    (SELECT count(*) FROM embedded_ledger_accounts a WHERE a.seq = l.seq)
+                    (SELECT count(*) FROM embedded_ledger_account_groups g WHERE l.seq = ANY(g.seqs))
              FROM embedded_ledger l WHERE signature = $1",
         )
         .bind(signature)
@@ -694,24 +715,51 @@ async fn transactions_landing_during_a_write_are_committed_together(db: PgPool) 
         assert!(logs.len() >= 2 && logs.iter().all(|l| l.starts_with("Program ")), "{logs:?}");
         assert_eq!(indexed, keys.len() as i64);
     }
-    // Over the whole ledger (no foreign key checks it): every by-account row is
-    // one of its transaction's keys, and every key of every transaction has its row.
-    let (orphans, missing): (i64, i64) = sqlx::query_as(
-        "SELECT (SELECT count(*) FROM embedded_ledger_accounts a
-                 WHERE NOT EXISTS (SELECT 1 FROM embedded_ledger l WHERE l.seq = a.seq AND a.address = ANY(l.account_keys))),
+    // A key the group's transactions share is written once for the group: the vault's rows
+    // are the first transaction's alone, then one holding the seven.
+    let vault = client::vault_pda(&alice.pubkey()).to_string();
+    let sizes: Vec<i32> = sqlx::query_scalar(
+        "SELECT cardinality(g.seqs) FROM embedded_ledger_account_groups g
+         WHERE g.address = $1 AND g.seqs && (SELECT array_agg(seq) FROM embedded_ledger WHERE signature = ANY($2))
+         ORDER BY g.first_seq",
+    )
+    .bind(&vault)
+    .bind(&signatures)
+    .fetch_all(&db)
+    .await
+    .unwrap();
+    assert_eq!(sizes, [1, 7]);
+    // Over the whole ledger (no foreign key checks it): every sequence in a by-account row is
+    // a transaction naming that address, every key of every transaction is in a row, each
+    // row's sequences ascend from its `first_seq`, and an address's rows hold disjoint,
+    // ascending ranges (what the listings' walks along the primary key rely on).
+    let (orphans, missing, unordered, overlapping): (i64, i64, i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM embedded_ledger_account_groups g, unnest(g.seqs) AS s(seq)
+                 WHERE NOT EXISTS (SELECT 1 FROM embedded_ledger l WHERE l.seq = s.seq AND g.address = ANY(l.account_keys))),
                 (SELECT count(*) FROM embedded_ledger l, unnest(l.account_keys) AS key
-                 WHERE NOT EXISTS (SELECT 1 FROM embedded_ledger_accounts a WHERE a.seq = l.seq AND a.address = key))",
+                 WHERE NOT EXISTS (SELECT 1 FROM embedded_ledger_account_groups g WHERE g.address = key AND l.seq = ANY(g.seqs))),
+                (SELECT count(*) FROM embedded_ledger_account_groups g
+                 WHERE g.seqs[1] <> g.first_seq OR g.seqs <> ARRAY(SELECT DISTINCT s FROM unnest(g.seqs) AS s ORDER BY s)),
+                (SELECT count(*) FROM (SELECT g.seqs[cardinality(g.seqs)] AS last_seq,
+                                              lead(g.first_seq) OVER (PARTITION BY g.address ORDER BY g.first_seq) AS next_first
+                                       FROM embedded_ledger_account_groups g) r
+                 WHERE r.last_seq >= r.next_first)",
     )
     .fetch_one(&db)
     .await
     .unwrap();
-    assert_eq!((orphans, missing), (0, 0));
+    assert_eq!((orphans, missing, unordered, overlapping), (0, 0, 0, 0));
     // A group's rows are listed from memory as the index holds them.
-    assert_listings_are_the_index(&chain, &client::vault_pda(&alice.pubkey()).to_string()).await;
+    assert_listings_are_the_index(&chain, &vault).await;
     assert_listings_are_the_index(&chain, &funding_market::ID.to_string()).await;
     drop(chain);
     let reopened = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     assert_eq!(token_balance(&reopened, &client::vault_pda(&alice.pubkey())).await, 20 * USDC - 3_600_000);
+    // And from Postgres (the reopened chain holds no rows in memory), from every cursor,
+    // within the group and either side of it.
+    assert_listings_are_the_index(&reopened, &vault).await;
+    assert_listings_are_the_index(&reopened, &funding_market::ID.to_string()).await;
+    assert_pages_are_the_listing(&reopened, &vault).await;
 }
 
 /// A blockhash read while slots end on another thread is valid up to its `lastValidBlockHeight`

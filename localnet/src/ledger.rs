@@ -99,7 +99,10 @@ const LEDGER: &str = "landed AS (
 ), closed AS (
     DELETE FROM embedded_accounts WHERE address = ANY($19)
 ), by_account AS (
-    INSERT INTO embedded_ledger_accounts (address, seq) SELECT DISTINCT key, l.seq FROM ledger l, unnest(l.account_keys) AS key
+    -- One row per key of the group, with the sequences of the group's transactions naming it
+    -- (migration 53).
+    INSERT INTO embedded_ledger_account_groups (address, first_seq, seqs)
+    SELECT key, min(l.seq), array_agg(DISTINCT l.seq ORDER BY l.seq) FROM ledger l, unnest(l.account_keys) AS key GROUP BY key
 )";
 
 /// The sequences the ledger rows drew, in landing order.

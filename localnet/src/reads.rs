@@ -80,25 +80,18 @@ impl EmbeddedChain {
         {
             return Ok(listed);
         }
-        // In pages along the primary key: the walk from the cursor is an index range scan
-        // whatever the planner believes of the table's size (a query without the limit was a
-        // sequential scan of the whole ledger on every pass).
+        // In pages of index rows along the primary key: the walk from the cursor's group is an
+        // index range scan whatever the planner believes of the table's size (a query without
+        // the limit was a sequential scan of the whole ledger on every pass). A page of n rows
+        // lists at least n - 1 transactions (every row after the cursor's own group holds one
+        // past the cursor), so one listing fewer than `PAGE - 1` was the last page.
         const PAGE: i64 = 5_000;
         let mut out = Vec::new();
         let mut after = cursor_seq;
         loop {
-            let rows: Vec<(i64, String, i64, bool, i64)> = sqlx::query_as(
-                "SELECT l.seq, l.signature, l.slot, l.err IS NOT NULL, l.block_time
-                 FROM embedded_ledger_accounts a JOIN embedded_ledger l USING (seq)
-                 WHERE a.address = $1 AND a.seq > $2 ORDER BY a.seq LIMIT $3",
-            )
-            .bind(address)
-            .bind(after)
-            .bind(PAGE)
-            .fetch_all(&self.0.db)
-            .await
-            .map_err(db_error)?;
-            let full = rows.len() as i64 == PAGE;
+            let rows: Vec<(i64, String, i64, bool, i64)> =
+                sqlx::query_as(SIGNATURES_AFTER).bind(address).bind(after).bind(PAGE).fetch_all(&self.0.db).await.map_err(db_error)?;
+            let full = rows.len() as i64 >= PAGE - 1;
             after = rows.last().map_or(after, |r| r.0);
             out.extend(rows.into_iter().map(|(_, signature, slot, failed, block_time)| SignatureInfo {
                 signature,
@@ -314,14 +307,47 @@ impl EmbeddedChain {
     }
 }
 
-/// `getSignaturesForAddress`'s page: a backward range scan of `embedded_ledger_accounts`
-/// between the two cursors (each found by the signature's unique index).
-pub const SIGNATURES_FOR_ADDRESS: &str = "SELECT l.signature, l.slot, l.err, l.block_time
-     FROM embedded_ledger_accounts a JOIN embedded_ledger l USING (seq)
-     WHERE a.address = $1
-       AND a.seq < COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $2), CASE WHEN $2::TEXT IS NULL THEN 9223372036854775807 ELSE 0 END)
-       AND a.seq > COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $3), 0)
-     ORDER BY a.seq DESC LIMIT $4";
+/// `getSignaturesForAddress`'s page: a backward range scan of `embedded_ledger_account_groups`
+/// from the `before` cursor (exclusive), at most `$4` rows of it (each holds at least one
+/// transaction before the cursor, see migration 53), down to the row of the `until` cursor's
+/// group; their sequences unnested, the cursors' own and what lies beyond them dropped. Each
+/// cursor is found by the signature's unique index; an unknown `before` lists nothing, an
+/// unknown `until` bounds nothing.
+pub const SIGNATURES_FOR_ADDRESS: &str = "WITH bounds AS (
+         SELECT COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $2),
+                         CASE WHEN $2::TEXT IS NULL THEN 9223372036854775807 ELSE 0 END) AS before,
+                COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $3), 0) AS until
+     ), listed AS (
+         SELECT s.seq FROM (
+             SELECT unnest(g.seqs) AS seq, b.before, b.until FROM bounds b, LATERAL (
+                 SELECT g.seqs FROM embedded_ledger_account_groups g
+                 WHERE g.address = $1 AND g.first_seq < b.before
+                   AND g.first_seq >= COALESCE((SELECT u.first_seq FROM embedded_ledger_account_groups u
+                                                WHERE u.address = $1 AND u.first_seq <= b.until ORDER BY u.first_seq DESC LIMIT 1), 0)
+                 ORDER BY g.first_seq DESC LIMIT $4
+             ) g
+         ) s
+         WHERE s.seq < s.before AND s.seq > s.until
+         ORDER BY s.seq DESC LIMIT $4
+     )
+     SELECT l.signature, l.slot, l.err, l.block_time
+     FROM listed JOIN embedded_ledger l USING (seq)
+     ORDER BY l.seq DESC LIMIT $4";
+
+/// `signatures_after`'s page: from the row of the cursor's group (the last whose first
+/// sequence is at or before the cursor), at most `$3` rows forwards, their sequences after the
+/// cursor (`$2`, exclusive) unnested, oldest first.
+const SIGNATURES_AFTER: &str = "SELECT l.seq, l.signature, l.slot, l.err IS NOT NULL, l.block_time
+     FROM (SELECT unnest(g.seqs) AS seq FROM (
+               SELECT g.seqs FROM embedded_ledger_account_groups g
+               WHERE g.address = $1
+                 AND g.first_seq >= COALESCE((SELECT c.first_seq FROM embedded_ledger_account_groups c
+                                              WHERE c.address = $1 AND c.first_seq <= $2 ORDER BY c.first_seq DESC LIMIT 1), 0)
+               ORDER BY g.first_seq LIMIT $3
+           ) g) s
+     JOIN embedded_ledger l USING (seq)
+     WHERE s.seq > $2
+     ORDER BY l.seq";
 
 /// A stored transaction error (its JSON-RPC form), typed.
 pub(super) fn stored_error(signature: &str, err: Option<Value>) -> Result<Option<TransactionError>, ChainError> {

@@ -237,6 +237,14 @@ BEGIN
     RETURN NULL;
 END $$;
 
+CREATE FUNCTION public.total_truncated_trader_stats() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    TRUNCATE trader_totals;
+    RETURN NULL;
+END $$;
+
 CREATE FUNCTION public.total_updated_trader_stats() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -1089,6 +1097,8 @@ CREATE TRIGGER stream_withdrawals AFTER INSERT OR UPDATE ON public.withdrawals F
 CREATE TRIGGER total_deleted_trader_stats AFTER DELETE ON public.trader_stats REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION public.total_deleted_trader_stats();
 
 CREATE TRIGGER total_inserted_trader_stats AFTER INSERT ON public.trader_stats REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION public.total_inserted_trader_stats();
+
+CREATE TRIGGER total_truncated_trader_stats AFTER TRUNCATE ON public.trader_stats FOR EACH STATEMENT EXECUTE FUNCTION public.total_truncated_trader_stats();
 
 CREATE TRIGGER total_updated_trader_stats AFTER UPDATE ON public.trader_stats REFERENCING OLD TABLE AS before_update NEW TABLE AS after_update FOR EACH STATEMENT EXECUTE FUNCTION public.total_updated_trader_stats();
 

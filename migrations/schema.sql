@@ -241,7 +241,7 @@ CREATE FUNCTION public.total_truncated_trader_stats() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    TRUNCATE trader_totals;
+    DELETE FROM trader_totals;
     RETURN NULL;
 END $$;
 

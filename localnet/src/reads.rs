@@ -312,7 +312,8 @@ impl EmbeddedChain {
 /// transaction before the cursor, see migration 53), down to the row of the `until` cursor's
 /// group; their sequences unnested, the cursors' own and what lies beyond them dropped. Each
 /// cursor is found by the signature's unique index; an unknown `before` lists nothing, an
-/// unknown `until` bounds nothing.
+/// unknown `until` bounds nothing. A page unnests every sequence of the rows it walks: `$4`
+/// times the largest group's size at most (`MAX_UNWRITTEN`).
 pub const SIGNATURES_FOR_ADDRESS: &str = "WITH bounds AS (
          SELECT COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $2),
                          CASE WHEN $2::TEXT IS NULL THEN 9223372036854775807 ELSE 0 END) AS before,

@@ -312,21 +312,31 @@ impl EmbeddedChain {
 /// transaction before the cursor, see migration 53), down to the row of the `until` cursor's
 /// group; their sequences unnested, the cursors' own and what lies beyond them dropped. Each
 /// cursor is found by the signature's unique index; an unknown `before` lists nothing, an
-/// unknown `until` bounds nothing. A page unnests every sequence of the rows it walks: `$4`
-/// times the largest group's size at most (`MAX_UNWRITTEN`).
+/// unknown `until` bounds nothing. Of the rows it walks, a page unnests only those it needs:
+/// rows until `$4` sequences are held, beyond those of the first row.
 pub const SIGNATURES_FOR_ADDRESS: &str = "WITH bounds AS (
          SELECT COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $2),
                          CASE WHEN $2::TEXT IS NULL THEN 9223372036854775807 ELSE 0 END) AS before,
                 COALESCE((SELECT seq FROM embedded_ledger WHERE signature = $3), 0) AS until
      ), listed AS (
          SELECT s.seq FROM (
-             SELECT unnest(g.seqs) AS seq, b.before, b.until FROM bounds b, LATERAL (
-                 SELECT g.seqs FROM embedded_ledger_account_groups g
-                 WHERE g.address = $1 AND g.first_seq < b.before
-                   AND g.first_seq >= COALESCE((SELECT u.first_seq FROM embedded_ledger_account_groups u
-                                                WHERE u.address = $1 AND u.first_seq <= b.until ORDER BY u.first_seq DESC LIMIT 1), 0)
-                 ORDER BY g.first_seq DESC LIMIT $4
-             ) g
+             SELECT unnest(w.seqs) AS seq, w.before, w.until FROM (
+                 SELECT g.seqs, b.before, b.until,
+                        sum(cardinality(g.seqs)) OVER walk - cardinality(g.seqs) AS ahead,
+                        first_value(cardinality(g.seqs)) OVER walk AS first_size
+                 FROM bounds b, LATERAL (
+                     SELECT g.first_seq, g.seqs FROM embedded_ledger_account_groups g
+                     WHERE g.address = $1 AND g.first_seq < b.before
+                       AND g.first_seq >= COALESCE((SELECT u.first_seq FROM embedded_ledger_account_groups u
+                                                    WHERE u.address = $1 AND u.first_seq <= b.until ORDER BY u.first_seq DESC LIMIT 1), 0)
+                     ORDER BY g.first_seq DESC LIMIT $4
+                 ) g
+                 WINDOW walk AS (ORDER BY g.first_seq DESC ROWS UNBOUNDED PRECEDING)
+             ) w
+             -- Only the first row (the `before` cursor's group) can hold sequences past the
+             -- cursor, and only the last (the `until` cursor's) sequences before it: a row
+             -- with `$4` sequences in range ahead of it, beyond the first's, is not needed.
+             WHERE w.ahead < $4 + w.first_size
          ) s
          WHERE s.seq < s.before AND s.seq > s.until
          ORDER BY s.seq DESC LIMIT $4

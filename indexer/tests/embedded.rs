@@ -161,10 +161,9 @@ async fn assert_pages_are_the_listing(chain: &EmbeddedChain, address: &str) {
     let cursors: Vec<Option<&str>> = std::iter::once(None).chain(listed.iter().map(|s| Some(s.as_str()))).collect();
     for (b, before) in cursors.iter().enumerate() {
         for (u, until) in cursors.iter().enumerate() {
-            // Position in `listed` just after `before`, and of `until` (its end when absent).
-            let from = b;
+            // `listed[b]` is the first after `before`; `until` is `listed[u - 1]` (absent: the end).
             let to = if u == 0 { listed.len() } else { u - 1 };
-            let expected = if from <= to { &listed[from..to] } else { &[][..] };
+            let expected = if b <= to { &listed[b..to] } else { &[][..] };
             assert_eq!(page(*before, *until, 1000).await, expected, "before {before:?}, until {until:?}");
             assert_eq!(page(*before, *until, 2).await, expected[..expected.len().min(2)], "before {before:?}, until {until:?}, at most two");
         }

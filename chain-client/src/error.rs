@@ -4,6 +4,7 @@
 
 use solana_rpc_client_api::client_error::{Error as ClientError, ErrorKind};
 use solana_rpc_client_api::request::{RpcError, RpcResponseErrorData};
+use solana_rpc_client_api::response::RpcSimulateTransactionResult;
 use solana_transaction_error::TransactionError;
 
 #[derive(Debug, thiserror::Error)]
@@ -15,9 +16,11 @@ pub enum ChainError {
     #[error("rate limited by the RPC node")]
     RateLimited,
     /// The node answered with a JSON-RPC error object. `err` is the transaction error of a
-    /// refused `sendTransaction` (code -32002, preflight failure): the transaction never landed.
+    /// refused `sendTransaction` (code -32002, preflight failure): the transaction never landed;
+    /// `preflight` is the node's report of that failed simulation (its `data`: the program's
+    /// logs, the compute units it used, its fee).
     #[error("RPC error {code}: {message}")]
-    Rpc { code: i64, message: String, err: Option<TransactionError> },
+    Rpc { code: i64, message: String, err: Option<TransactionError>, preflight: Option<Box<RpcSimulateTransactionResult>> },
     #[error("unexpected response: {0}")]
     Format(String),
     /// The transaction landed (and paid its fee) but failed.
@@ -39,7 +42,7 @@ impl ChainError {
 
     /// A request parameter the node would refuse (JSON-RPC "invalid params").
     pub fn invalid_params(message: impl Into<String>) -> ChainError {
-        ChainError::Rpc { code: -32602, message: message.into(), err: None }
+        ChainError::Rpc { code: -32602, message: message.into(), err: None, preflight: None }
     }
 }
 
@@ -63,11 +66,11 @@ impl From<ClientError> for ChainError {
             },
             ErrorKind::Reqwest(e) => ChainError::Transport(e.to_string()),
             ErrorKind::RpcError(RpcError::RpcResponseError { code, message, data }) => {
-                let err = match data {
-                    RpcResponseErrorData::SendTransactionPreflightFailure(result) => result.err.map(TransactionError::from),
-                    _ => None,
+                let (err, preflight) = match data {
+                    RpcResponseErrorData::SendTransactionPreflightFailure(result) => (result.err.clone().map(TransactionError::from), Some(Box::new(result))),
+                    _ => (None, None),
                 };
-                ChainError::Rpc { code, message, err }
+                ChainError::Rpc { code, message, err, preflight }
             }
             ErrorKind::TransactionError(err) => ChainError::Format(format!("transaction error without a signature: {err}")),
             other => ChainError::Format(other.to_string()),

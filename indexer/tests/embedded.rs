@@ -206,6 +206,21 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     let fee_payer_before = lamports(chain.clone(), operator.pubkey()).await;
     let refused = send(&chain, &[client::buy_shares(operator.pubkey(), bob.pubkey(), &id, Side::No, 500 * USDC, 0)], &operator, &[]).await;
     assert!(matches!(refused, Err(ChainError::Rpc { code: -32002, err: Some(TransactionError::InstructionError(..)), .. })), "{refused:?}");
+    // With what a node reports of the failed run: the program's logs, its compute units, its fee.
+    let Err(ChainError::Rpc { preflight: Some(simulation), .. }) = &refused else { panic!("{refused:?}") };
+    let logs = simulation.logs.as_deref().unwrap_or_default();
+    assert!(logs.first().is_some_and(|l| l == &format!("Program {} invoke [1]", funding_market::ID)), "{logs:?}");
+    assert!(logs.last().is_some_and(|l| l.starts_with(&format!("Program {} failed: ", funding_market::ID))), "{logs:?}");
+    assert!(simulation.units_consumed.is_some_and(|units| units > 0), "{simulation:?}");
+    assert_eq!(simulation.fee, Some(5_000));
+    let wire = wire(&chain, &[client::buy_shares(operator.pubkey(), bob.pubkey(), &id, Side::No, 500 * USDC, 0)], &operator, &[]).await;
+    use base64::Engine;
+    let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "sendTransaction",
+        "params": [base64::engine::general_purpose::STANDARD.encode(&wire), {"encoding": "base64"}]});
+    let answer = chain.json_rpc(&request).await;
+    assert_eq!(answer["error"]["code"], -32002, "{answer}");
+    assert_eq!(answer["error"]["data"]["logs"], serde_json::json!(logs), "{answer}");
+    assert!(answer["error"]["data"]["unitsConsumed"].as_u64().is_some_and(|units| units > 0), "{answer}");
     let after: i64 = sqlx::query_scalar("SELECT count(*) FROM embedded_ledger").fetch_one(&db).await.unwrap();
     assert_eq!(after, before);
     assert_eq!(lamports(chain.clone(), operator.pubkey()).await, fee_payer_before);
@@ -498,7 +513,7 @@ async fn lookup_tables_are_refused(db: PgPool) {
 /// `/rpc` answers with a mainnet node's limits, checked before any work.
 #[sqlx::test(migrations = "../migrations")]
 async fn json_rpc_has_a_nodes_limits(db: PgPool) {
-    use localnet::{MAX_MULTIPLE_ACCOUNTS, MAX_SIGNATURE_STATUSES, PACKET_DATA_SIZE};
+    use localnet::{MAX_MULTIPLE_ACCOUNTS, MAX_SIGNATURE_STATUSES, MAX_SIGNATURES_FOR_ADDRESS, PACKET_DATA_SIZE};
     use serde_json::json;
     let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     let config = client::config_pda().to_string();
@@ -516,8 +531,30 @@ async fn json_rpc_has_a_nodes_limits(db: PgPool) {
     assert!(answer.get("result").is_none());
 
     let signature = bs58::encode([1u8; 64]).into_string();
-    let answer = call("getSignatureStatuses", json!([vec![signature; MAX_SIGNATURE_STATUSES + 1]])).await;
+    let answer = call("getSignatureStatuses", json!([vec![signature.clone(); MAX_SIGNATURE_STATUSES + 1]])).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
+
+    // A page of signatures: 1 to 1,000 of an address, after and before signatures, checked as a
+    // node checks them.
+    let listing = |address: &str, config: serde_json::Value| call("getSignaturesForAddress", json!([address, config]));
+    let answer = listing(&config, json!({"limit": MAX_SIGNATURES_FOR_ADDRESS})).await;
+    assert!(answer["result"].is_array(), "{answer}");
+    for limit in [0, MAX_SIGNATURES_FOR_ADDRESS + 1] {
+        let answer = listing(&config, json!({ "limit": limit })).await;
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        assert_eq!(answer["error"]["message"], "Invalid limit; max 1000", "{answer}");
+    }
+    let answer = listing("not-an-address", json!({})).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().starts_with("Invalid param: "), "{answer}");
+    let answer = listing(&config, json!({"before": signature, "until": "3xyz"})).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+
+    // An answer with a context names the RPC API's version, as a node's does.
+    let answer = call("getBalance", json!([config])).await;
+    assert!(answer["result"]["context"]["apiVersion"].is_string(), "{answer}");
+    let answer = call("getProgramAccounts", json!([config, {"withContext": true}])).await;
+    assert!(answer["result"]["context"]["apiVersion"].is_string(), "{answer}");
 
     use base64::Engine;
     let oversized = base64::engine::general_purpose::STANDARD.encode(vec![1u8; PACKET_DATA_SIZE + 1]);
@@ -529,6 +566,44 @@ async fn json_rpc_has_a_nodes_limits(db: PgPool) {
     assert!(answer["error"]["message"].as_str().unwrap().contains("too large: 100000 bytes"), "{answer}");
     let answer = call("sendTransaction", json!(["1".repeat(2_000)])).await;
     assert!(answer["error"]["message"].as_str().unwrap().contains("base58 encoded"), "{answer}");
+}
+
+/// `getSignaturesForAddress` lists each transaction's SPL Memo instructions (v1 and v3, top
+/// level) as a node does: `[<bytes>] <text>`, joined by `"; "`, `(unparseable)` for data that is
+/// not UTF-8 (kept by a transaction that failed for it), `null` for a transaction without one.
+#[sqlx::test(migrations = "../migrations")]
+async fn listed_signatures_carry_their_memos(db: PgPool) {
+    use serde_json::json;
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let wallet = Keypair::new();
+    chain.airdrop(&wallet.pubkey(), 10_000_000_000).await.unwrap();
+    // v3 checks that the accounts it is given signed; v1 is given none.
+    let memo = |program: &str, data: &[u8]| Instruction {
+        program_id: program.parse().unwrap(),
+        accounts: if program.starts_with("Memo1") {
+            vec![]
+        } else {
+            vec![anchor_lang::solana_program::instruction::AccountMeta::new_readonly(wallet.pubkey(), true)]
+        },
+        data: data.to_vec(),
+    };
+    let v1 = "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo";
+    let v3 = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
+    let plain = send(&chain, &[system_instruction::transfer(&wallet.pubkey(), &Pubkey::new_unique(), 1_000_000)], &wallet, &[]).await.unwrap();
+    let two = send(&chain, &[memo(v1, b"fm:first"), memo(v3, "zweite \u{fc}".as_bytes())], &wallet, &[]).await.unwrap();
+    let invalid = wire(&chain, &[memo(v3, &[0xff, 0xfe, b'x'])], &wallet, &[]).await;
+    let failed = match chain.send_skipping_preflight(&invalid).await {
+        Err(ChainError::TransactionFailed { signature, err: TransactionError::InstructionError(0, _) }) => signature,
+        other => panic!("the invalid memo lands and fails: {other:?}"),
+    };
+
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "getSignaturesForAddress", "params": [wallet.pubkey().to_string()]});
+    let answer = chain.json_rpc(&request).await;
+    let listed = answer["result"].as_array().unwrap_or_else(|| panic!("{answer}"));
+    let memo_of = |signature: &str| listed.iter().find(|s| s["signature"] == signature).unwrap_or_else(|| panic!("{signature} in {answer}"))["memo"].clone();
+    assert_eq!(memo_of(&plain), serde_json::Value::Null);
+    assert_eq!(memo_of(&two), json!("[8] fm:first; [9] zweite \u{fc}"));
+    assert_eq!(memo_of(&failed), json!("[3] (unparseable)"));
 }
 
 /// The process's resident memory, bytes (`VmRSS`).

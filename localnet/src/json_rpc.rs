@@ -13,7 +13,7 @@
 //! Limits are a mainnet node's, so what works here works there and a caller cannot make one
 //! request cost more than a node would let it: at most [`MAX_MULTIPLE_ACCOUNTS`] keys per
 //! `getMultipleAccounts`, [`MAX_SIGNATURE_STATUSES`] signatures per `getSignatureStatuses`,
-//! 1,000 signatures per `getSignaturesForAddress` page, and transactions of at most
+//! [`MAX_SIGNATURES_FOR_ADDRESS`] signatures per `getSignaturesForAddress` page, and transactions of at most
 //! [`PACKET_DATA_SIZE`] bytes (refused by their encoded length before anything is decoded).
 //!
 //! One HTTP request's answer, a whole batch's, holds at most [`MAX_RESPONSE_BYTES`]: account data
@@ -47,6 +47,7 @@ use solana_rpc_client_api::config::{
 };
 use solana_rpc_client_api::filter::{Memcmp, RpcFilterType};
 use solana_rpc_client_api::response::{Response, RpcBlockhash, RpcPrioritizationFee, RpcResponseContext, RpcSimulateTransactionResult, RpcVersionInfo};
+use solana_signature::Signature;
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status_client_types::{TransactionConfirmationStatus, TransactionStatus, UiTransactionEncoding};
 
@@ -85,6 +86,10 @@ pub const MAX_MULTIPLE_ACCOUNTS: usize = 100;
 
 /// Signatures per `getSignatureStatuses` (Agave's `MAX_GET_SIGNATURE_STATUSES_QUERY_ITEMS`).
 pub const MAX_SIGNATURE_STATUSES: usize = 256;
+
+/// Signatures per `getSignaturesForAddress` page (Agave's
+/// `MAX_GET_CONFIRMED_SIGNATURES_FOR_ADDRESS2_LIMIT`).
+pub const MAX_SIGNATURES_FOR_ADDRESS: usize = 1_000;
 
 /// The largest account (`MAX_PERMITTED_DATA_LENGTH`, 10 MiB).
 const MAX_PERMITTED_DATA_LENGTH: usize = 10 * 1024 * 1024;
@@ -181,7 +186,9 @@ fn invalid_params(message: impl Into<String>) -> RpcFailure {
 impl From<ChainError> for RpcFailure {
     fn from(e: ChainError) -> Self {
         match e {
-            ChainError::Rpc { code, message, err } => RpcFailure { code, message, data: err.map(|err| Box::new(simulation_failure(err))) },
+            ChainError::Rpc { code, message, err, preflight } => {
+                RpcFailure { code, message, data: preflight.or_else(|| err.map(|err| Box::new(simulation_failure(err)))) }
+            }
             other => RpcFailure { code: -32603, message: other.to_string(), data: None },
         }
     }
@@ -358,16 +365,16 @@ impl EmbeddedChain {
         Ok(Value::Array(keyed))
     }
 
-    /// `value` with the slot it was read at, as a node answers (built as JSON directly, so a
-    /// large value is not copied again).
+    /// `value` with the slot it was read at and the RPC's API version, as a node answers (built
+    /// as JSON directly, so a large value is not copied again).
     async fn with_context_json(&self, value: Value) -> Answer {
         let slot = self.clock().await.map(|c| c.slot).unwrap_or(0);
-        Ok(json!({"context": {"slot": slot}, "value": value}))
+        Ok(json!({"context": to_json(RpcResponseContext::new(slot))?, "value": value}))
     }
 
     async fn with_context<T: Serialize>(&self, value: T) -> Answer {
         let slot = self.clock().await.map(|c| c.slot).unwrap_or(0);
-        to_json(Response { context: RpcResponseContext { slot, api_version: None }, value })
+        to_json(Response { context: RpcResponseContext::new(slot), value })
     }
 
     async fn answer(&self, method: &str, params: &Value, budget: &mut ResponseBudget) -> Answer {
@@ -572,10 +579,19 @@ impl EmbeddedChain {
                 to_json(self.encoded_transaction(&signature, encoding).await?)
             }
             "getSignaturesForAddress" => {
+                // Checked as a node checks them: an address and signatures that parse, a limit
+                // of 1 to 1,000.
                 let address: String = param(params, 0)?;
                 let config: Option<RpcSignaturesForAddressConfig> = param(params, 1)?;
                 let config = config.unwrap_or_default();
-                let limit = config.limit.unwrap_or(1000).clamp(1, 1000);
+                address.parse::<Pubkey>().map_err(|e| invalid_params(format!("Invalid param: {e:?}")))?;
+                for signature in config.before.iter().chain(&config.until) {
+                    signature.parse::<Signature>().map_err(|e| invalid_params(format!("Invalid param: {e:?}")))?;
+                }
+                let limit = config.limit.unwrap_or(MAX_SIGNATURES_FOR_ADDRESS);
+                if limit == 0 || limit > MAX_SIGNATURES_FOR_ADDRESS {
+                    return Err(invalid_params(format!("Invalid limit; max {MAX_SIGNATURES_FOR_ADDRESS}")));
+                }
                 to_json(self.signatures_for_address(&address, config.before.as_deref(), config.until.as_deref(), limit).await?)
             }
             other => Err(RpcFailure { code: -32601, message: format!("Method not found: {other}"), data: None }),

@@ -4,12 +4,13 @@
 
 use solana_account::ReadableAccount;
 use solana_message::VersionedMessage;
-use solana_svm::transaction_processing_result::TransactionProcessingResult;
+use solana_rpc_client_api::response::RpcSimulateTransactionResult;
+use solana_svm::transaction_processing_result::{ProcessedTransaction, TransactionProcessingResult};
 use solana_svm::transaction_processor::ExecutionRecordingConfig;
 use solana_transaction::TransactionVerificationMode;
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_error::TransactionError;
-use solana_transaction_status_client_types::{InnerInstruction, InnerInstructions};
+use solana_transaction_status_client_types::{InnerInstruction, InnerInstructions, UiTransactionReturnData};
 use tokio::sync::oneshot;
 
 use anchor_lang::solana_program::clock::MAX_PROCESSING_AGE;
@@ -21,8 +22,58 @@ use chain_client::{ChainError, ConfirmedTransaction};
 use crate::json_rpc;
 use crate::{EmbeddedChain, is_runtime_account};
 
+/// A refused `sendTransaction` (-32002) for a transaction that failed before it ran (a stale
+/// blockhash, a duplicate, a fee payer short of SOL): no logs, no compute units.
 pub(super) fn preflight_failure(err: &TransactionError) -> ChainError {
-    ChainError::Rpc { code: -32002, message: format!("Transaction simulation failed: {err}"), err: Some(err.clone()) }
+    preflight_refusal(err, Vec::new(), 0, None, None, None)
+}
+
+/// A refused `sendTransaction` (-32002) with what a node reports of the failed simulation: the
+/// program's logs (what Anchor's clients read a program error from), the compute units and
+/// loaded account bytes it used, its return data and its fee.
+fn preflight_refusal(
+    err: &TransactionError,
+    logs: Vec<String>,
+    units_consumed: u64,
+    loaded_accounts_data_size: Option<u32>,
+    return_data: Option<UiTransactionReturnData>,
+    fee: Option<u64>,
+) -> ChainError {
+    let simulation = RpcSimulateTransactionResult {
+        err: Some(err.clone().into()),
+        logs: Some(logs),
+        accounts: None,
+        units_consumed: Some(units_consumed),
+        loaded_accounts_data_size,
+        return_data,
+        inner_instructions: None,
+        replacement_blockhash: None,
+        fee,
+        pre_balances: None,
+        post_balances: None,
+        pre_token_balances: None,
+        post_token_balances: None,
+        loaded_addresses: None,
+    };
+    ChainError::Rpc { code: -32002, message: format!("Transaction simulation failed: {err}"), err: Some(err.clone()), preflight: Some(Box::new(simulation)) }
+}
+
+/// The refusal of a transaction the bank ran (or charged) and preflight turned away.
+fn refused_after_running(processed: &ProcessedTransaction, err: &TransactionError, logs: impl FnOnce(Vec<String>) -> Vec<String>) -> ChainError {
+    match processed {
+        ProcessedTransaction::Executed(executed) => {
+            let details = &executed.execution_details;
+            preflight_refusal(
+                err,
+                logs(details.log_messages.clone().unwrap_or_default()),
+                details.executed_units,
+                Some(executed.loaded_transaction.loaded_accounts_data_size),
+                details.return_data.clone().map(UiTransactionReturnData::from),
+                Some(executed.loaded_transaction.fee_details.total_fee()),
+            )
+        }
+        ProcessedTransaction::FeesOnly(fees_only) => preflight_refusal(err, Vec::new(), 0, None, None, Some(fees_only.fee_details.total_fee())),
+    }
 }
 
 /// A transaction's inner instructions as the bank recorded them (one list per outer
@@ -174,7 +225,7 @@ impl EmbeddedChain {
         let tx: VersionedTransaction = bincode::deserialize(wire).map_err(|e| ChainError::invalid_params(format!("failed to deserialize transaction: {e}")))?;
         tx.sanitize().map_err(|e| ChainError::invalid_params(format!("invalid transaction: {e}")))?;
         if !tx.verify_with_results().iter().all(|ok| *ok) {
-            return Err(ChainError::Rpc { code: -32003, message: "Transaction signature verification failure".into(), err: None });
+            return Err(ChainError::Rpc { code: -32003, message: "Transaction signature verification failure".into(), err: None, preflight: None });
         }
         if tx.message.address_table_lookups().is_some_and(|lookups| !lookups.is_empty()) {
             // The ledger and the persisted state are keyed by static account keys; accounts
@@ -221,8 +272,12 @@ impl EmbeddedChain {
             // The transaction is executed once and, if it failed, not committed — what simulating
             // it first would refuse, since nothing else runs in the bank during this turn (a
             // simulation before every execution was a third of the turn's time).
+            // A refusal keeps what the run reported, as a node's failed simulation does.
+            let mut refused = None;
             let refuse_failure = |_: &mut _, processed: &[TransactionProcessingResult]| match processed.first() {
-                Some(Ok(tx)) if preflight => tx.status().map(|()| None),
+                Some(Ok(tx)) if preflight => tx.status().map(|()| None).inspect_err(|err| {
+                    refused = Some(refused_after_running(tx, err, |raw| self.0.runtime.logs(raw)));
+                }),
                 _ => Ok(None),
             };
             let executed = bank.load_execute_and_commit_transactions_with_pre_commit_callback(
@@ -236,7 +291,7 @@ impl EmbeddedChain {
             drop(batch);
             let mut results = match executed {
                 Ok((results, _)) => results,
-                Err(err) => return Err(preflight_failure(&err)),
+                Err(err) => return Err(refused.unwrap_or_else(|| preflight_failure(&err))),
             };
             let committed = match results.pop() {
                 Some(Ok(committed)) => committed,

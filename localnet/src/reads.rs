@@ -115,17 +115,18 @@ impl EmbeddedChain {
         until: Option<&str>,
         limit: usize,
     ) -> Result<Vec<RpcConfirmedTransactionStatusWithSignature>, ChainError> {
-        let rows: Vec<(String, i64, Option<Value>, i64)> =
+        let rows: Vec<ListedRow> =
             sqlx::query_as(SIGNATURES_FOR_ADDRESS).bind(address).bind(before).bind(until).bind(limit as i64).fetch_all(&self.0.db).await.map_err(db_error)?;
         rows.into_iter()
-            .map(|(signature, slot, err, block_time)| {
-                let err = stored_error(&signature, err)?;
+            .map(|row| {
+                let err = stored_error(&row.signature, row.err)?;
+                let memo = memos(&row.account_keys, &row.instructions).ok_or_else(|| ChainError::Format(format!("ledger row of {}", row.signature)))?;
                 Ok(RpcConfirmedTransactionStatusWithSignature {
-                    signature,
-                    slot: slot as u64,
+                    signature: row.signature,
+                    slot: row.slot as u64,
                     err: err.map(Into::into),
-                    memo: None,
-                    block_time: Some(block_time),
+                    memo,
+                    block_time: Some(row.block_time),
                     confirmation_status: Some(TransactionConfirmationStatus::Finalized),
                     transaction_index: Some(0),
                 })
@@ -307,6 +308,38 @@ impl EmbeddedChain {
     }
 }
 
+/// A transaction as `getSignaturesForAddress` lists it: its ledger row's status, and the keys
+/// and instructions its memo is read from.
+#[derive(sqlx::FromRow)]
+struct ListedRow {
+    signature: String,
+    slot: i64,
+    err: Option<Value>,
+    block_time: i64,
+    account_keys: Vec<String>,
+    instructions: Value,
+}
+
+/// The SPL Memo programs whose instructions a node lists as a transaction's memo: v1 and v3.
+const MEMO_PROGRAMS: [&str; 2] = ["Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo", "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr"];
+
+/// A transaction's `memo` as `getSignaturesForAddress` lists it: each top-level SPL Memo
+/// instruction's data as `[<length in bytes>] <text>` (`(unparseable)` where the data is not
+/// UTF-8), in instruction order, joined by `"; "`; `None` when it has none. The outer `None`
+/// is a ledger row whose instructions are not as the ledger writes them.
+fn memos(account_keys: &[String], instructions: &Value) -> Option<Option<String>> {
+    let mut memos = Vec::new();
+    for instruction in instructions.as_array()? {
+        let program = account_keys.get(usize::try_from(instruction["program_index"].as_u64()?).ok()?)?;
+        if MEMO_PROGRAMS.contains(&program.as_str()) {
+            let data = BASE64.decode(instruction["data"].as_str()?).ok()?;
+            let text = std::str::from_utf8(&data).unwrap_or("(unparseable)");
+            memos.push(format!("[{}] {text}", data.len()));
+        }
+    }
+    Some((!memos.is_empty()).then(|| memos.join("; ")))
+}
+
 /// `getSignaturesForAddress`'s page: a backward range scan of `embedded_ledger_account_groups`
 /// from the `before` cursor (exclusive), at most `$4` rows of it (each holds at least one
 /// transaction before the cursor, see migration 53), down to the row of the `until` cursor's
@@ -341,7 +374,7 @@ pub const SIGNATURES_FOR_ADDRESS: &str = "WITH bounds AS (
          WHERE s.seq < s.before AND s.seq > s.until
          ORDER BY s.seq DESC LIMIT $4
      )
-     SELECT l.signature, l.slot, l.err, l.block_time
+     SELECT l.signature, l.slot, l.err, l.block_time, l.account_keys, l.instructions
      FROM listed JOIN embedded_ledger l USING (seq)
      ORDER BY l.seq DESC LIMIT $4";
 
@@ -394,4 +427,27 @@ pub(super) struct LedgerRow {
     pub(super) recent_blockhash: String,
     pub(super) wire: Option<Vec<u8>>,
     pub(super) log_messages: Option<Vec<String>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine;
+    use serde_json::json;
+
+    use super::{BASE64, MEMO_PROGRAMS, memos};
+
+    #[test]
+    fn memos_are_listed_as_a_node_lists_them() {
+        let keys: Vec<String> =
+            ["Payer11111111111111111111111111111111111111", MEMO_PROGRAMS[1], MEMO_PROGRAMS[0], "Other1111111111111111111111111111111111111"]
+                .map(String::from)
+                .into();
+        let ix = |program: u64, data: &[u8]| json!({"program_index": program, "accounts": [0], "data": BASE64.encode(data)});
+        assert_eq!(memos(&keys, &json!([ix(3, b"not a memo")])), Some(None));
+        assert_eq!(memos(&keys, &json!([ix(1, b"fm:1"), ix(3, b"x"), ix(2, &[0xc3])])), Some(Some("[4] fm:1; [1] (unparseable)".into())));
+        assert_eq!(memos(&keys, &json!([ix(1, b"")])), Some(Some("[0] ".into())));
+        // A row not as the ledger writes it.
+        assert_eq!(memos(&keys, &json!([ix(9, b"x")])), None);
+        assert_eq!(memos(&keys, &json!([{"program_index": 1, "data": "not base64!"}])), None);
+    }
 }

@@ -109,7 +109,8 @@ mod tests {
         let err = failed.transaction_error().unwrap();
         assert!(matches!(program_error(err), Some(FundingMarketError::SlippageExceeded)));
         assert_eq!(refusal(err), Some(Refusal::Slippage));
-        let preflight = ChainError::Rpc { code: -32002, message: "x".into(), err: Some(decode(json!({"InstructionError": [1, {"Custom": 0}]}))) };
+        let preflight =
+            ChainError::Rpc { code: -32002, message: "x".into(), err: Some(decode(json!({"InstructionError": [1, {"Custom": 0}]}))), preflight: None };
         assert_eq!(refusal(preflight.transaction_error().unwrap()), Some(Refusal::AlreadyExists));
         let unrelated = decode(json!("BlockhashNotFound"));
         assert!(program_error(&unrelated).is_none() && refusal(&unrelated).is_none());

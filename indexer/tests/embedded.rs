@@ -679,9 +679,20 @@ async fn an_answer_stays_within_its_byte_budget(db: PgPool) {
     let sliced = chain.json_rpc(&request(3, "getAccountInfo", json!([largest, {"encoding": "base64", "dataSlice": {"offset": 8, "length": 4}}]))).await;
     let slice = base64::engine::general_purpose::STANDARD.decode(sliced["result"]["value"]["data"][0].as_str().unwrap()).unwrap();
     assert_eq!(slice, data[8..12]);
-    // Base58 of more than 128 bytes is refused, as a node refuses it.
+    // Base58 of more than 128 bytes is refused, as a node refuses it, whether asked for or meant
+    // by default.
     let answer = chain.json_rpc(&request(4, "getAccountInfo", json!([largest, {"encoding": "base58"}]))).await;
-    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    let answer = chain.json_rpc(&request(4, "getAccountInfo", json!([largest]))).await;
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    // Without an encoding: base58 as a plain string for one account (the mint, 82 bytes),
+    // base64 for several.
+    let mint = chain.mint().to_string();
+    let answer = chain.json_rpc(&request(5, "getAccountInfo", json!([mint]))).await;
+    let plain = answer["result"]["value"]["data"].as_str().unwrap_or_else(|| panic!("{answer}"));
+    assert_eq!(bs58::decode(plain).into_vec().unwrap().len(), spl_token_interface::state::Mint::LEN);
+    let answer = chain.json_rpc(&request(6, "getMultipleAccounts", json!([[mint]]))).await;
+    assert_eq!(answer["result"]["value"][0]["data"][1], "base64", "{answer}");
     // A batch is answered until the budget is spent: two whole copies of the account fit, and
     // the request that would pass it is refused while the ones before it are answered.
     let per_request = (MAX_RESPONSE_BYTES / 2) / (space * 4 / 3 + 1_000);

@@ -248,10 +248,16 @@ pub fn feature_set_id() -> u32 {
     u32::from_le_bytes(agave_feature_set::ID.as_ref()[..4].try_into().expect("a hash has 32 bytes"))
 }
 
-/// An account in the encoding asked for (`jsonParsed` decodes SPL token accounts and mints,
-/// with the mint's decimals; anything else falls back to base64, as a node does).
+/// The encoding of an account asked for with none: base58 as a plain string (`binary`), as a
+/// node answers `getAccountInfo`, `getProgramAccounts`, `getTokenAccountsByOwner` and the
+/// account and program subscriptions (`getMultipleAccounts` alone defaults to base64).
+const DEFAULT_ACCOUNT_ENCODING: UiAccountEncoding = UiAccountEncoding::Binary;
+
+/// An account in the encoding asked for ([`DEFAULT_ACCOUNT_ENCODING`] if none; `jsonParsed`
+/// decodes SPL token accounts and mints, with the mint's decimals, anything else falls back to
+/// base64; base58 of more than [`MAX_BASE58_BYTES`] is the text a node puts in its place).
 pub fn encoded_account(chain: &EmbeddedChain, address: &Pubkey, account: &AccountSharedData, config: &RpcAccountInfoConfig) -> UiAccount {
-    let encoding = config.encoding.unwrap_or(UiAccountEncoding::Base64);
+    let encoding = config.encoding.unwrap_or(DEFAULT_ACCOUNT_ENCODING);
     let additional = (encoding == UiAccountEncoding::JsonParsed && account.owner() == &spl_token_interface::ID)
         .then(|| spl_token_interface::state::Account::unpack(account.data()).ok())
         .flatten()
@@ -260,11 +266,16 @@ pub fn encoded_account(chain: &EmbeddedChain, address: &Pubkey, account: &Accoun
     encode_ui_account(address, account, encoding, additional, config.data_slice)
 }
 
-/// [`encoded_account`] as an answer's JSON, refused when base58 is asked for more than
-/// [`MAX_BASE58_BYTES`] of data (a node's message).
+/// [`encoded_account`] as an answer's JSON, refused when base58 is asked for (or meant by
+/// default) for more than [`MAX_BASE58_BYTES`] of data (a node's code and message).
 fn encoded_json(chain: &EmbeddedChain, address: &Pubkey, account: &AccountSharedData, config: &RpcAccountInfoConfig) -> Answer {
-    if matches!(config.encoding, Some(UiAccountEncoding::Binary | UiAccountEncoding::Base58)) && sliced_len(account, config) > MAX_BASE58_BYTES {
-        return Err(invalid_params(format!("Encoded binary (base 58) data should be less than {MAX_BASE58_BYTES} bytes, please use Base64 encoding.")));
+    let encoding = config.encoding.unwrap_or(DEFAULT_ACCOUNT_ENCODING);
+    if matches!(encoding, UiAccountEncoding::Binary | UiAccountEncoding::Base58) && sliced_len(account, config) > MAX_BASE58_BYTES {
+        return Err(RpcFailure {
+            code: -32600,
+            message: format!("Encoded binary (base 58) data should be less than {MAX_BASE58_BYTES} bytes, please use Base64 encoding."),
+            data: None,
+        });
     }
     to_json(encoded_account(chain, address, account, config))
 }
@@ -552,7 +563,8 @@ impl EmbeddedChain {
                     return Err(too_many(MAX_MULTIPLE_ACCOUNTS));
                 }
                 let config: Option<RpcAccountInfoConfig> = param(params, 1)?;
-                let config = config.unwrap_or_default();
+                let mut config = config.unwrap_or_default();
+                config.encoding.get_or_insert(UiAccountEncoding::Base64);
                 let keys = addresses.iter().map(|a| address(a)).collect::<Result<Vec<_>, _>>()?;
                 // Each distinct account read once, weighed for every time it is listed, and
                 // encoded once; the answer still lists one entry per key asked for.

@@ -164,8 +164,12 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     let size = data.len() as u64;
     let every = rpc.get_program_accounts(&funding_market::ID).await.unwrap();
     assert!(every.iter().any(|(k, _)| *k == client::config_pda()) && every.iter().any(|(k, _)| *k == markets[0].0), "{} accounts", every.len());
-    let by_size = RpcProgramAccountsConfig { filters: Some(vec![RpcFilterType::DataSize(size)]), ..Default::default() };
-    assert!(rpc.get_program_ui_accounts_with_config(&funding_market::ID, by_size).await.unwrap().iter().any(|(k, _)| *k == markets[0].0));
+    let base64 = RpcAccountInfoConfig { encoding: Some(UiAccountEncoding::Base64), ..Default::default() };
+    let by_size = RpcProgramAccountsConfig { filters: Some(vec![RpcFilterType::DataSize(size)]), account_config: base64.clone(), ..Default::default() };
+    assert!(rpc.get_program_ui_accounts_with_config(&funding_market::ID, by_size.clone()).await.unwrap().iter().any(|(k, _)| *k == markets[0].0));
+    // Asked for with no encoding, a node's default is base58, refused for a market's size.
+    let by_size_base58 = RpcProgramAccountsConfig { account_config: RpcAccountInfoConfig::default(), ..by_size };
+    assert!(rpc.get_program_ui_accounts_with_config(&funding_market::ID, by_size_base58).await.is_err());
     let none = RpcProgramAccountsConfig { filters: Some(vec![RpcFilterType::Memcmp(Memcmp::new_raw_bytes(0, vec![0xFF; 8]))]), ..Default::default() };
     assert!(rpc.get_program_ui_accounts_with_config(&funding_market::ID, none).await.unwrap().is_empty());
 

@@ -14,7 +14,8 @@ use solana_rpc_client_api::filter::RpcFilterType;
 use solana_rpc_client_api::response::{RpcBlockhash, RpcSimulateTransactionResult};
 use solana_transaction::TransactionVerificationMode;
 use solana_transaction::versioned::VersionedTransaction;
-use solana_transaction_status_client_types::{InnerInstruction, InnerInstructions, UiInnerInstructions, UiTransactionReturnData};
+use solana_transaction_status::parse_ui_inner_instructions;
+use solana_transaction_status_client_types::{InnerInstruction, InnerInstructions, UiTransactionReturnData};
 
 use crate::EmbeddedChain;
 use chain_client::ChainError;
@@ -161,6 +162,9 @@ impl EmbeddedChain {
         let mode = if sig_verify { TransactionVerificationMode::FullVerification } else { TransactionVerificationMode::HashOnly };
         let sanitized = bank.verify_transaction(tx, mode).map_err(|e| ChainError::invalid_params(format!("invalid transaction: {e}")))?;
         let simulated = bank.simulate_transaction_unchecked(&sanitized, inner);
+        // Parsed as a node parses them here (System, SPL Token, Memo, ... instructions decoded;
+        // any other program's partially: its id, its accounts' addresses, its data in base58).
+        let account_keys = sanitized.message().account_keys();
         let inner_instructions = simulated.inner_instructions.filter(|_| inner).map(|groups| {
             groups
                 .into_iter()
@@ -169,7 +173,7 @@ impl EmbeddedChain {
                 .map(|(index, group)| {
                     let instructions =
                         group.into_iter().map(|i| InnerInstruction { instruction: i.instruction, stack_height: Some(u32::from(i.stack_height)) }).collect();
-                    UiInnerInstructions::from(InnerInstructions { index: index as u8, instructions })
+                    parse_ui_inner_instructions(InnerInstructions { index: index as u8, instructions }, &account_keys)
                 })
                 .collect()
         });

@@ -146,6 +146,13 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     let simulated = rpc.simulate_transaction_with_config(&create_market, config).await.unwrap().value;
     let inner = simulated.inner_instructions.expect("asked for");
     assert!(!inner.is_empty() && inner[0].instructions.len() >= 2, "the subsidy transfer and the event: {inner:?}");
+    // Parsed as a node parses them (what web3.js's simulateTransaction reads): the SPL Token
+    // transfer decoded, the program's own event instruction partially (id, accounts, data).
+    let inner = serde_json::to_value(&inner[0].instructions).unwrap();
+    let listed = inner.as_array().unwrap();
+    assert!(listed.iter().any(|ix| ix["program"] == "spl-token" && ix["parsed"]["type"] == "transfer"), "{inner}");
+    let program = funding_market::ID.to_string();
+    assert!(listed.iter().any(|ix| ix["programId"] == program.as_str() && ix["accounts"][0].is_string() && ix["data"].is_string()), "{inner}");
     rpc.send_and_confirm_transaction(&create_market).await.unwrap();
 
     // getProgramAccounts: the market by its discriminator, by size, and nothing for a mismatch.

@@ -296,7 +296,8 @@ async fn a_real_flow_is_projected_exactly(db: PgPool) {
     // for every transaction of the flow (trades, events, a failure-free withdrawal…).
     for listed in chain.signatures_after(&funding_market::ID.to_string(), None).await.unwrap() {
         let direct = chain.transaction(&listed.signature).await.unwrap().unwrap();
-        let encoded = chain.encoded_transaction(&listed.signature, solana_transaction_status_client_types::UiTransactionEncoding::Json).await.unwrap().unwrap();
+        let encoded =
+            chain.encoded_transaction(&listed.signature, solana_transaction_status_client_types::UiTransactionEncoding::Json, Some(0)).await.unwrap().unwrap();
         assert_eq!(ConfirmedTransaction::from_encoded(&listed.signature, encoded).unwrap(), direct);
         assert!(!direct.inner_instructions.is_empty() || !direct.instructions.is_empty());
     }
@@ -478,6 +479,48 @@ async fn a_failed_write_is_retried_and_the_chain_carries_on(db: PgPool) {
     assert_eq!(token_balance(&reopened, &client::vault_pda(&alice.pubkey())).await, 7 * USDC);
 }
 
+/// A new chain, a payer with 1 SOL on it, and its latest blockhash.
+async fn chain_with_payer(db: &PgPool) -> (EmbeddedChain, Keypair, String) {
+    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
+    let payer = Keypair::new();
+    chain.airdrop(&payer.pubkey(), 1_000_000_000).await.unwrap();
+    let (blockhash, _) = chain.latest_blockhash().await.unwrap();
+    (chain, payer, blockhash)
+}
+
+/// `getTransaction` names a transaction's version as a node does: a versioned (v0) transaction
+/// only to a client that says it supports it (refused with -32015 otherwise), with its empty
+/// lookups listed; a legacy one as `legacy` to a client that gave a version, unnamed otherwise.
+#[sqlx::test(migrations = "../migrations")]
+async fn transactions_are_answered_by_their_version(db: PgPool) {
+    use serde_json::json;
+    use solana_message::{VersionedMessage, v0::Message as V0Message};
+    use solana_transaction::versioned::VersionedTransaction;
+    let (chain, payer, blockhash) = chain_with_payer(&db).await;
+    let transfer = system_instruction::transfer(&payer.pubkey(), &Pubkey::new_unique(), 1_000_000);
+    let message = V0Message::try_compile(&payer.pubkey(), std::slice::from_ref(&transfer), &[], blockhash.parse().unwrap()).unwrap();
+    let v0 = VersionedTransaction::try_new(VersionedMessage::V0(message), &[&payer]).unwrap();
+    let v0 = chain.send_and_confirm(&bincode::serialize(&v0).unwrap()).await.unwrap();
+    let legacy = send(&chain, &[transfer], &payer, &[]).await.unwrap();
+
+    let get = |signature: &str, config: serde_json::Value| {
+        let request = json!({"jsonrpc": "2.0", "id": 1, "method": "getTransaction", "params": [signature, config]});
+        let chain = chain.clone();
+        async move { chain.json_rpc(&request).await }
+    };
+    let answer = get(&v0, json!({"encoding": "json"})).await;
+    assert_eq!(answer["error"]["code"], -32015, "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("\"maxSupportedTransactionVersion\": 0"), "{answer}");
+    let answer = get(&v0, json!({"encoding": "json", "maxSupportedTransactionVersion": 0})).await;
+    assert_eq!(answer["result"]["version"], 0, "{answer}");
+    assert_eq!(answer["result"]["transaction"]["message"]["addressTableLookups"], json!([]), "{answer}");
+    let answer = get(&legacy, json!({"encoding": "json"})).await;
+    assert!(answer["result"].get("version").is_none() && answer["result"]["slot"].is_u64(), "{answer}");
+    assert!(answer["result"]["transaction"]["message"].get("addressTableLookups").is_none(), "{answer}");
+    let answer = get(&legacy, json!({"encoding": "base64", "maxSupportedTransactionVersion": 0})).await;
+    assert_eq!(answer["result"]["version"], "legacy", "{answer}");
+}
+
 /// The embedded chain persists static account keys only, so it refuses transactions that load
 /// accounts through address lookup tables (whatever the table holds) instead of losing what
 /// they write.
@@ -486,10 +529,7 @@ async fn lookup_tables_are_refused(db: PgPool) {
     use solana_message::v0::{Message as V0Message, MessageAddressTableLookup};
     use solana_message::{MessageHeader, VersionedMessage, compiled_instruction::CompiledInstruction};
     use solana_transaction::versioned::VersionedTransaction;
-    let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
-    let payer = Keypair::new();
-    chain.airdrop(&payer.pubkey(), 1_000_000_000).await.unwrap();
-    let (blockhash, _) = chain.latest_blockhash().await.unwrap();
+    let (chain, payer, blockhash) = chain_with_payer(&db).await;
     let message = V0Message {
         header: MessageHeader { num_required_signatures: 1, num_readonly_signed_accounts: 0, num_readonly_unsigned_accounts: 1 },
         account_keys: vec![payer.pubkey(), anchor_lang::solana_program::system_program::ID],

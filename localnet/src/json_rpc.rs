@@ -587,8 +587,9 @@ impl EmbeddedChain {
             "getTransaction" => {
                 let signature: String = param(params, 0)?;
                 let config: Option<RpcEncodingConfigWrapper<RpcTransactionConfig>> = param(params, 1)?;
-                let encoding = config.map(|c| c.convert_to_current()).and_then(|c| c.encoding).unwrap_or(UiTransactionEncoding::Json);
-                to_json(self.encoded_transaction(&signature, encoding).await?)
+                let config = config.map(|c| c.convert_to_current()).unwrap_or_default();
+                let encoding = config.encoding.unwrap_or(UiTransactionEncoding::Json);
+                to_json(self.encoded_transaction(&signature, encoding, config.max_supported_transaction_version).await?)
             }
             "getSignaturesForAddress" => {
                 // Checked as a node checks them: an address and signatures that parse, a limit

@@ -11,8 +11,8 @@ use solana_account::ReadableAccount;
 use solana_message::MessageHeader;
 use solana_message::compiled_instruction::CompiledInstruction;
 use solana_rpc_client_api::response::RpcConfirmedTransactionStatusWithSignature;
+use solana_transaction::versioned::TransactionVersion;
 use solana_transaction::versioned::VersionedTransaction;
-use solana_transaction::versioned::{Legacy, TransactionVersion};
 use solana_transaction_error::TransactionError;
 use solana_transaction_status_client_types::{
     EncodedConfirmedTransactionWithStatusMeta, EncodedTransaction, EncodedTransactionWithStatusMeta, InnerInstruction, InnerInstructions,
@@ -227,14 +227,37 @@ impl Landed {
 impl EmbeddedChain {
     /// `getTransaction` as a node answers it, or `None`: `json` (and `jsonParsed`, answered as
     /// `json`), or the signed transaction in `base64`/`base58`. Built through the status
-    /// types' own `TransactionStatusMeta` conversion.
+    /// types' own `TransactionStatusMeta` conversion. `max_version` is the client's
+    /// `maxSupportedTransactionVersion`: as on a node, a versioned transaction is refused
+    /// (-32015) to a client that supports none (or an older one), and the answer names the
+    /// version only to a client that gave one.
     pub async fn encoded_transaction(
         &self,
         signature: &str,
         encoding: UiTransactionEncoding,
+        max_version: Option<u8>,
     ) -> Result<Option<EncodedConfirmedTransactionWithStatusMeta>, ChainError> {
         let Some(landed) = self.landed(signature).await? else {
             return Ok(None);
+        };
+        // The signed transaction, from the kept wire bytes (rows from before they were kept:
+        // a legacy transaction with its first signature).
+        let sent = landed.wire.as_deref().and_then(|wire| bincode::deserialize::<VersionedTransaction>(wire).ok());
+        let version = sent.as_ref().map_or(TransactionVersion::LEGACY, VersionedTransaction::version);
+        let version = match (max_version, version) {
+            (None, TransactionVersion::Legacy(_)) => None,
+            (Some(_), legacy @ TransactionVersion::Legacy(_)) => Some(legacy),
+            (Some(max), TransactionVersion::Number(number)) if number <= max => Some(TransactionVersion::Number(number)),
+            (_, TransactionVersion::Number(number)) => {
+                return Err(ChainError::Rpc {
+                    code: -32015,
+                    message: format!(
+                        "Transaction version ({number}) is not supported by the requesting client. Please try the request again with the following configuration parameter: \"maxSupportedTransactionVersion\": {number}"
+                    ),
+                    err: None,
+                    preflight: None,
+                });
+            }
         };
         let binary = match (encoding, &landed.wire) {
             (UiTransactionEncoding::Base64, Some(wire)) => Some(EncodedTransaction::Binary(BASE64.encode(wire), TransactionBinaryEncoding::Base64)),
@@ -256,18 +279,16 @@ impl EmbeddedChain {
             rewards: Some(vec![]),
             ..TransactionStatusMeta::default()
         };
-        // Every signature, from the kept wire bytes (rows from before they were kept: the first).
-        let signatures = landed
-            .wire
-            .as_deref()
-            .and_then(|wire| bincode::deserialize::<VersionedTransaction>(wire).ok())
-            .map_or_else(|| vec![signature.to_owned()], |tx| tx.signatures.iter().map(ToString::to_string).collect());
+        let signatures = sent.as_ref().map_or_else(|| vec![signature.to_owned()], |tx| tx.signatures.iter().map(ToString::to_string).collect());
+        // A versioned message lists its (here always empty) address table lookups; a legacy
+        // one has none to list.
+        let lookups = matches!(version, Some(TransactionVersion::Number(_)));
         let message = UiRawMessage {
             header: landed.header,
             account_keys: landed.account_keys,
             recent_blockhash: landed.recent_blockhash,
             instructions: landed.instructions.iter().map(|ix| UiCompiledInstruction::from(ix, None)).collect(),
-            address_table_lookups: None,
+            address_table_lookups: lookups.then(Vec::new),
         };
         Ok(Some(EncodedConfirmedTransactionWithStatusMeta {
             slot: landed.slot,
@@ -275,7 +296,7 @@ impl EmbeddedChain {
             transaction: EncodedTransactionWithStatusMeta {
                 transaction: binary.unwrap_or(EncodedTransaction::Json(UiTransaction { signatures, message: UiMessage::Raw(message) })),
                 meta: Some(meta.into()),
-                version: Some(TransactionVersion::Legacy(Legacy::Legacy)),
+                version,
             },
             transaction_index: Some(0),
         }))

@@ -28,7 +28,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use anchor_lang::prelude::Pubkey;
-use anchor_lang::solana_program::program_pack::Pack;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Serialize;
@@ -53,6 +52,7 @@ use solana_transaction_status_client_types::{TransactionConfirmationStatus, Tran
 
 use crate::EmbeddedChain;
 use crate::node::MAX_AIRDROP_LAMPORTS;
+use crate::node::is_token_program;
 use crate::node::passes as filter_passes;
 use chain_client::ChainError;
 
@@ -258,8 +258,8 @@ const DEFAULT_ACCOUNT_ENCODING: UiAccountEncoding = UiAccountEncoding::Binary;
 /// base64; base58 of more than [`MAX_BASE58_BYTES`] is the text a node puts in its place).
 pub fn encoded_account(chain: &EmbeddedChain, address: &Pubkey, account: &AccountSharedData, config: &RpcAccountInfoConfig) -> UiAccount {
     let encoding = config.encoding.unwrap_or(DEFAULT_ACCOUNT_ENCODING);
-    let additional = (encoding == UiAccountEncoding::JsonParsed && account.owner() == &spl_token_interface::ID)
-        .then(|| spl_token_interface::state::Account::unpack(account.data()).ok())
+    let additional = (encoding == UiAccountEncoding::JsonParsed && is_token_program(account.owner()))
+        .then(|| chain.token_account(address))
         .flatten()
         .and_then(|token| chain.mint_decimals(&token.mint))
         .map(|decimals| AccountAdditionalDataV3 { spl_token_additional_data: Some(SplTokenAdditionalDataV2::with_decimals(decimals)) });
@@ -458,13 +458,13 @@ impl EmbeddedChain {
             }
             "getTokenAccountBalance" => {
                 let token_account = address(&param::<String>(params, 0)?)?;
+                let account = self.bank_account(&token_account).ok_or_else(|| invalid_params("Invalid param: could not find account"))?;
                 let not_token = || invalid_params("Invalid param: not a Token account");
-                let account = self.bank_account(&token_account).ok_or_else(not_token)?;
-                let token = (account.owner() == &spl_token_interface::ID)
-                    .then(|| spl_token_interface::state::Account::unpack(account.data()).ok())
-                    .flatten()
-                    .ok_or_else(not_token)?;
-                let decimals = self.mint_decimals(&token.mint).ok_or_else(|| invalid_params("Invalid param: mint could not be unpacked"))?;
+                if !is_token_program(account.owner()) {
+                    return Err(not_token());
+                }
+                let token = self.token_account(&token_account).ok_or_else(not_token)?;
+                let decimals = self.mint_decimals(&token.mint).ok_or_else(|| invalid_params("Invalid param: could not find mint"))?;
                 self.with_context(token_amount_to_ui_amount_v3(token.amount, &SplTokenAdditionalDataV2::with_decimals(decimals))).await
             }
             "getTokenAccountsByOwner" => {
@@ -472,20 +472,27 @@ impl EmbeddedChain {
                 let filter: RpcTokenAccountsFilter = param(params, 1)?;
                 let config: Option<RpcAccountInfoConfig> = param(params, 2)?;
                 let config = config.unwrap_or_default();
-                let mint = match filter {
-                    RpcTokenAccountsFilter::Mint(mint) => Some(address(&mint)?),
-                    RpcTokenAccountsFilter::ProgramId(program) if address(&program)? == spl_token_interface::ID => None,
-                    RpcTokenAccountsFilter::ProgramId(_) => return Err(invalid_params("Invalid param: unrecognized Token program id")),
+                // The token program whose accounts are listed: the one asked for, or the mint's.
+                let (program, mint) = match filter {
+                    RpcTokenAccountsFilter::Mint(mint) => {
+                        let mint = address(&mint)?;
+                        let owner = self.bank_account(&mint).ok_or_else(|| invalid_params("Invalid param: could not find mint"))?.owner().to_owned();
+                        if !is_token_program(&owner) || self.mint_decimals(&mint).is_none() {
+                            return Err(invalid_params("Invalid param: not a Token mint"));
+                        }
+                        (owner, Some(mint))
+                    }
+                    RpcTokenAccountsFilter::ProgramId(program) => match address(&program)? {
+                        program if is_token_program(&program) => (program, None),
+                        _ => return Err(invalid_params("Invalid param: unrecognized Token program id")),
+                    },
                 };
-                // An SPL token account: 165 bytes, the mint at 0, the owner at 32.
-                let mut filters = vec![
-                    RpcFilterType::DataSize(spl_token_interface::state::Account::LEN as u64),
-                    RpcFilterType::Memcmp(Memcmp::new_raw_bytes(32, owner.to_bytes().to_vec())),
-                ];
+                // An initialized token account (its mint at 0, its owner at 32).
+                let mut filters = vec![RpcFilterType::TokenAccountState, RpcFilterType::Memcmp(Memcmp::new_raw_bytes(32, owner.to_bytes().to_vec()))];
                 if let Some(mint) = mint {
                     filters.push(RpcFilterType::Memcmp(Memcmp::new_raw_bytes(0, mint.to_bytes().to_vec())));
                 }
-                let accounts = self.scanned(&spl_token_interface::ID, &filters, budget)?;
+                let accounts = self.scanned(&program, &filters, budget)?;
                 let keyed = self.keyed_accounts(&accounts, &config, budget)?;
                 self.with_context_json(keyed).await
             }

@@ -6,7 +6,6 @@
 use std::collections::HashSet;
 
 use anchor_lang::prelude::Pubkey;
-use anchor_lang::solana_program::program_pack::Pack;
 use solana_account::{AccountSharedData, ReadableAccount};
 use solana_accounts_db::accounts_index::ScanConfig;
 use solana_message::{SanitizedMessage, SanitizedVersionedMessage, SimpleAddressLoader, VersionedMessage};
@@ -16,6 +15,9 @@ use solana_transaction::TransactionVerificationMode;
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status::parse_ui_inner_instructions;
 use solana_transaction_status_client_types::{InnerInstruction, InnerInstructions, UiTransactionReturnData};
+use spl_token_2022_interface::extension::StateWithExtensions;
+use spl_token_2022_interface::generic_token_account::GenericTokenAccount;
+use spl_token_2022_interface::state::{Account as TokenAccount, Mint};
 
 use crate::EmbeddedChain;
 use chain_client::ChainError;
@@ -102,10 +104,16 @@ impl EmbeddedChain {
         Ok(accounts)
     }
 
-    /// A token account's or mint's decimals: the mint's (`None`: not a classic SPL mint).
+    /// A mint's decimals (`None`: not an SPL Token or Token-2022 mint).
     pub fn mint_decimals(&self, mint: &Pubkey) -> Option<u8> {
         let account = self.0.runtime.bank().get_account(mint)?;
-        (account.owner() == &spl_token_interface::ID).then(|| spl_token_interface::state::Mint::unpack(account.data()).ok().map(|m| m.decimals)).flatten()
+        is_token_program(account.owner()).then(|| StateWithExtensions::<Mint>::unpack(account.data()).ok().map(|m| m.base.decimals)).flatten()
+    }
+
+    /// A token account's state, SPL Token's or Token-2022's (`None`: no such account).
+    pub fn token_account(&self, address: &Pubkey) -> Option<TokenAccount> {
+        let account = self.bank_account(address)?;
+        is_token_program(account.owner()).then(|| StateWithExtensions::<TokenAccount>::unpack(account.data()).ok().map(|a| a.base)).flatten()
     }
 
     /// The transactions landed after ledger sequence `after`, oldest first, at most `limit`.
@@ -196,12 +204,17 @@ impl EmbeddedChain {
     }
 }
 
+/// SPL Token or Token-2022: the programs whose accounts a node reads as token accounts.
+pub fn is_token_program(program: &Pubkey) -> bool {
+    *program == spl_token_interface::ID || *program == spl_token_2022_interface::ID
+}
+
 /// One `getProgramAccounts` filter: `dataSize`, `memcmp`, or `tokenAccountState` (an
-/// initialized SPL token account).
+/// initialized token account, SPL Token's layout or Token-2022's with extensions).
 pub fn passes(filter: &RpcFilterType, account: &AccountSharedData) -> bool {
     match filter {
         RpcFilterType::DataSize(size) => account.data().len() as u64 == *size,
         RpcFilterType::Memcmp(compare) => compare.bytes_match(account.data()),
-        RpcFilterType::TokenAccountState => spl_token_interface::state::Account::unpack(account.data()).is_ok(),
+        RpcFilterType::TokenAccountState => TokenAccount::valid_account_data(account.data()),
     }
 }

@@ -198,7 +198,7 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
         ],
         data: vec![1],
     };
-    rpc.send_and_confirm_transaction(&signed(&rpc, &[create_ata], &wallet, &[]).await).await.unwrap();
+    rpc.send_and_confirm_transaction(&signed(&rpc, std::slice::from_ref(&create_ata), &wallet, &[]).await).await.unwrap();
     chain.mint_usdc(&ata, 12_345_678).await.unwrap();
     let balance = rpc.get_token_account_balance(&ata).await.unwrap();
     assert_eq!((balance.amount.as_str(), balance.decimals, balance.ui_amount_string.as_str()), ("12345678", 6, "12.345678"));
@@ -215,6 +215,43 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     assert_eq!(parsed["parsed"]["info"]["owner"], wallet.pubkey().to_string());
     let token = spl_token_interface::state::Account::unpack(&chain.account(&ata.to_string()).await.unwrap().unwrap().data).unwrap();
     assert_eq!(token.amount, 12_345_678);
+
+    // Token-2022, as wallets ask for it beside SPL Token: a mint of 2 decimals, the wallet's
+    // associated account holding 4.56.
+    let token_2022 = spl_token_2022_interface::ID;
+    let mint_2022 = Keypair::new();
+    let space = spl_token_2022_interface::state::Mint::LEN;
+    let rent = rpc.get_minimum_balance_for_rent_exemption(space).await.unwrap();
+    let create_mint = [
+        system_instruction::create_account(&wallet.pubkey(), &mint_2022.pubkey(), rent, space as u64, &token_2022),
+        spl_token_2022_interface::instruction::initialize_mint2(&token_2022, &mint_2022.pubkey(), &wallet.pubkey(), None, 2).unwrap(),
+    ];
+    rpc.send_and_confirm_transaction(&signed(&rpc, &create_mint, &wallet, &[&mint_2022]).await).await.unwrap();
+    let ata_program: Pubkey = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL".parse().unwrap();
+    let ata_2022 = Pubkey::find_program_address(&[wallet.pubkey().as_ref(), token_2022.as_ref(), mint_2022.pubkey().as_ref()], &ata_program).0;
+    let mut create_ata_2022 = create_ata.clone();
+    create_ata_2022.accounts[1].pubkey = ata_2022;
+    create_ata_2022.accounts[3].pubkey = mint_2022.pubkey();
+    create_ata_2022.accounts[5].pubkey = token_2022;
+    let mint_to = spl_token_2022_interface::instruction::mint_to(&token_2022, &mint_2022.pubkey(), &ata_2022, &wallet.pubkey(), &[], 456).unwrap();
+    rpc.send_and_confirm_transaction(&signed(&rpc, &[create_ata_2022, mint_to], &wallet, &[]).await).await.unwrap();
+    let balance = rpc.get_token_account_balance(&ata_2022).await.unwrap();
+    assert_eq!((balance.amount.as_str(), balance.decimals, balance.ui_amount_string.as_str()), ("456", 2, "4.56"));
+    let listed = rpc.get_token_accounts_by_owner(&wallet.pubkey(), TokenAccountsFilter::ProgramId(token_2022)).await.unwrap();
+    assert_eq!(listed.iter().map(|a| a.pubkey.as_str()).collect::<Vec<_>>(), [ata_2022.to_string()]);
+    let parsed = serde_json::to_value(&listed[0].account.data).unwrap();
+    assert_eq!(parsed["program"], "spl-token-2022", "{parsed}");
+    assert_eq!(parsed["parsed"]["info"]["tokenAmount"]["uiAmountString"], "4.56", "{parsed}");
+    let by_mint = rpc.get_token_accounts_by_owner(&wallet.pubkey(), TokenAccountsFilter::Mint(mint_2022.pubkey())).await.unwrap();
+    assert_eq!(by_mint.len(), 1);
+    // What is no mint, or no account, is refused with a node's words.
+    let refusal = |e: solana_rpc_client_api::client_error::Error| e.to_string();
+    let not_mint = rpc.get_token_accounts_by_owner(&wallet.pubkey(), TokenAccountsFilter::Mint(wallet.pubkey())).await.unwrap_err();
+    assert!(refusal(not_mint).contains("Invalid param: not a Token mint"));
+    let no_mint = rpc.get_token_accounts_by_owner(&wallet.pubkey(), TokenAccountsFilter::Mint(Pubkey::new_unique())).await.unwrap_err();
+    assert!(refusal(no_mint).contains("Invalid param: could not find mint"));
+    let no_account = rpc.get_token_account_balance(&Pubkey::new_unique()).await.unwrap_err();
+    assert!(refusal(no_account).contains("Invalid param: could not find account"));
 
     // A transaction that fails in simulation names the program's error.
     let transfer_too_much = system_instruction::transfer(&wallet.pubkey(), &Pubkey::new_unique(), 100_000_000_000);

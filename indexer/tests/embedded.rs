@@ -553,7 +553,7 @@ async fn lookup_tables_are_refused(db: PgPool) {
 /// `/rpc` answers with a mainnet node's limits, checked before any work.
 #[sqlx::test(migrations = "../migrations")]
 async fn json_rpc_has_a_nodes_limits(db: PgPool) {
-    use localnet::{MAX_MULTIPLE_ACCOUNTS, MAX_SIGNATURE_STATUSES, MAX_SIGNATURES_FOR_ADDRESS, PACKET_DATA_SIZE};
+    use localnet::{MAX_MULTIPLE_ACCOUNTS, MAX_PROGRAM_ACCOUNT_FILTERS, MAX_SIGNATURE_STATUSES, MAX_SIGNATURES_FOR_ADDRESS, PACKET_DATA_SIZE};
     use serde_json::json;
     let chain = EmbeddedChain::open(db.clone(), &GenesisParams::default()).await.unwrap();
     let config = client::config_pda().to_string();
@@ -589,6 +589,16 @@ async fn json_rpc_has_a_nodes_limits(db: PgPool) {
     assert!(answer["error"]["message"].as_str().unwrap().starts_with("Invalid param: "), "{answer}");
     let answer = listing(&config, json!({"before": signature, "until": "3xyz"})).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
+
+    // At most four filters a program scan; an impossible account size is an invalid request;
+    // undecodable bytes are named as a node names them.
+    let filters: Vec<serde_json::Value> = (0..MAX_PROGRAM_ACCOUNT_FILTERS + 1).map(|_| json!({"dataSize": 8})).collect();
+    let answer = call("getProgramAccounts", json!([config, {"filters": filters}])).await;
+    assert_eq!((answer["error"]["code"].as_i64(), answer["error"]["message"].as_str()), (Some(-32602), Some("Too many filters provided; max 4")), "{answer}");
+    let answer = call("getMinimumBalanceForRentExemption", json!([10 * 1024 * 1024 + 1])).await;
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    let answer = call("sendTransaction", json!(["***", {"encoding": "base64"}])).await;
+    assert!(answer["error"]["message"].as_str().unwrap().starts_with("invalid base64 encoding: "), "{answer}");
 
     // An answer with a context names the RPC API's version, as a node's does.
     let answer = call("getBalance", json!([config])).await;

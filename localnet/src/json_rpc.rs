@@ -87,6 +87,10 @@ pub const MAX_MULTIPLE_ACCOUNTS: usize = 100;
 /// Signatures per `getSignatureStatuses` (Agave's `MAX_GET_SIGNATURE_STATUSES_QUERY_ITEMS`).
 pub const MAX_SIGNATURE_STATUSES: usize = 256;
 
+/// Filters per `getProgramAccounts` or `programSubscribe` (Agave's
+/// `MAX_GET_PROGRAM_ACCOUNT_FILTERS`).
+pub const MAX_PROGRAM_ACCOUNT_FILTERS: usize = 4;
+
 /// Signatures per `getSignaturesForAddress` page (Agave's
 /// `MAX_GET_CONFIRMED_SIGNATURES_FOR_ADDRESS2_LIMIT`).
 pub const MAX_SIGNATURES_FOR_ADDRESS: usize = 1_000;
@@ -165,6 +169,21 @@ fn encoded_len_bound(account: &AccountSharedData, config: &RpcAccountInfoConfig)
     4 * len.div_ceil(3) + len / 64 + ENCODED_ACCOUNT_OVERHEAD
 }
 
+/// A program scan's filters, checked as a node checks them: at most
+/// [`MAX_PROGRAM_ACCOUNT_FILTERS`], each well-formed.
+pub(crate) fn verify_filters(filters: &[RpcFilterType]) -> Result<(), (i64, String)> {
+    if filters.len() > MAX_PROGRAM_ACCOUNT_FILTERS {
+        return Err((-32602, format!("Too many filters provided; max {MAX_PROGRAM_ACCOUNT_FILTERS}")));
+    }
+    filters.iter().try_for_each(|filter| filter.verify().map_err(|e| (-32602, format!("Invalid param: {e:?}"))))
+}
+
+impl From<(i64, String)> for RpcFailure {
+    fn from((code, message): (i64, String)) -> Self {
+        RpcFailure { code, message, data: None }
+    }
+}
+
 fn too_many(max: usize) -> RpcFailure {
     invalid_params(format!("Invalid params: Too many inputs provided; max {max}"))
 }
@@ -233,9 +252,9 @@ fn decode_wire(transaction: &str, encoding: UiTransactionEncoding) -> Result<Vec
         )));
     }
     match encoding {
-        UiTransactionEncoding::Base64 => BASE64.decode(transaction).map_err(|_| invalid_params("Invalid params: not base64")),
-        UiTransactionEncoding::Base58 => bs58::decode(transaction).into_vec().map_err(|_| invalid_params("Invalid params: not base58")),
-        other => Err(invalid_params(format!("Invalid params: unsupported encoding {other}"))),
+        UiTransactionEncoding::Base64 => BASE64.decode(transaction).map_err(|e| invalid_params(format!("invalid base64 encoding: {e:?}"))),
+        UiTransactionEncoding::Base58 => bs58::decode(transaction).into_vec().map_err(|e| invalid_params(format!("invalid base58 encoding: {e:?}"))),
+        other => Err(invalid_params(format!("unsupported encoding: {other}. Supported encodings: base58, base64"))),
     }
 }
 
@@ -410,14 +429,15 @@ impl EmbeddedChain {
             "getGenesisHash" => Ok(json!(self.genesis_hash())),
             "getMinimumBalanceForRentExemption" => {
                 let len: usize = param(params, 0)?;
+                // A node refuses a length no account can have as an invalid request.
                 if len > MAX_PERMITTED_DATA_LENGTH {
-                    return Err(invalid_params(format!("Invalid params: data length {len} is over the maximum {MAX_PERMITTED_DATA_LENGTH}")));
+                    return Err(RpcFailure { code: -32600, message: "Invalid request".into(), data: None });
                 }
                 Ok(json!(self.rent_exempt_minimum(len)))
             }
             "getFeeForMessage" => {
                 let encoded: String = param(params, 0)?;
-                let bytes = BASE64.decode(&encoded).map_err(|_| invalid_params("Invalid params: not base64"))?;
+                let bytes = BASE64.decode(&encoded).map_err(|e| invalid_params(format!("invalid base64 encoding: {e:?}")))?;
                 if bytes.len() > PACKET_DATA_SIZE {
                     return Err(invalid_params("Invalid params: message too large"));
                 }
@@ -448,9 +468,7 @@ impl EmbeddedChain {
                 let config: Option<RpcProgramAccountsConfig> = param(params, 1)?;
                 let config = config.unwrap_or_default();
                 let filters = config.filters.unwrap_or_default();
-                for filter in &filters {
-                    filter.verify().map_err(|e| invalid_params(format!("Invalid params: {e}")))?;
-                }
+                verify_filters(&filters)?;
                 let accounts = self.scanned(&program, &filters, budget)?;
                 let keyed = self.keyed_accounts(&accounts, &config.account_config, budget)?;
                 drop(accounts);

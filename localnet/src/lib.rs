@@ -52,8 +52,8 @@ pub use bank::{ProgramCode, validator_logs};
 pub use genesis::{GenesisParams, Keys};
 pub use hook::{LedgerHook, LedgerPart};
 pub use json_rpc::{
-    MAX_MULTIPLE_ACCOUNTS, MAX_RESPONSE_BYTES, MAX_SIGNATURE_STATUSES, MAX_SIGNATURES_FOR_ADDRESS, PACKET_DATA_SIZE, RESPONSE_TOO_LARGE, encoded_account,
-    feature_set_id,
+    MAX_MULTIPLE_ACCOUNTS, MAX_PROGRAM_ACCOUNT_FILTERS, MAX_RESPONSE_BYTES, MAX_SIGNATURE_STATUSES, MAX_SIGNATURES_FOR_ADDRESS, PACKET_DATA_SIZE,
+    RESPONSE_TOO_LARGE, encoded_account, feature_set_id,
 };
 pub use node::{LedgerEntry, passes as filter_passes};
 pub use reads::SIGNATURES_FOR_ADDRESS;

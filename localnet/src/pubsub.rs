@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::json_rpc::verify_filters;
 use crate::{EmbeddedChain, LedgerEntry, encoded_account, filter_passes};
 use anchor_lang::prelude::Pubkey;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -426,9 +427,7 @@ impl Connection {
                 let config: Option<RpcProgramAccountsConfig> = param(params, 1).map_err(invalid)?;
                 let config = config.unwrap_or_default();
                 let filters = config.filters.unwrap_or_default();
-                for filter in &filters {
-                    filter.verify().map_err(|e| invalid(format!("Invalid params: {e}")))?;
-                }
+                verify_filters(&filters)?;
                 Subscription::Program { program, filters, config: config.account_config }
             }
             "logsSubscribe" => {

@@ -990,7 +990,7 @@ async fn a_buy_logs_what_solana_program_test_logs_for_it(db: PgPool) {
         &[&operator],
         chain.latest_blockhash().await.unwrap().0.parse().unwrap(),
     );
-    let on_chain = chain.simulate(tx.into(), true, false, true).unwrap();
+    let on_chain = chain.simulate(tx.into(), true, false, true, None).unwrap();
     assert!(on_chain.err.is_none(), "{on_chain:?}");
 
     // The same accounts in solana-program-test's bank, the same program, the same clock.

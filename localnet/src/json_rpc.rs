@@ -460,7 +460,7 @@ impl EmbeddedChain {
                 let config = config.unwrap_or_default();
                 let wire = decode_wire(&transaction, config.encoding.unwrap_or(UiTransactionEncoding::Base58))?;
                 let tx: VersionedTransaction = bincode::deserialize(&wire).map_err(|e| invalid_params(format!("failed to deserialize transaction: {e}")))?;
-                let result = self.simulate(tx, config.sig_verify, config.replace_recent_blockhash, config.inner_instructions)?;
+                let result = self.simulate(tx, config.sig_verify, config.replace_recent_blockhash, config.inner_instructions, config.accounts.as_ref())?;
                 self.with_context(result).await
             }
             "getProgramAccounts" => {

@@ -3,12 +3,14 @@
 //! airdrops. Read straight from the bank, as a validator's RPC service does; `json_rpc` turns
 //! these into the wire answers.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use anchor_lang::prelude::Pubkey;
 use solana_account::{AccountSharedData, ReadableAccount};
+use solana_account_decoder_client_types::UiAccountEncoding;
 use solana_accounts_db::accounts_index::ScanConfig;
 use solana_message::{SanitizedMessage, SanitizedVersionedMessage, SimpleAddressLoader, VersionedMessage};
+use solana_rpc_client_api::config::{RpcAccountInfoConfig, RpcSimulateTransactionAccountsConfig};
 use solana_rpc_client_api::filter::RpcFilterType;
 use solana_rpc_client_api::response::{RpcBlockhash, RpcSimulateTransactionResult};
 use solana_transaction::TransactionVerificationMode;
@@ -19,7 +21,7 @@ use spl_token_2022_interface::extension::StateWithExtensions;
 use spl_token_2022_interface::generic_token_account::GenericTokenAccount;
 use spl_token_2022_interface::state::{Account as TokenAccount, Mint};
 
-use crate::EmbeddedChain;
+use crate::{EmbeddedChain, encoded_account};
 use chain_client::ChainError;
 
 /// The most SOL one `requestAirdrop` gives (lamports): enough for any test, and a bound on what
@@ -145,17 +147,36 @@ impl EmbeddedChain {
 
     /// Runs `tx` against the current state without committing it, as `simulateTransaction`
     /// does: signatures checked only if `sig_verify`, the blockhash replaced by the latest if
-    /// `replace_blockhash` (then the answer says which), inner instructions if asked.
+    /// `replace_blockhash` (then the answer says which), inner instructions if asked, and the
+    /// `accounts` asked for as the run left them (the bank's where it did not write them; none
+    /// if it failed), at most as many as the transaction names, in base64 or parsed.
     pub fn simulate(
         &self,
         mut tx: VersionedTransaction,
         sig_verify: bool,
         replace_blockhash: bool,
         inner: bool,
+        accounts: Option<&RpcSimulateTransactionAccountsConfig>,
     ) -> Result<RpcSimulateTransactionResult, ChainError> {
         if sig_verify && replace_blockhash {
             return Err(ChainError::invalid_params("sigVerify may not be used with replaceRecentBlockhash"));
         }
+        let encoding = accounts.map(|config| config.encoding.unwrap_or(UiAccountEncoding::Base64));
+        if matches!(encoding, Some(UiAccountEncoding::Binary | UiAccountEncoding::Base58)) {
+            return Err(ChainError::invalid_params("base58 encoding not supported"));
+        }
+        let named = tx.message.static_account_keys().len();
+        let addresses = match accounts {
+            Some(config) if config.addresses.len() > named => {
+                return Err(ChainError::invalid_params(format!("Too many accounts provided; max {named}")));
+            }
+            Some(config) => config
+                .addresses
+                .iter()
+                .map(|a| a.parse::<Pubkey>().map_err(|e| ChainError::invalid_params(format!("Invalid param: {e:?}"))))
+                .collect::<Result<Vec<_>, _>>()?,
+            None => Vec::new(),
+        };
         let bank = self.0.runtime.bank();
         let replacement = if replace_blockhash {
             let (hash, last_valid_block_height) = self.0.runtime.read(|bank| {
@@ -185,10 +206,21 @@ impl EmbeddedChain {
                 })
                 .collect()
         });
+        let accounts = encoding.map(|encoding| {
+            let config = RpcAccountInfoConfig { encoding: Some(encoding), ..Default::default() };
+            let written: HashMap<Pubkey, AccountSharedData> = simulated.post_simulation_accounts.into_iter().collect();
+            addresses
+                .iter()
+                .map(|address| {
+                    let account = written.get(address).cloned().or_else(|| bank.get_account(address));
+                    account.filter(|_| simulated.result.is_ok()).map(|account| encoded_account(self, address, &account, &config))
+                })
+                .collect()
+        });
         Ok(RpcSimulateTransactionResult {
             err: simulated.result.err().map(Into::into),
             logs: Some(self.0.runtime.logs(simulated.logs)),
-            accounts: None,
+            accounts,
             units_consumed: Some(simulated.units_consumed),
             loaded_accounts_data_size: Some(simulated.loaded_accounts_data_size),
             return_data: simulated.return_data.map(UiTransactionReturnData::from),

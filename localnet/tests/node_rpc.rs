@@ -98,6 +98,26 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     // The program runs as a native builtin: the runtime's invoke/success lines are logged, its
     // own `msg!` lines go to the process's output (docs/local-chain.md).
     assert!(logs.iter().any(|l| l == &format!("Program {} success", funding_market::ID)), "{logs:?}");
+    // The accounts asked for, as the run left them: the user account it creates (not in the
+    // bank), the payer less what it paid, nothing for an address the run did not make.
+    let user = client::user_pda(&wallet.pubkey());
+    let accounts = |encoding, addresses: Vec<String>| RpcSimulateTransactionConfig {
+        accounts: Some(solana_rpc_client_api::config::RpcSimulateTransactionAccountsConfig { encoding, addresses }),
+        ..Default::default()
+    };
+    let asked = accounts(Some(UiAccountEncoding::Base64), vec![user.to_string(), wallet.pubkey().to_string(), Pubkey::new_unique().to_string()]);
+    let simulated = rpc.simulate_transaction_with_config(&create_user, asked).await.unwrap().value;
+    let listed = simulated.accounts.expect("asked for");
+    let created = listed[0].as_ref().expect("the user account the run created");
+    assert_eq!(created.owner, funding_market::ID.to_string());
+    assert!(created.data.decode().is_some_and(|data| !data.is_empty()));
+    assert!(listed[1].as_ref().is_some_and(|payer| payer.lamports < 5_000_000_000), "{listed:?}");
+    assert!(listed[2].is_none());
+    assert!(rpc.get_account_with_commitment(&user, CommitmentConfig::confirmed()).await.unwrap().value.is_none(), "a simulation changes nothing");
+    let base58 = accounts(Some(UiAccountEncoding::Base58), vec![user.to_string()]);
+    assert!(rpc.simulate_transaction_with_config(&create_user, base58).await.is_err(), "base58 is refused");
+    let too_many = accounts(None, vec![user.to_string(); create_user.message.account_keys.len() + 1]);
+    assert!(rpc.simulate_transaction_with_config(&create_user, too_many).await.is_err(), "more than the transaction names");
     assert_eq!(rpc.get_balance(&wallet.pubkey()).await.unwrap(), 5_000_000_000, "a simulation changes nothing");
 
     // A stale blockhash: replaceRecentBlockhash runs it anyway and says with what.

@@ -388,7 +388,9 @@ CREATE TABLE public.embedded_ledger (
     instructions jsonb NOT NULL,
     inner_instructions jsonb NOT NULL,
     wire bytea,
-    log_messages text[]
+    log_messages text[],
+    fee bigint,
+    compute_units bigint
 )
 WITH (toast_tuple_target='8160');
 

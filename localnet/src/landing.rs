@@ -140,6 +140,9 @@ pub(super) struct Landing {
     pub(super) err: Option<TransactionError>,
     pub(super) inner: Vec<Vec<solana_message::inner_instruction::InnerInstruction>>,
     pub(super) logs: Vec<String>,
+    /// Its fee, lamports (the signatures' and any priority fee), and the compute units it used.
+    pub(super) fee: u64,
+    pub(super) compute_units: u64,
     /// The accounts it wrote, as it left them.
     pub(super) accounts: StoredAccounts,
     /// The transaction as the indexer would read it, if it did not fail and the hook of
@@ -319,6 +322,8 @@ impl EmbeddedChain {
                 err: err.clone(),
                 inner,
                 logs: self.0.runtime.logs(committed.log_messages.unwrap_or_default()),
+                fee: committed.fee_details.total_fee(),
+                compute_units: committed.executed_units,
                 accounts,
                 tx,
                 ahead,

@@ -74,30 +74,30 @@ async fn write(
     Ok((seqs, applied))
 }
 
-/// The ledger write's common table expressions: the ledger rows (`$1`..`$12`, `LedgerRows`), the
-/// accounts written (`$13`..`$18`) and closed (`$19`).
+/// The ledger write's common table expressions: the ledger rows (`$1`..`$14`, `LedgerRows`), the
+/// accounts written (`$15`..`$20`) and closed (`$21`).
 const LEDGER: &str = "landed AS (
     SELECT * FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::JSONB[], $5::TEXT[], $6::TEXT[], $7::TEXT[], $8::JSONB[],
-                         $9::JSONB[], $10::TEXT[], $11::BYTEA[], $12::JSONB[]) WITH ORDINALITY
+                         $9::JSONB[], $10::TEXT[], $11::BYTEA[], $12::JSONB[], $13::BIGINT[], $14::BIGINT[]) WITH ORDINALITY
         AS i(signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash,
-             wire, log_messages, n)
+             wire, log_messages, fee, compute_units, n)
 ), ledger AS (
     -- Sorted by landing order before the sequence is drawn: volatile defaults are
     -- evaluated after the sort, so `seq` follows the order the bank ran them in.
     INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions,
-                                 recent_blockhash, wire, log_messages)
+                                 recent_blockhash, wire, log_messages, fee, compute_units)
     SELECT signature, slot, block_time, err, string_to_array(account_keys, ','), string_to_array(signers, ','),
            string_to_array(header, ',')::SMALLINT[], instructions, inner_instructions, recent_blockhash, wire,
-           ARRAY(SELECT line FROM jsonb_array_elements_text(log_messages) WITH ORDINALITY AS l(line, k) ORDER BY k)
+           ARRAY(SELECT line FROM jsonb_array_elements_text(log_messages) WITH ORDINALITY AS l(line, k) ORDER BY k), fee, compute_units
     FROM landed ORDER BY n
     RETURNING seq, account_keys
 ), upserted AS (
     INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch)
-    SELECT * FROM unnest($13::TEXT[], $14::BIGINT[], $15::TEXT[], $16::BYTEA[], $17::BOOLEAN[], $18::BIGINT[])
+    SELECT * FROM unnest($15::TEXT[], $16::BIGINT[], $17::TEXT[], $18::BYTEA[], $19::BOOLEAN[], $20::BIGINT[])
     ON CONFLICT (address) DO UPDATE SET lamports = EXCLUDED.lamports, owner = EXCLUDED.owner, data = EXCLUDED.data,
         executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch
 ), closed AS (
-    DELETE FROM embedded_accounts WHERE address = ANY($19)
+    DELETE FROM embedded_accounts WHERE address = ANY($21)
 ), by_account AS (
     -- One row per key of the group, with the sequences of the group's transactions naming it
     -- (migration 53).
@@ -122,6 +122,8 @@ fn ledger_arguments(arguments: &mut PgArguments, rows: &LedgerRows, accounts: &S
     arguments.add(&rows.recent_blockhash)?;
     arguments.add(&rows.wire)?;
     arguments.add(&rows.log_messages)?;
+    arguments.add(&rows.fee)?;
+    arguments.add(&rows.compute_units)?;
     arguments.add(&accounts.addresses)?;
     arguments.add(&accounts.lamports)?;
     arguments.add(&accounts.owners)?;
@@ -148,12 +150,14 @@ pub(super) struct LedgerRows {
     pub(super) recent_blockhash: Vec<String>,
     pub(super) wire: Vec<Vec<u8>>,
     pub(super) log_messages: Vec<Value>,
+    pub(super) fee: Vec<i64>,
+    pub(super) compute_units: Vec<i64>,
 }
 
 impl LedgerRows {
     pub(super) fn of(group: &[Landing]) -> LedgerRows {
         let mut rows = LedgerRows::default();
-        for Landing { tx, signature, slot, block_time, err, inner, logs, .. } in group {
+        for Landing { tx, signature, slot, block_time, err, inner, logs, fee, compute_units, .. } in group {
             let keys: Vec<String> = tx.message.static_account_keys().iter().map(address_text::of).collect();
             let instruction_json = |ix: &CompiledInstruction| -> Value {
                 let program_id = keys.get(ix.program_id_index as usize).cloned().unwrap_or_default();
@@ -181,6 +185,8 @@ impl LedgerRows {
             rows.recent_blockhash.push(tx.message.recent_blockhash().to_string());
             rows.wire.push(bincode::serialize(tx).expect("a transaction serializes"));
             rows.log_messages.push(json!(logs));
+            rows.fee.push(*fee as i64);
+            rows.compute_units.push(*compute_units as i64);
         }
         rows
     }

@@ -136,7 +136,8 @@ impl EmbeddedChain {
 
     async fn ledger_row(&self, signature: &str) -> Result<Option<LedgerRow>, ChainError> {
         sqlx::query_as(
-            "SELECT signature, slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash, wire, log_messages
+            "SELECT signature, slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash, wire, log_messages,
+                    fee, compute_units
              FROM embedded_ledger WHERE signature = $1",
         )
         .bind(signature)
@@ -149,7 +150,8 @@ impl EmbeddedChain {
     /// round trip for many.
     async fn ledger_rows(&self, signatures: &[&str]) -> Result<Vec<LedgerRow>, ChainError> {
         sqlx::query_as(
-            "SELECT signature, slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash, wire, log_messages
+            "SELECT signature, slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash, wire, log_messages,
+                    fee, compute_units
              FROM embedded_ledger WHERE signature = ANY($1)",
         )
         .bind(signatures)
@@ -200,6 +202,8 @@ impl Landed {
             inner,
             wire: row.wire,
             logs: row.log_messages,
+            fee: row.fee,
+            compute_units: row.compute_units,
         })
     }
 }
@@ -271,7 +275,9 @@ impl EmbeddedChain {
         };
         let meta = TransactionStatusMeta {
             status: landed.err.map_or(Ok(()), Err),
-            fee: 5000 * u64::from(landed.header.num_required_signatures),
+            // As charged (rows landed before fees were kept: the signatures' alone).
+            fee: landed.fee.map_or(5000 * u64::from(landed.header.num_required_signatures), |fee| fee as u64),
+            compute_units_consumed: landed.compute_units.map(|units| units as u64),
             inner_instructions: Some(landed.inner),
             log_messages: Some(landed.logs.unwrap_or_default()),
             pre_token_balances: Some(vec![]),
@@ -432,6 +438,9 @@ pub(super) struct Landed {
     /// The signed transaction's bytes and its logs (none for rows landed before they were kept).
     pub(super) wire: Option<Vec<u8>>,
     pub(super) logs: Option<Vec<String>>,
+    /// Its fee (lamports) and compute units (none for rows landed before they were kept).
+    pub(super) fee: Option<i64>,
+    pub(super) compute_units: Option<i64>,
 }
 
 /// A landed transaction as stored (see the migration for the JSON shapes).
@@ -448,6 +457,8 @@ pub(super) struct LedgerRow {
     pub(super) recent_blockhash: String,
     pub(super) wire: Option<Vec<u8>>,
     pub(super) log_messages: Option<Vec<String>>,
+    pub(super) fee: Option<i64>,
+    pub(super) compute_units: Option<i64>,
 }
 
 #[cfg(test)]

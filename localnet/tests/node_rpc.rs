@@ -141,6 +141,23 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     let meta = as_json.transaction.meta.unwrap();
     let logs: Option<Vec<String>> = meta.log_messages.into();
     assert!(logs.unwrap().iter().any(|l| l == &format!("Program {} success", funding_market::ID)));
+    // The fee charged and the compute units used, as the run reported them.
+    assert_eq!(meta.fee, 5_000);
+    let units: Option<u64> = meta.compute_units_consumed.into();
+    assert_eq!(units, simulated.units_consumed);
+    // A priority fee (a price of 1 lamport a compute unit for at most 10,000 units) is charged
+    // and reported with the signature's.
+    let priced = [
+        solana_compute_budget_interface::ComputeBudgetInstruction::set_compute_unit_limit(10_000),
+        solana_compute_budget_interface::ComputeBudgetInstruction::set_compute_unit_price(1_000_000),
+        system_instruction::transfer(&wallet.pubkey(), &Pubkey::new_unique(), 1_000_000),
+    ];
+    let before = rpc.get_balance(&wallet.pubkey()).await.unwrap();
+    let priced = rpc.send_and_confirm_transaction(&signed(&rpc, &priced, &wallet, &[]).await).await.unwrap();
+    assert_eq!(before - rpc.get_balance(&wallet.pubkey()).await.unwrap(), 1_000_000 + 15_000);
+    let json_config = RpcTransactionConfig { encoding: Some(UiTransactionEncoding::Json), commitment: None, max_supported_transaction_version: Some(0) };
+    let priced = rpc.get_transaction_with_config(&priced, json_config).await.unwrap();
+    assert_eq!(priced.transaction.meta.unwrap().fee, 15_000);
     let b64_config = RpcTransactionConfig { encoding: Some(UiTransactionEncoding::Base64), commitment: None, max_supported_transaction_version: Some(0) };
     let as_base64 = rpc.get_transaction_with_config(&signature, b64_config).await.unwrap();
     let EncodedTransaction::Binary(..) = &as_base64.transaction.transaction else { panic!("base64 answered as {:?}", as_base64.transaction.transaction) };

@@ -52,8 +52,8 @@ use solana_transaction_status_client_types::{TransactionConfirmationStatus, Tran
 
 use crate::EmbeddedChain;
 use crate::node::MAX_AIRDROP_LAMPORTS;
-use crate::node::is_token_program;
 use crate::node::passes as filter_passes;
+use crate::node::{is_token_program, mint_decimals_of, token_account_of};
 use chain_client::ChainError;
 
 /// Requests per batch: what a client library sends at once stays far below it, and one HTTP
@@ -277,8 +277,8 @@ const DEFAULT_ACCOUNT_ENCODING: UiAccountEncoding = UiAccountEncoding::Binary;
 /// base64; base58 of more than [`MAX_BASE58_BYTES`] is the text a node puts in its place).
 pub fn encoded_account(chain: &EmbeddedChain, address: &Pubkey, account: &AccountSharedData, config: &RpcAccountInfoConfig) -> UiAccount {
     let encoding = config.encoding.unwrap_or(DEFAULT_ACCOUNT_ENCODING);
-    let additional = (encoding == UiAccountEncoding::JsonParsed && is_token_program(account.owner()))
-        .then(|| chain.token_account(address))
+    let additional = (encoding == UiAccountEncoding::JsonParsed)
+        .then(|| token_account_of(account))
         .flatten()
         .and_then(|token| chain.mint_decimals(&token.mint))
         .map(|decimals| AccountAdditionalDataV3 { spl_token_additional_data: Some(SplTokenAdditionalDataV2::with_decimals(decimals)) });
@@ -477,11 +477,7 @@ impl EmbeddedChain {
             "getTokenAccountBalance" => {
                 let token_account = address(&param::<String>(params, 0)?)?;
                 let account = self.bank_account(&token_account).ok_or_else(|| invalid_params("Invalid param: could not find account"))?;
-                let not_token = || invalid_params("Invalid param: not a Token account");
-                if !is_token_program(account.owner()) {
-                    return Err(not_token());
-                }
-                let token = self.token_account(&token_account).ok_or_else(not_token)?;
+                let token = token_account_of(&account).ok_or_else(|| invalid_params("Invalid param: not a Token account"))?;
                 let decimals = self.mint_decimals(&token.mint).ok_or_else(|| invalid_params("Invalid param: could not find mint"))?;
                 self.with_context(token_amount_to_ui_amount_v3(token.amount, &SplTokenAdditionalDataV2::with_decimals(decimals))).await
             }
@@ -494,11 +490,11 @@ impl EmbeddedChain {
                 let (program, mint) = match filter {
                     RpcTokenAccountsFilter::Mint(mint) => {
                         let mint = address(&mint)?;
-                        let owner = self.bank_account(&mint).ok_or_else(|| invalid_params("Invalid param: could not find mint"))?.owner().to_owned();
-                        if !is_token_program(&owner) || self.mint_decimals(&mint).is_none() {
+                        let account = self.bank_account(&mint).ok_or_else(|| invalid_params("Invalid param: could not find mint"))?;
+                        if mint_decimals_of(&account).is_none() {
                             return Err(invalid_params("Invalid param: not a Token mint"));
                         }
-                        (owner, Some(mint))
+                        (*account.owner(), Some(mint))
                     }
                     RpcTokenAccountsFilter::ProgramId(program) => match address(&program)? {
                         program if is_token_program(&program) => (program, None),

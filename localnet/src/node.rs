@@ -16,11 +16,12 @@ use solana_rpc_client_api::response::{RpcBlockhash, RpcSimulateTransactionResult
 use solana_transaction::TransactionVerificationMode;
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status::parse_ui_inner_instructions;
-use solana_transaction_status_client_types::{InnerInstruction, InnerInstructions, UiTransactionReturnData};
+use solana_transaction_status_client_types::UiTransactionReturnData;
 use spl_token_2022_interface::extension::StateWithExtensions;
 use spl_token_2022_interface::generic_token_account::GenericTokenAccount;
 use spl_token_2022_interface::state::{Account as TokenAccount, Mint};
 
+use crate::landing::inner_groups;
 use crate::{EmbeddedChain, encoded_account};
 use chain_client::ChainError;
 
@@ -106,16 +107,9 @@ impl EmbeddedChain {
         Ok(accounts)
     }
 
-    /// A mint's decimals (`None`: not an SPL Token or Token-2022 mint).
+    /// A mint's decimals (`None`: no SPL Token or Token-2022 mint there).
     pub fn mint_decimals(&self, mint: &Pubkey) -> Option<u8> {
-        let account = self.0.runtime.bank().get_account(mint)?;
-        is_token_program(account.owner()).then(|| StateWithExtensions::<Mint>::unpack(account.data()).ok().map(|m| m.base.decimals)).flatten()
-    }
-
-    /// A token account's state, SPL Token's or Token-2022's (`None`: no such account).
-    pub fn token_account(&self, address: &Pubkey) -> Option<TokenAccount> {
-        let account = self.bank_account(address)?;
-        is_token_program(account.owner()).then(|| StateWithExtensions::<TokenAccount>::unpack(account.data()).ok().map(|a| a.base)).flatten()
+        mint_decimals_of(&self.bank_account(mint)?)
     }
 
     /// The transactions landed after ledger sequence `after`, oldest first, at most `limit`.
@@ -194,18 +188,10 @@ impl EmbeddedChain {
         // Parsed as a node parses them here (System, SPL Token, Memo, ... instructions decoded;
         // any other program's partially: its id, its accounts' addresses, its data in base58).
         let account_keys = sanitized.message().account_keys();
-        let inner_instructions = simulated.inner_instructions.filter(|_| inner).map(|groups| {
-            groups
-                .into_iter()
-                .enumerate()
-                .filter(|(_, group)| !group.is_empty())
-                .map(|(index, group)| {
-                    let instructions =
-                        group.into_iter().map(|i| InnerInstruction { instruction: i.instruction, stack_height: Some(u32::from(i.stack_height)) }).collect();
-                    parse_ui_inner_instructions(InnerInstructions { index: index as u8, instructions }, &account_keys)
-                })
-                .collect()
-        });
+        let inner_instructions = simulated
+            .inner_instructions
+            .filter(|_| inner)
+            .map(|groups| inner_groups(groups).into_iter().map(|group| parse_ui_inner_instructions(group, &account_keys)).collect());
         let accounts = encoding.map(|encoding| {
             let config = RpcAccountInfoConfig { encoding: Some(encoding), ..Default::default() };
             let written: HashMap<Pubkey, AccountSharedData> = simulated.post_simulation_accounts.into_iter().collect();
@@ -234,6 +220,16 @@ impl EmbeddedChain {
             loaded_addresses: None,
         })
     }
+}
+
+/// An account's decimals if it is a mint, SPL Token's or Token-2022's.
+pub fn mint_decimals_of(account: &AccountSharedData) -> Option<u8> {
+    is_token_program(account.owner()).then(|| StateWithExtensions::<Mint>::unpack(account.data()).ok().map(|m| m.base.decimals)).flatten()
+}
+
+/// An account's token state if it is a token account, SPL Token's or Token-2022's.
+pub fn token_account_of(account: &AccountSharedData) -> Option<TokenAccount> {
+    is_token_program(account.owner()).then(|| StateWithExtensions::<TokenAccount>::unpack(account.data()).ok().map(|a| a.base)).flatten()
 }
 
 /// SPL Token or Token-2022: the programs whose accounts a node reads as token accounts.

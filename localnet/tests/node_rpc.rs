@@ -115,9 +115,11 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     assert!(listed[2].is_none());
     assert!(rpc.get_account_with_commitment(&user, CommitmentConfig::confirmed()).await.unwrap().value.is_none(), "a simulation changes nothing");
     let base58 = accounts(Some(UiAccountEncoding::Base58), vec![user.to_string()]);
-    assert!(rpc.simulate_transaction_with_config(&create_user, base58).await.is_err(), "base58 is refused");
+    let refused = rpc.simulate_transaction_with_config(&create_user, base58).await.unwrap_err().to_string();
+    assert!(refused.contains("base58 encoding not supported"), "{refused}");
     let too_many = accounts(None, vec![user.to_string(); create_user.message.account_keys.len() + 1]);
-    assert!(rpc.simulate_transaction_with_config(&create_user, too_many).await.is_err(), "more than the transaction names");
+    let refused = rpc.simulate_transaction_with_config(&create_user, too_many).await.unwrap_err().to_string();
+    assert!(refused.contains(&format!("Too many accounts provided; max {}", create_user.message.account_keys.len())), "{refused}");
     assert_eq!(rpc.get_balance(&wallet.pubkey()).await.unwrap(), 5_000_000_000, "a simulation changes nothing");
 
     // A stale blockhash: replaceRecentBlockhash runs it anyway and says with what.
@@ -213,7 +215,8 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     assert!(rpc.get_program_ui_accounts_with_config(&funding_market::ID, by_size.clone()).await.unwrap().iter().any(|(k, _)| *k == markets[0].0));
     // Asked for with no encoding, a node's default is base58, refused for a market's size.
     let by_size_base58 = RpcProgramAccountsConfig { account_config: RpcAccountInfoConfig::default(), ..by_size };
-    assert!(rpc.get_program_ui_accounts_with_config(&funding_market::ID, by_size_base58).await.is_err());
+    let refused = rpc.get_program_ui_accounts_with_config(&funding_market::ID, by_size_base58).await.unwrap_err().to_string();
+    assert!(refused.contains("-32600") && refused.contains("please use Base64 encoding"), "{refused}");
     let none = RpcProgramAccountsConfig { filters: Some(vec![RpcFilterType::Memcmp(Memcmp::new_raw_bytes(0, vec![0xFF; 8]))]), ..Default::default() };
     assert!(rpc.get_program_ui_accounts_with_config(&funding_market::ID, none).await.unwrap().is_empty());
 

@@ -390,7 +390,11 @@ CREATE TABLE public.embedded_ledger (
     wire bytea,
     log_messages text[],
     fee bigint,
-    compute_units bigint
+    compute_units bigint,
+    pre_balances bigint[],
+    post_balances bigint[],
+    pre_token_balances jsonb,
+    post_token_balances jsonb
 )
 WITH (toast_tuple_target='8160');
 

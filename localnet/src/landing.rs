@@ -19,6 +19,7 @@ use chain_client::address_text;
 use chain_client::decode::Compiled;
 use chain_client::{ChainError, ConfirmedTransaction};
 
+use crate::balances::Balances;
 use crate::json_rpc;
 use crate::{EmbeddedChain, is_runtime_account};
 
@@ -143,6 +144,9 @@ pub(super) struct Landing {
     /// Its fee, lamports (the signatures' and any priority fee), and the compute units it used.
     pub(super) fee: u64,
     pub(super) compute_units: u64,
+    /// Its accounts' balances before and after it ran.
+    pub(super) pre: Balances,
+    pub(super) post: Balances,
     /// The accounts it wrote, as it left them.
     pub(super) accounts: StoredAccounts,
     /// The transaction as the indexer would read it, if it did not fail and the hook of
@@ -270,7 +274,13 @@ impl EmbeddedChain {
                 .verify_transaction(tx.clone(), TransactionVerificationMode::HashAndVerifyPrecompiles)
                 .map_err(|e| ChainError::invalid_params(format!("invalid transaction: {e}")))?;
             let batch = bank.prepare_sanitized_batch(std::slice::from_ref(&sanitized));
-            let recording = ExecutionRecordingConfig { enable_cpi_recording: true, enable_log_recording: true, ..Default::default() };
+            // Balances recorded as a validator's replay records them, for `getTransaction`.
+            let recording = ExecutionRecordingConfig {
+                enable_cpi_recording: true,
+                enable_log_recording: true,
+                enable_transaction_balance_recording: true,
+                ..Default::default()
+            };
             // Preflight, as `sendTransaction` does: what would fail is refused and never lands.
             // The transaction is executed once and, if it failed, not committed — what simulating
             // it first would refuse, since nothing else runs in the bank during this turn (a
@@ -292,8 +302,8 @@ impl EmbeddedChain {
                 refuse_failure,
             );
             drop(batch);
-            let mut results = match executed {
-                Ok((results, _)) => results,
+            let (mut results, recorded) = match executed {
+                Ok(executed) => executed,
                 Err(err) => return Err(refused.unwrap_or_else(|| preflight_failure(&err))),
             };
             let committed = match results.pop() {
@@ -304,6 +314,7 @@ impl EmbeddedChain {
                 None => return Err(ChainError::Transport("the bank returned no result".into())),
             };
             let err = committed.status.err();
+            let (pre, post) = Balances::recorded(recorded);
             self.0.last_slot.send_replace(clock.slot);
             // The accounts as this transaction left them (a later one may change them before
             // the write).
@@ -324,6 +335,8 @@ impl EmbeddedChain {
                 logs: self.0.runtime.logs(committed.log_messages.unwrap_or_default()),
                 fee: committed.fee_details.total_fee(),
                 compute_units: committed.executed_units,
+                pre,
+                post,
                 accounts,
                 tx,
                 ahead,

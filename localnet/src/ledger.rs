@@ -17,6 +17,7 @@ use tokio::sync::oneshot;
 use chain_client::address_text;
 use chain_client::{ChainError, ConfirmedTransaction, SignatureInfo};
 
+use crate::balances::Balances;
 use crate::hook::LedgerPart;
 use crate::landing::{Landing, StoredAccounts};
 use crate::{EmbeddedChain, EmbeddedError, LedgerHook, SINGLE_WRITER_LOCK, db_error};
@@ -41,7 +42,7 @@ pub(super) async fn record(writer: &mut sqlx::PgConnection, group: &[Landing]) -
     Ok(write(writer, group, |_| Ok(None)).await?.0)
 }
 
-/// The group's ledger rows and accounts as the statement's parameters (`$1`..`$19` of
+/// The group's ledger rows and accounts as the statement's parameters (`$1`..`$25` of
 /// `LEDGER`), then whatever `part` adds after them, written in one statement (autocommit: its
 /// commit is the statement's, no `BEGIN` and `COMMIT` round trips). The sequences, and the
 /// part's `applied` (false without a part).
@@ -74,30 +75,34 @@ async fn write(
     Ok((seqs, applied))
 }
 
-/// The ledger write's common table expressions: the ledger rows (`$1`..`$14`, `LedgerRows`), the
-/// accounts written (`$15`..`$20`) and closed (`$21`).
+/// The ledger write's common table expressions: the ledger rows (`$1`..`$18`, `LedgerRows`), the
+/// accounts written (`$19`..`$24`) and closed (`$25`).
 const LEDGER: &str = "landed AS (
     SELECT * FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::JSONB[], $5::TEXT[], $6::TEXT[], $7::TEXT[], $8::JSONB[],
-                         $9::JSONB[], $10::TEXT[], $11::BYTEA[], $12::JSONB[], $13::BIGINT[], $14::BIGINT[]) WITH ORDINALITY
+                         $9::JSONB[], $10::TEXT[], $11::BYTEA[], $12::JSONB[], $13::BIGINT[], $14::BIGINT[], $15::TEXT[], $16::TEXT[],
+                         $17::JSONB[], $18::JSONB[]) WITH ORDINALITY
         AS i(signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash,
-             wire, log_messages, fee, compute_units, n)
+             wire, log_messages, fee, compute_units, pre_balances, post_balances, pre_token_balances, post_token_balances, n)
 ), ledger AS (
     -- Sorted by landing order before the sequence is drawn: volatile defaults are
     -- evaluated after the sort, so `seq` follows the order the bank ran them in.
     INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions,
-                                 recent_blockhash, wire, log_messages, fee, compute_units)
+                                 recent_blockhash, wire, log_messages, fee, compute_units, pre_balances, post_balances,
+                                 pre_token_balances, post_token_balances)
     SELECT signature, slot, block_time, err, string_to_array(account_keys, ','), string_to_array(signers, ','),
            string_to_array(header, ',')::SMALLINT[], instructions, inner_instructions, recent_blockhash, wire,
-           ARRAY(SELECT line FROM jsonb_array_elements_text(log_messages) WITH ORDINALITY AS l(line, k) ORDER BY k), fee, compute_units
+           ARRAY(SELECT line FROM jsonb_array_elements_text(log_messages) WITH ORDINALITY AS l(line, k) ORDER BY k), fee, compute_units,
+           string_to_array(pre_balances, ',')::BIGINT[], string_to_array(post_balances, ',')::BIGINT[], pre_token_balances,
+           post_token_balances
     FROM landed ORDER BY n
     RETURNING seq, account_keys
 ), upserted AS (
     INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch)
-    SELECT * FROM unnest($15::TEXT[], $16::BIGINT[], $17::TEXT[], $18::BYTEA[], $19::BOOLEAN[], $20::BIGINT[])
+    SELECT * FROM unnest($19::TEXT[], $20::BIGINT[], $21::TEXT[], $22::BYTEA[], $23::BOOLEAN[], $24::BIGINT[])
     ON CONFLICT (address) DO UPDATE SET lamports = EXCLUDED.lamports, owner = EXCLUDED.owner, data = EXCLUDED.data,
         executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch
 ), closed AS (
-    DELETE FROM embedded_accounts WHERE address = ANY($21)
+    DELETE FROM embedded_accounts WHERE address = ANY($25)
 ), by_account AS (
     -- One row per key of the group, with the sequences of the group's transactions naming it
     -- (migration 53).
@@ -124,6 +129,10 @@ fn ledger_arguments(arguments: &mut PgArguments, rows: &LedgerRows, accounts: &S
     arguments.add(&rows.log_messages)?;
     arguments.add(&rows.fee)?;
     arguments.add(&rows.compute_units)?;
+    arguments.add(&rows.pre_balances)?;
+    arguments.add(&rows.post_balances)?;
+    arguments.add(&rows.pre_token_balances)?;
+    arguments.add(&rows.post_token_balances)?;
     arguments.add(&accounts.addresses)?;
     arguments.add(&accounts.lamports)?;
     arguments.add(&accounts.owners)?;
@@ -133,9 +142,10 @@ fn ledger_arguments(arguments: &mut PgArguments, rows: &LedgerRows, accounts: &S
     arguments.add(&accounts.closed)
 }
 
-/// The ledger rows of a group, a column each, in landing order. Keys, signers and the header
-/// go as comma-joined text (base58 and digits hold no comma), log lines as a JSON array (they
-/// may hold anything): a statement's array arguments cannot nest arrays of different lengths.
+/// The ledger rows of a group, a column each, in landing order. Keys, signers, the header and
+/// the lamport balances go as comma-joined text (base58 and digits hold no comma), log lines
+/// as a JSON array (they may hold anything): a statement's array arguments cannot nest arrays
+/// of different lengths.
 #[derive(Default)]
 pub(super) struct LedgerRows {
     pub(super) signature: Vec<String>,
@@ -152,12 +162,16 @@ pub(super) struct LedgerRows {
     pub(super) log_messages: Vec<Value>,
     pub(super) fee: Vec<i64>,
     pub(super) compute_units: Vec<i64>,
+    pub(super) pre_balances: Vec<String>,
+    pub(super) post_balances: Vec<String>,
+    pub(super) pre_token_balances: Vec<Value>,
+    pub(super) post_token_balances: Vec<Value>,
 }
 
 impl LedgerRows {
     pub(super) fn of(group: &[Landing]) -> LedgerRows {
         let mut rows = LedgerRows::default();
-        for Landing { tx, signature, slot, block_time, err, inner, logs, fee, compute_units, .. } in group {
+        for Landing { tx, signature, slot, block_time, err, inner, logs, fee, compute_units, pre, post, .. } in group {
             let keys: Vec<String> = tx.message.static_account_keys().iter().map(address_text::of).collect();
             let instruction_json = |ix: &CompiledInstruction| -> Value {
                 let program_id = keys.get(ix.program_id_index as usize).cloned().unwrap_or_default();
@@ -187,6 +201,11 @@ impl LedgerRows {
             rows.log_messages.push(json!(logs));
             rows.fee.push(*fee as i64);
             rows.compute_units.push(*compute_units as i64);
+            let lamports = |balances: &Balances| balances.lamports.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+            rows.pre_balances.push(lamports(pre));
+            rows.post_balances.push(lamports(post));
+            rows.pre_token_balances.push(json!(pre.tokens));
+            rows.post_token_balances.push(json!(post.tokens));
         }
         rows
     }

@@ -37,6 +37,7 @@
 //! JSON-RPC asks), `pubsub` (subscriptions and their notifications), `recent` (the newest ledger
 //! rows in memory), `hook` (the projection's seat in the ledger write).
 
+mod balances;
 mod bank;
 mod genesis;
 mod hook;

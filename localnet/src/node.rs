@@ -13,14 +13,16 @@ use solana_message::{SanitizedMessage, SanitizedVersionedMessage, SimpleAddressL
 use solana_rpc_client_api::config::{RpcAccountInfoConfig, RpcSimulateTransactionAccountsConfig};
 use solana_rpc_client_api::filter::RpcFilterType;
 use solana_rpc_client_api::response::{RpcBlockhash, RpcSimulateTransactionResult};
+use solana_svm::transaction_balances::SvmTokenInfo;
 use solana_transaction::TransactionVerificationMode;
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status::parse_ui_inner_instructions;
-use solana_transaction_status_client_types::UiTransactionReturnData;
+use solana_transaction_status_client_types::{UiTransactionReturnData, UiTransactionTokenBalance};
 use spl_token_2022_interface::extension::StateWithExtensions;
 use spl_token_2022_interface::generic_token_account::GenericTokenAccount;
 use spl_token_2022_interface::state::{Account as TokenAccount, Mint};
 
+use crate::balances::TokenBalance;
 use crate::landing::inner_groups;
 use crate::{EmbeddedChain, encoded_account};
 use chain_client::ChainError;
@@ -215,11 +217,16 @@ impl EmbeddedChain {
             fee: simulated.fee,
             pre_balances: simulated.pre_balances,
             post_balances: simulated.post_balances,
-            pre_token_balances: None,
-            post_token_balances: None,
+            pre_token_balances: simulated.pre_token_balances.map(|tokens| node_token_balances(&tokens)),
+            post_token_balances: simulated.post_token_balances.map(|tokens| node_token_balances(&tokens)),
             loaded_addresses: None,
         })
     }
+}
+
+/// Token balances the bank recorded, as a node reports them.
+fn node_token_balances(tokens: &[SvmTokenInfo]) -> Vec<UiTransactionTokenBalance> {
+    tokens.iter().map(|info| TokenBalance::from(info).to_node().into()).collect()
 }
 
 /// An account's decimals if it is a mint, SPL Token's or Token-2022's.

@@ -10,20 +10,22 @@ use serde_json::Value;
 use solana_account::ReadableAccount;
 use solana_message::MessageHeader;
 use solana_message::compiled_instruction::CompiledInstruction;
+use solana_message::{Message, VersionedMessage};
 use solana_rpc_client_api::response::RpcConfirmedTransactionStatusWithSignature;
-use solana_transaction::versioned::TransactionVersion;
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_error::TransactionError;
+use solana_transaction_status::{ConfirmedTransactionWithStatusMeta, TransactionWithStatusMeta, VersionedTransactionWithStatusMeta};
 use solana_transaction_status_client_types::{
-    EncodedConfirmedTransactionWithStatusMeta, EncodedTransaction, EncodedTransactionWithStatusMeta, InnerInstruction, InnerInstructions,
-    TransactionBinaryEncoding, TransactionConfirmationStatus, TransactionStatusMeta, UiCompiledInstruction, UiMessage, UiRawMessage, UiTransaction,
+    EncodeError, EncodedConfirmedTransactionWithStatusMeta, InnerInstruction, InnerInstructions, TransactionConfirmationStatus, TransactionStatusMeta,
     UiTransactionEncoding,
 };
 
 use chain_client::decode::Compiled;
 use chain_client::{Account, ChainError, Clock, ConfirmedTransaction, SignatureInfo};
 
+use crate::balances::{Balances, TokenBalance};
 use crate::{EmbeddedChain, db_error, parse_address};
+
 impl EmbeddedChain {
     pub async fn account(&self, address: &str) -> Result<Option<Account>, ChainError> {
         let address = parse_address(address)?;
@@ -134,10 +136,11 @@ impl EmbeddedChain {
             .collect()
     }
 
+    /// A ledger row with its balances (which `ledger_rows`, for the indexer, leaves out).
     async fn ledger_row(&self, signature: &str) -> Result<Option<LedgerRow>, ChainError> {
         sqlx::query_as(
             "SELECT signature, slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash, wire, log_messages,
-                    fee, compute_units
+                    fee, compute_units, pre_balances, post_balances, pre_token_balances, post_token_balances
              FROM embedded_ledger WHERE signature = $1",
         )
         .bind(signature)
@@ -164,6 +167,15 @@ impl EmbeddedChain {
     async fn landed(&self, signature: &str) -> Result<Option<Landed>, ChainError> {
         self.ledger_row(signature).await?.map(Landed::of).transpose()
     }
+}
+
+/// Balances as a ledger row keeps them (none where it has none), or `None` if they do not
+/// read back.
+fn stored_balances(lamports: Option<Vec<i64>>, tokens: Option<Value>) -> Option<Balances> {
+    Some(Balances {
+        lamports: lamports.unwrap_or_default().into_iter().map(|l| u64::try_from(l).ok()).collect::<Option<_>>()?,
+        tokens: tokens.map_or(Ok(Vec::new()), serde_json::from_value).ok()?,
+    })
 }
 
 impl Landed {
@@ -204,6 +216,8 @@ impl Landed {
             logs: row.log_messages,
             fee: row.fee,
             compute_units: row.compute_units,
+            pre: stored_balances(row.pre_balances, row.pre_token_balances).ok_or_else(corrupt)?,
+            post: stored_balances(row.post_balances, row.post_token_balances).ok_or_else(corrupt)?,
         })
     }
 }
@@ -229,9 +243,9 @@ impl Landed {
 }
 
 impl EmbeddedChain {
-    /// `getTransaction` as a node answers it, or `None`: `json` (and `jsonParsed`, answered as
-    /// `json`), or the signed transaction in `base64`/`base58`. Built through the status
-    /// types' own `TransactionStatusMeta` conversion. `max_version` is the client's
+    /// `getTransaction` as a node answers it, or `None`: `json`, `jsonParsed`, or the signed
+    /// transaction in `base64`/`base58`, encoded by the node's own code
+    /// (`ConfirmedTransactionWithStatusMeta::encode`). `max_version` is the client's
     /// `maxSupportedTransactionVersion`: as on a node, a versioned transaction is refused
     /// (-32015) to a client that supports none (or an older one), and the answer names the
     /// version only to a client that gave one.
@@ -244,68 +258,57 @@ impl EmbeddedChain {
         let Some(landed) = self.landed(signature).await? else {
             return Ok(None);
         };
-        // The signed transaction, from the kept wire bytes (rows from before they were kept:
-        // a legacy transaction with its first signature).
-        let sent = landed.wire.as_deref().and_then(|wire| bincode::deserialize::<VersionedTransaction>(wire).ok());
-        let version = sent.as_ref().map_or(TransactionVersion::LEGACY, VersionedTransaction::version);
-        let version = match (max_version, version) {
-            (None, TransactionVersion::Legacy(_)) => None,
-            (Some(_), legacy @ TransactionVersion::Legacy(_)) => Some(legacy),
-            (Some(max), TransactionVersion::Number(number)) if number <= max => Some(TransactionVersion::Number(number)),
-            (_, TransactionVersion::Number(number)) => {
-                return Err(ChainError::Rpc {
-                    code: -32015,
-                    message: format!(
-                        "Transaction version ({number}) is not supported by the requesting client. Please try the request again with the following configuration parameter: \"maxSupportedTransactionVersion\": {number}"
-                    ),
-                    err: None,
-                    preflight: None,
-                });
-            }
-        };
-        let binary = match (encoding, &landed.wire) {
-            (UiTransactionEncoding::Base64, Some(wire)) => Some(EncodedTransaction::Binary(BASE64.encode(wire), TransactionBinaryEncoding::Base64)),
-            (UiTransactionEncoding::Base58 | UiTransactionEncoding::Binary, Some(wire)) => {
-                Some(EncodedTransaction::Binary(bs58::encode(wire).into_string(), TransactionBinaryEncoding::Base58))
-            }
-            (UiTransactionEncoding::Base64 | UiTransactionEncoding::Base58 | UiTransactionEncoding::Binary, None) => {
-                return Err(ChainError::invalid_params(format!("{signature} landed before this chain kept wire bytes: ask for encoding json")));
-            }
-            _ => None,
+        let transaction = match &landed.wire {
+            Some(wire) => bincode::deserialize::<VersionedTransaction>(wire).map_err(|_| ChainError::Format(format!("ledger row of {signature}")))?,
+            // Rows landed before the signed transaction was kept: its message from the row's
+            // parts, with the one signature the row holds.
+            None if matches!(encoding, UiTransactionEncoding::Json | UiTransactionEncoding::JsonParsed) => VersionedTransaction {
+                signatures: vec![signature.parse().map_err(|_| ChainError::Format(format!("ledger row of {signature}")))?],
+                message: VersionedMessage::Legacy(Message {
+                    header: landed.header,
+                    account_keys: landed
+                        .account_keys
+                        .iter()
+                        .map(|key| key.parse())
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| ChainError::Format(format!("ledger row of {signature}")))?,
+                    recent_blockhash: landed.recent_blockhash.parse().map_err(|_| ChainError::Format(format!("ledger row of {signature}")))?,
+                    instructions: landed.instructions,
+                }),
+            },
+            None => return Err(ChainError::invalid_params(format!("{signature} landed before this chain kept wire bytes: ask for encoding json"))),
         };
         let meta = TransactionStatusMeta {
             status: landed.err.map_or(Ok(()), Err),
             // As charged (rows landed before fees were kept: the signatures' alone).
             fee: landed.fee.map_or(5000 * u64::from(landed.header.num_required_signatures), |fee| fee as u64),
             compute_units_consumed: landed.compute_units.map(|units| units as u64),
+            pre_balances: landed.pre.lamports,
+            post_balances: landed.post.lamports,
             inner_instructions: Some(landed.inner),
             log_messages: Some(landed.logs.unwrap_or_default()),
-            pre_token_balances: Some(vec![]),
-            post_token_balances: Some(vec![]),
+            pre_token_balances: Some(landed.pre.tokens.iter().map(TokenBalance::to_node).collect()),
+            post_token_balances: Some(landed.post.tokens.iter().map(TokenBalance::to_node).collect()),
             rewards: Some(vec![]),
             ..TransactionStatusMeta::default()
         };
-        let signatures = sent.as_ref().map_or_else(|| vec![signature.to_owned()], |tx| tx.signatures.iter().map(ToString::to_string).collect());
-        // A versioned message lists its (here always empty) address table lookups; a legacy
-        // one has none to list.
-        let lookups = matches!(version, Some(TransactionVersion::Number(_)));
-        let message = UiRawMessage {
-            header: landed.header,
-            account_keys: landed.account_keys,
-            recent_blockhash: landed.recent_blockhash,
-            instructions: landed.instructions.iter().map(|ix| UiCompiledInstruction::from(ix, None)).collect(),
-            address_table_lookups: lookups.then(Vec::new),
-        };
-        Ok(Some(EncodedConfirmedTransactionWithStatusMeta {
+        // Encoded by the node's own code: `json`, `jsonParsed` (account keys with their roles,
+        // instructions parsed as a node parses them), `base64`/`base58`, and the version check.
+        let confirmed = ConfirmedTransactionWithStatusMeta {
             slot: landed.slot,
+            tx_with_meta: TransactionWithStatusMeta::Complete(VersionedTransactionWithStatusMeta { transaction, meta }),
             block_time: Some(landed.block_time),
-            transaction: EncodedTransactionWithStatusMeta {
-                transaction: binary.unwrap_or(EncodedTransaction::Json(UiTransaction { signatures, message: UiMessage::Raw(message) })),
-                meta: Some(meta.into()),
-                version,
-            },
-            transaction_index: Some(0),
-        }))
+            // One transaction per slot here.
+            index: 0,
+        };
+        confirmed.encode(encoding, max_version).map(Some).map_err(|EncodeError::UnsupportedTransactionVersion(number)| ChainError::Rpc {
+            code: -32015,
+            message: format!(
+                "Transaction version ({number}) is not supported by the requesting client. Please try the request again with the following configuration parameter: \"maxSupportedTransactionVersion\": {number}"
+            ),
+            err: None,
+            preflight: None,
+        })
     }
 
     /// The ledger's transaction, resolved as a cluster's `getTransaction` answer is (one
@@ -441,6 +444,10 @@ pub(super) struct Landed {
     /// Its fee (lamports) and compute units (none for rows landed before they were kept).
     pub(super) fee: Option<i64>,
     pub(super) compute_units: Option<i64>,
+    /// Its accounts' balances before and after it ran (empty for rows landed before they were
+    /// kept, and where the row was read without them).
+    pub(super) pre: Balances,
+    pub(super) post: Balances,
 }
 
 /// A landed transaction as stored (see the migration for the JSON shapes).
@@ -459,6 +466,15 @@ pub(super) struct LedgerRow {
     pub(super) log_messages: Option<Vec<String>>,
     pub(super) fee: Option<i64>,
     pub(super) compute_units: Option<i64>,
+    /// Not read by every query (none, too, for rows landed before they were kept).
+    #[sqlx(default)]
+    pub(super) pre_balances: Option<Vec<i64>>,
+    #[sqlx(default)]
+    pub(super) post_balances: Option<Vec<i64>>,
+    #[sqlx(default)]
+    pub(super) pre_token_balances: Option<Value>,
+    #[sqlx(default)]
+    pub(super) post_token_balances: Option<Value>,
 }
 
 #[cfg(test)]

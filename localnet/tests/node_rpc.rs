@@ -155,11 +155,39 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
         system_instruction::transfer(&wallet.pubkey(), &Pubkey::new_unique(), 1_000_000),
     ];
     let before = rpc.get_balance(&wallet.pubkey()).await.unwrap();
-    let priced = rpc.send_and_confirm_transaction(&signed(&rpc, &priced, &wallet, &[]).await).await.unwrap();
+    let priced_signature = rpc.send_and_confirm_transaction(&signed(&rpc, &priced, &wallet, &[]).await).await.unwrap();
     assert_eq!(before - rpc.get_balance(&wallet.pubkey()).await.unwrap(), 1_000_000 + 15_000);
     let json_config = RpcTransactionConfig { encoding: Some(UiTransactionEncoding::Json), commitment: None, max_supported_transaction_version: Some(0) };
-    let priced = rpc.get_transaction_with_config(&priced, json_config).await.unwrap();
-    assert_eq!(priced.transaction.meta.unwrap().fee, 15_000);
+    let priced = rpc.get_transaction_with_config(&priced_signature, json_config).await.unwrap();
+    let meta = priced.transaction.meta.unwrap();
+    assert_eq!(meta.fee, 15_000);
+    // Each key's lamports before and after, in key order (payer, recipient, then the two
+    // programs): the payer less the transfer and the fee, the recipient from nothing. No token
+    // program named, so no token balances.
+    assert_eq!(meta.pre_balances.len(), 4, "{meta:?}");
+    assert_eq!(meta.post_balances.len(), 4, "{meta:?}");
+    assert_eq!(meta.pre_balances[0] - meta.post_balances[0], 1_000_000 + 15_000);
+    assert_eq!((meta.pre_balances[1], meta.post_balances[1]), (0, 1_000_000));
+    assert_eq!(meta.pre_balances[2..], meta.post_balances[2..]);
+    let none: Option<Vec<_>> = meta.pre_token_balances.into();
+    assert_eq!(none, Some(vec![]));
+    // jsonParsed, as web3.js's getParsedTransaction asks: the keys with their roles, the
+    // transfer decoded.
+    let parsed_config = RpcTransactionConfig { encoding: Some(UiTransactionEncoding::JsonParsed), ..json_config };
+    let parsed = rpc.get_transaction_with_config(&priced_signature, parsed_config).await;
+    let parsed = serde_json::to_value(parsed.unwrap().transaction.transaction).unwrap();
+    let message = &parsed["message"];
+    assert_eq!(
+        message["accountKeys"][0],
+        json!({"pubkey": wallet.pubkey().to_string(), "signer": true, "writable": true, "source": "transaction"}),
+        "{parsed}"
+    );
+    let transfer = &message["instructions"][2];
+    assert_eq!(
+        (&transfer["program"], &transfer["parsed"]["type"], &transfer["parsed"]["info"]["lamports"]),
+        (&json!("system"), &json!("transfer"), &json!(1_000_000)),
+        "{parsed}"
+    );
     let b64_config = RpcTransactionConfig { encoding: Some(UiTransactionEncoding::Base64), commitment: None, max_supported_transaction_version: Some(0) };
     let as_base64 = rpc.get_transaction_with_config(&signature, b64_config).await.unwrap();
     let EncodedTransaction::Binary(..) = &as_base64.transaction.transaction else { panic!("base64 answered as {:?}", as_base64.transaction.transaction) };
@@ -192,6 +220,26 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     assert!(listed.iter().any(|ix| ix["program"] == "spl-token" && ix["parsed"]["type"] == "transfer"), "{inner}");
     let program = funding_market::ID.to_string();
     assert!(listed.iter().any(|ix| ix["programId"] == program.as_str() && ix["accounts"][0].is_string() && ix["data"].is_string()), "{inner}");
+    // The subsidy's USDC in the token balances: what left the treasury is what the market's
+    // vault holds after the run (created by it, so not there before).
+    let index_of = |key: Pubkey| create_market.message.account_keys.iter().position(|k| *k == key).unwrap();
+    let vault_index = index_of(client::market_vault_pda(&client::market_pda(&market_id)));
+    let treasury_index = index_of(client::treasury_pda());
+    type Held = Option<Vec<solana_transaction_status_client_types::UiTransactionTokenBalance>>;
+    let amount = |balances: &Held, is: &dyn Fn(&solana_transaction_status_client_types::UiTransactionTokenBalance) -> bool| {
+        let found = balances.as_ref().unwrap().iter().find(|b| is(b)).cloned();
+        found.map(|b| {
+            assert_eq!((b.mint.as_str(), b.ui_token_amount.decimals), (chain.mint().to_string().as_str(), 6));
+            b.ui_token_amount.amount.parse::<u64>().unwrap()
+        })
+    };
+    let of_vault = |b: &solana_transaction_status_client_types::UiTransactionTokenBalance| b.account_index as usize == vault_index;
+    let of_treasury = |b: &solana_transaction_status_client_types::UiTransactionTokenBalance| b.account_index as usize == treasury_index;
+    assert_eq!(amount(&simulated.pre_token_balances, &of_vault), None);
+    let subsidy = amount(&simulated.post_token_balances, &of_vault).expect("the vault's balance");
+    assert!(subsidy > 0);
+    let paid = amount(&simulated.pre_token_balances, &of_treasury).unwrap() - amount(&simulated.post_token_balances, &of_treasury).unwrap();
+    assert_eq!(paid, subsidy);
     rpc.send_and_confirm_transaction(&create_market).await.unwrap();
 
     // getProgramAccounts: the market by its discriminator, by size, and nothing for a mismatch.
@@ -274,7 +322,23 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     create_ata_2022.accounts[3].pubkey = mint_2022.pubkey();
     create_ata_2022.accounts[5].pubkey = token_2022;
     let mint_to = spl_token_2022_interface::instruction::mint_to(&token_2022, &mint_2022.pubkey(), &ata_2022, &wallet.pubkey(), &[], 456).unwrap();
-    rpc.send_and_confirm_transaction(&signed(&rpc, &[create_ata_2022, mint_to], &wallet, &[]).await).await.unwrap();
+    let minted = rpc.send_and_confirm_transaction(&signed(&rpc, &[create_ata_2022, mint_to], &wallet, &[]).await).await.unwrap();
+    // The token balances the transaction left, as a node records them: the account it created
+    // holding 4.56 (none before it: the account did not exist, and a mint is no token account).
+    let json_config = RpcTransactionConfig { encoding: Some(UiTransactionEncoding::Json), commitment: None, max_supported_transaction_version: Some(0) };
+    let meta = rpc.get_transaction_with_config(&minted, json_config).await.unwrap().transaction.meta.unwrap();
+    let pre: Option<Vec<_>> = meta.pre_token_balances.into();
+    assert_eq!(pre, Some(vec![]));
+    let post: Option<Vec<solana_transaction_status_client_types::UiTransactionTokenBalance>> = meta.post_token_balances.into();
+    let post = serde_json::to_value(post.unwrap()).unwrap();
+    assert_eq!(post.as_array().map(Vec::len), Some(1), "{post}");
+    assert_eq!(post[0]["accountIndex"], 1, "the wallet, then the account it creates: {post}");
+    assert_eq!(post[0]["mint"], mint_2022.pubkey().to_string());
+    assert_eq!(post[0]["owner"], wallet.pubkey().to_string());
+    assert_eq!(post[0]["programId"], token_2022.to_string());
+    assert_eq!(post[0]["uiTokenAmount"]["amount"], "456");
+    assert_eq!(post[0]["uiTokenAmount"]["decimals"], 2);
+    assert_eq!(post[0]["uiTokenAmount"]["uiAmountString"], "4.56");
     let balance = rpc.get_token_account_balance(&ata_2022).await.unwrap();
     assert_eq!((balance.amount.as_str(), balance.decimals, balance.ui_amount_string.as_str()), ("456", 2, "4.56"));
     let listed = rpc.get_token_accounts_by_owner(&wallet.pubkey(), TokenAccountsFilter::ProgramId(token_2022)).await.unwrap();

@@ -12,7 +12,7 @@
 import * as anchor from "@anchor-lang/core";
 import { BN } from "@anchor-lang/core";
 import { TOKEN_PROGRAM_ID, createAssociatedTokenAccount, createMint, getAccount, mintTo } from "@solana/spl-token";
-import { Connection, Keypair, LAMPORTS_PER_SOL, ParsedAccountData, PublicKey, SystemProgram } from "@solana/web3.js";
+import { Connection, Keypair, LAMPORTS_PER_SOL, ParsedAccountData, PublicKey, SystemProgram, TokenBalance } from "@solana/web3.js";
 import { expect } from "chai";
 import * as fs from "fs";
 import * as path from "path";
@@ -158,6 +158,16 @@ describe("funding_market over RPC with the Anchor client", () => {
     expect(event.name).to.equal("depositSwept");
     expect(event.data.amount.toNumber()).to.equal(500 * USDC);
     expect(Number((await getAccount(connection, vaultPda(trader.publicKey))).amount)).to.equal(500 * USDC);
+    // web3.js's getParsedTransaction: the keys with their roles, the token transfer parsed, and
+    // the vault's USDC before and after the sweep.
+    const parsedTx = (await connection.getParsedTransaction(swept, { commitment: "confirmed", maxSupportedTransactionVersion: 0 }))!;
+    const keys = parsedTx.transaction.message.accountKeys;
+    expect([keys[0].signer, keys[0].writable]).to.deep.equal([true, true]);
+    const vaultIndex = keys.findIndex((k) => k.pubkey.equals(vaultPda(trader.publicKey)));
+    const heldAt = (balances: TokenBalance[] | null | undefined) => balances?.find((b) => b.accountIndex === vaultIndex)?.uiTokenAmount.amount;
+    expect([heldAt(parsedTx.meta!.preTokenBalances), heldAt(parsedTx.meta!.postTokenBalances)]).to.deep.equal(["0", String(500 * USDC)]);
+    const inner = (parsedTx.meta!.innerInstructions ?? []).flatMap((group) => group.instructions);
+    expect(inner.some((ix) => "parsed" in ix && ix.program === "spl-token" && ix.parsed.type === "transfer")).to.equal(true);
   });
 
   async function createMarket(marketId: Buffer, openTs: number, closeTs: number, settlementTs: number) {

@@ -394,7 +394,8 @@ CREATE TABLE public.embedded_ledger (
     pre_balances bigint[],
     post_balances bigint[],
     pre_token_balances jsonb,
-    post_token_balances jsonb
+    post_token_balances jsonb,
+    return_data jsonb
 )
 WITH (toast_tuple_target='8160');
 

@@ -590,6 +590,23 @@ async fn json_rpc_has_a_nodes_limits(db: PgPool) {
     let answer = listing(&config, json!({"before": signature, "until": "3xyz"})).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
 
+    // The ledger's reads take `confirmed` and `finalized` (the default), never `processed`.
+    let below_confirmed = "Method does not support commitment below `confirmed`";
+    for commitment in ["confirmed", "finalized"] {
+        let answer = listing(&config, json!({ "commitment": commitment })).await;
+        assert!(answer["result"].is_array(), "{answer}");
+        let answer = call("getTransaction", json!([signature, { "commitment": commitment }])).await;
+        assert!(answer.get("error").is_none() && answer["result"].is_null(), "{answer}");
+    }
+    let answer = listing(&config, json!({"commitment": "processed"})).await;
+    assert_eq!((answer["error"]["code"].as_i64(), answer["error"]["message"].as_str()), (Some(-32602), Some(below_confirmed)), "{answer}");
+    let answer = call("getTransaction", json!([signature, {"commitment": "processed"}])).await;
+    assert_eq!((answer["error"]["code"].as_i64(), answer["error"]["message"].as_str()), (Some(-32602), Some(below_confirmed)), "{answer}");
+    // A signature that does not parse is named before the commitment, as a node checks them.
+    let answer = call("getTransaction", json!(["3xyz", {"commitment": "processed"}])).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().starts_with("Invalid param: "), "{answer}");
+
     // At most four filters a program scan; an impossible account size is an invalid request;
     // undecodable bytes are named as a node names them.
     let filters: Vec<serde_json::Value> = (0..MAX_PROGRAM_ACCOUNT_FILTERS + 1).map(|_| json!({"dataSize": 8})).collect();

@@ -69,7 +69,7 @@ impl From<&SvmTokenInfo> for TokenBalance {
 }
 
 impl TokenBalance {
-    /// As a node reports it.
+    /// As a node reports it from a run it has just made (`simulateTransaction`).
     pub fn to_node(&self) -> TransactionTokenBalance {
         TransactionTokenBalance {
             account_index: self.account_index,
@@ -78,5 +78,33 @@ impl TokenBalance {
             owner: self.owner.clone(),
             program_id: self.program_id.clone(),
         }
+    }
+
+    /// As a node reports it from its ledger (`getTransaction`): the ledger's storage keeps the
+    /// amount in whole tokens only where it is not zero (`solana-storage-proto`'s conversion
+    /// back from protobuf), so an empty account reads `uiAmount: null`.
+    pub fn to_node_ledger(&self) -> TransactionTokenBalance {
+        let mut balance = self.to_node();
+        balance.ui_token_amount.ui_amount = balance.ui_token_amount.ui_amount.filter(|amount| amount.abs() > f64::EPSILON);
+        balance
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn holding(amount: u64) -> TokenBalance {
+        TokenBalance { account_index: 1, mint: "m".into(), owner: "o".into(), program_id: "p".into(), amount, decimals: 6 }
+    }
+
+    #[test]
+    fn an_empty_account_reads_no_whole_amount_from_the_ledger_only() {
+        let empty = holding(0);
+        assert_eq!(empty.to_node().ui_token_amount.ui_amount, Some(0.0));
+        let read_back = empty.to_node_ledger().ui_token_amount;
+        assert_eq!((read_back.ui_amount, read_back.amount.as_str(), read_back.ui_amount_string.as_str()), (None, "0", "0"));
+        let held = holding(1).to_node_ledger().ui_token_amount;
+        assert_eq!((held.ui_amount, held.ui_amount_string.as_str()), (Some(0.000001), "0.000001"));
     }
 }

@@ -38,6 +38,7 @@ use solana_account_decoder::encode_ui_account;
 use solana_account_decoder::parse_account_data::{AccountAdditionalDataV3, SplTokenAdditionalDataV2};
 use solana_account_decoder::parse_token::token_amount_to_ui_amount_v3;
 use solana_account_decoder_client_types::{UiAccount, UiAccountEncoding};
+use solana_commitment_config::CommitmentConfig;
 use solana_epoch_info::EpochInfo;
 use solana_message::VersionedMessage;
 use solana_rpc_client_api::config::{
@@ -200,6 +201,13 @@ type Answer = Result<Value, RpcFailure>;
 
 fn invalid_params(message: impl Into<String>) -> RpcFailure {
     RpcFailure { code: -32602, message: message.into(), data: None }
+}
+
+/// The ledger's reads answer from confirmed transactions only: a node refuses `processed` for
+/// them (an absent commitment means `finalized`), and so does this chain, though everything it
+/// lands is final, so a client written against it keeps working against a node.
+fn at_least_confirmed(commitment: Option<CommitmentConfig>) -> Result<(), RpcFailure> {
+    if commitment.unwrap_or_default().is_at_least_confirmed() { Ok(()) } else { Err(invalid_params("Method does not support commitment below `confirmed`")) }
 }
 
 impl From<ChainError> for RpcFailure {
@@ -606,15 +614,18 @@ impl EmbeddedChain {
                 self.with_context_json(Value::Array(keys.iter().map(|key| encoded[key].clone()).collect())).await
             }
             "getTransaction" => {
+                // Checked as a node checks them: a signature that parses, then the commitment.
                 let signature: String = param(params, 0)?;
+                signature.parse::<Signature>().map_err(|e| invalid_params(format!("Invalid param: {e:?}")))?;
                 let config: Option<RpcEncodingConfigWrapper<RpcTransactionConfig>> = param(params, 1)?;
                 let config = config.map(|c| c.convert_to_current()).unwrap_or_default();
+                at_least_confirmed(config.commitment)?;
                 let encoding = config.encoding.unwrap_or(UiTransactionEncoding::Json);
                 to_json(self.encoded_transaction(&signature, encoding, config.max_supported_transaction_version).await?)
             }
             "getSignaturesForAddress" => {
                 // Checked as a node checks them: an address and signatures that parse, a limit
-                // of 1 to 1,000.
+                // of 1 to 1,000, a commitment of at least `confirmed`.
                 let address: String = param(params, 0)?;
                 let config: Option<RpcSignaturesForAddressConfig> = param(params, 1)?;
                 let config = config.unwrap_or_default();
@@ -626,6 +637,7 @@ impl EmbeddedChain {
                 if limit == 0 || limit > MAX_SIGNATURES_FOR_ADDRESS {
                     return Err(invalid_params(format!("Invalid limit; max {MAX_SIGNATURES_FOR_ADDRESS}")));
                 }
+                at_least_confirmed(config.commitment)?;
                 to_json(self.signatures_for_address(&address, config.before.as_deref(), config.until.as_deref(), limit).await?)
             }
             other => Err(RpcFailure { code: -32601, message: format!("Method not found: {other}"), data: None }),

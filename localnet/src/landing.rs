@@ -9,6 +9,7 @@ use solana_svm::transaction_processing_result::{ProcessedTransaction, Transactio
 use solana_svm::transaction_processor::ExecutionRecordingConfig;
 use solana_transaction::TransactionVerificationMode;
 use solana_transaction::versioned::VersionedTransaction;
+use solana_transaction_context::transaction::TransactionReturnData;
 use solana_transaction_error::TransactionError;
 use solana_transaction_status_client_types::{InnerInstruction, InnerInstructions, UiTransactionReturnData};
 use tokio::sync::oneshot;
@@ -147,6 +148,8 @@ pub(super) struct Landing {
     /// Its accounts' balances before and after it ran.
     pub(super) pre: Balances,
     pub(super) post: Balances,
+    /// What the last program to set return data left there, if any data.
+    pub(super) return_data: Option<TransactionReturnData>,
     /// The accounts it wrote, as it left them.
     pub(super) accounts: StoredAccounts,
     /// The transaction as the indexer would read it, if it did not fail and the hook of
@@ -274,13 +277,10 @@ impl EmbeddedChain {
                 .verify_transaction(tx.clone(), TransactionVerificationMode::HashAndVerifyPrecompiles)
                 .map_err(|e| ChainError::invalid_params(format!("invalid transaction: {e}")))?;
             let batch = bank.prepare_sanitized_batch(std::slice::from_ref(&sanitized));
-            // Balances recorded as a validator's replay records them, for `getTransaction`.
-            let recording = ExecutionRecordingConfig {
-                enable_cpi_recording: true,
-                enable_log_recording: true,
-                enable_transaction_balance_recording: true,
-                ..Default::default()
-            };
+            // Everything a validator's replay records, for `getTransaction` (and for a refusal,
+            // as a node's preflight simulation reports it): inner instructions, logs, return
+            // data, balances.
+            let recording = ExecutionRecordingConfig::new_single_setting(true);
             // Preflight, as `sendTransaction` does: what would fail is refused and never lands.
             // The transaction is executed once and, if it failed, not committed — what simulating
             // it first would refuse, since nothing else runs in the bank during this turn (a
@@ -337,6 +337,7 @@ impl EmbeddedChain {
                 compute_units: committed.executed_units,
                 pre,
                 post,
+                return_data: committed.return_data,
                 accounts,
                 tx,
                 ahead,

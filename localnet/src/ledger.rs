@@ -42,7 +42,7 @@ pub(super) async fn record(writer: &mut sqlx::PgConnection, group: &[Landing]) -
     Ok(write(writer, group, |_| Ok(None)).await?.0)
 }
 
-/// The group's ledger rows and accounts as the statement's parameters (`$1`..`$25` of
+/// The group's ledger rows and accounts as the statement's parameters (`$1`..`$26` of
 /// `LEDGER`), then whatever `part` adds after them, written in one statement (autocommit: its
 /// commit is the statement's, no `BEGIN` and `COMMIT` round trips). The sequences, and the
 /// part's `applied` (false without a part).
@@ -75,34 +75,34 @@ async fn write(
     Ok((seqs, applied))
 }
 
-/// The ledger write's common table expressions: the ledger rows (`$1`..`$18`, `LedgerRows`), the
-/// accounts written (`$19`..`$24`) and closed (`$25`).
+/// The ledger write's common table expressions: the ledger rows (`$1`..`$19`, `LedgerRows`), the
+/// accounts written (`$20`..`$25`) and closed (`$26`).
 const LEDGER: &str = "landed AS (
     SELECT * FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::JSONB[], $5::TEXT[], $6::TEXT[], $7::TEXT[], $8::JSONB[],
                          $9::JSONB[], $10::TEXT[], $11::BYTEA[], $12::JSONB[], $13::BIGINT[], $14::BIGINT[], $15::TEXT[], $16::TEXT[],
-                         $17::JSONB[], $18::JSONB[]) WITH ORDINALITY
+                         $17::JSONB[], $18::JSONB[], $19::JSONB[]) WITH ORDINALITY
         AS i(signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions, recent_blockhash,
-             wire, log_messages, fee, compute_units, pre_balances, post_balances, pre_token_balances, post_token_balances, n)
+             wire, log_messages, fee, compute_units, pre_balances, post_balances, pre_token_balances, post_token_balances, return_data, n)
 ), ledger AS (
     -- Sorted by landing order before the sequence is drawn: volatile defaults are
     -- evaluated after the sort, so `seq` follows the order the bank ran them in.
     INSERT INTO embedded_ledger (signature, slot, block_time, err, account_keys, signers, header, instructions, inner_instructions,
                                  recent_blockhash, wire, log_messages, fee, compute_units, pre_balances, post_balances,
-                                 pre_token_balances, post_token_balances)
+                                 pre_token_balances, post_token_balances, return_data)
     SELECT signature, slot, block_time, err, string_to_array(account_keys, ','), string_to_array(signers, ','),
            string_to_array(header, ',')::SMALLINT[], instructions, inner_instructions, recent_blockhash, wire,
            ARRAY(SELECT line FROM jsonb_array_elements_text(log_messages) WITH ORDINALITY AS l(line, k) ORDER BY k), fee, compute_units,
            string_to_array(pre_balances, ',')::BIGINT[], string_to_array(post_balances, ',')::BIGINT[], pre_token_balances,
-           post_token_balances
+           post_token_balances, return_data
     FROM landed ORDER BY n
     RETURNING seq, account_keys
 ), upserted AS (
     INSERT INTO embedded_accounts (address, lamports, owner, data, executable, rent_epoch)
-    SELECT * FROM unnest($19::TEXT[], $20::BIGINT[], $21::TEXT[], $22::BYTEA[], $23::BOOLEAN[], $24::BIGINT[])
+    SELECT * FROM unnest($20::TEXT[], $21::BIGINT[], $22::TEXT[], $23::BYTEA[], $24::BOOLEAN[], $25::BIGINT[])
     ON CONFLICT (address) DO UPDATE SET lamports = EXCLUDED.lamports, owner = EXCLUDED.owner, data = EXCLUDED.data,
         executable = EXCLUDED.executable, rent_epoch = EXCLUDED.rent_epoch
 ), closed AS (
-    DELETE FROM embedded_accounts WHERE address = ANY($25)
+    DELETE FROM embedded_accounts WHERE address = ANY($26)
 ), by_account AS (
     -- One row per key of the group, with the sequences of the group's transactions naming it
     -- (migration 53).
@@ -133,6 +133,7 @@ fn ledger_arguments(arguments: &mut PgArguments, rows: &LedgerRows, accounts: &S
     arguments.add(&rows.post_balances)?;
     arguments.add(&rows.pre_token_balances)?;
     arguments.add(&rows.post_token_balances)?;
+    arguments.add(&rows.return_data)?;
     arguments.add(&accounts.addresses)?;
     arguments.add(&accounts.lamports)?;
     arguments.add(&accounts.owners)?;
@@ -166,12 +167,13 @@ pub(super) struct LedgerRows {
     pub(super) post_balances: Vec<String>,
     pub(super) pre_token_balances: Vec<Value>,
     pub(super) post_token_balances: Vec<Value>,
+    pub(super) return_data: Vec<Option<Value>>,
 }
 
 impl LedgerRows {
     pub(super) fn of(group: &[Landing]) -> LedgerRows {
         let mut rows = LedgerRows::default();
-        for Landing { tx, signature, slot, block_time, err, inner, logs, fee, compute_units, pre, post, .. } in group {
+        for Landing { tx, signature, slot, block_time, err, inner, logs, fee, compute_units, pre, post, return_data, .. } in group {
             let keys: Vec<String> = tx.message.static_account_keys().iter().map(address_text::of).collect();
             let instruction_json = |ix: &CompiledInstruction| -> Value {
                 let program_id = keys.get(ix.program_id_index as usize).cloned().unwrap_or_default();
@@ -206,6 +208,7 @@ impl LedgerRows {
             rows.post_balances.push(lamports(post));
             rows.pre_token_balances.push(json!(pre.tokens));
             rows.post_token_balances.push(json!(post.tokens));
+            rows.return_data.push(return_data.as_ref().map(|r| json!({"programId": address_text::of(&r.program_id), "data": BASE64.encode(&r.data)})));
         }
         rows
     }

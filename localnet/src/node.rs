@@ -17,7 +17,7 @@ use solana_svm::transaction_balances::SvmTokenInfo;
 use solana_transaction::TransactionVerificationMode;
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status::parse_ui_inner_instructions;
-use solana_transaction_status_client_types::{UiTransactionReturnData, UiTransactionTokenBalance};
+use solana_transaction_status_client_types::{UiLoadedAddresses, UiTransactionReturnData, UiTransactionTokenBalance};
 use spl_token_2022_interface::extension::StateWithExtensions;
 use spl_token_2022_interface::generic_token_account::GenericTokenAccount;
 use spl_token_2022_interface::state::{Account as TokenAccount, Mint};
@@ -219,7 +219,9 @@ impl EmbeddedChain {
             post_balances: simulated.post_balances,
             pre_token_balances: simulated.pre_token_balances.map(|tokens| node_token_balances(&tokens)),
             post_token_balances: simulated.post_token_balances.map(|tokens| node_token_balances(&tokens)),
-            loaded_addresses: None,
+            // No lookup tables here (the chain refuses them), so none loaded, listed as a node
+            // lists them.
+            loaded_addresses: Some(UiLoadedAddresses::from(&sanitized.get_loaded_addresses())),
         })
     }
 }

@@ -13,6 +13,7 @@ use solana_message::compiled_instruction::CompiledInstruction;
 use solana_message::{Message, VersionedMessage};
 use solana_rpc_client_api::response::RpcConfirmedTransactionStatusWithSignature;
 use solana_transaction::versioned::VersionedTransaction;
+use solana_transaction_context::transaction::TransactionReturnData;
 use solana_transaction_error::TransactionError;
 use solana_transaction_status::{ConfirmedTransactionWithStatusMeta, TransactionWithStatusMeta, VersionedTransactionWithStatusMeta};
 use solana_transaction_status_client_types::{
@@ -136,11 +137,12 @@ impl EmbeddedChain {
             .collect()
     }
 
-    /// A ledger row with its balances (which `ledger_rows`, for the indexer, leaves out).
+    /// A ledger row with its balances and return data (which `ledger_rows`, for the indexer,
+    /// leaves out).
     async fn ledger_row(&self, signature: &str) -> Result<Option<LedgerRow>, ChainError> {
         sqlx::query_as(
             "SELECT signature, slot, block_time, err, account_keys, header, instructions, inner_instructions, recent_blockhash, wire, log_messages,
-                    fee, compute_units, pre_balances, post_balances, pre_token_balances, post_token_balances
+                    fee, compute_units, pre_balances, post_balances, pre_token_balances, post_token_balances, return_data
              FROM embedded_ledger WHERE signature = $1",
         )
         .bind(signature)
@@ -167,6 +169,12 @@ impl EmbeddedChain {
     async fn landed(&self, signature: &str) -> Result<Option<Landed>, ChainError> {
         self.ledger_row(signature).await?.map(Landed::of).transpose()
     }
+}
+
+/// Return data as a ledger row keeps it (`{"programId", "data"}`, the data in base64), or
+/// `None` if it does not read back.
+fn stored_return_data(stored: &Value) -> Option<TransactionReturnData> {
+    Some(TransactionReturnData { program_id: stored["programId"].as_str()?.parse().ok()?, data: BASE64.decode(stored["data"].as_str()?).ok()? })
 }
 
 /// Balances as a ledger row keeps them (none where it has none), or `None` if they do not
@@ -218,6 +226,7 @@ impl Landed {
             compute_units: row.compute_units,
             pre: stored_balances(row.pre_balances, row.pre_token_balances).ok_or_else(corrupt)?,
             post: stored_balances(row.post_balances, row.post_token_balances).ok_or_else(corrupt)?,
+            return_data: row.return_data.as_ref().map(|stored| stored_return_data(stored).ok_or_else(corrupt)).transpose()?,
         })
     }
 }
@@ -287,9 +296,10 @@ impl EmbeddedChain {
             post_balances: landed.post.lamports,
             inner_instructions: Some(landed.inner),
             log_messages: Some(landed.logs.unwrap_or_default()),
-            pre_token_balances: Some(landed.pre.tokens.iter().map(TokenBalance::to_node).collect()),
-            post_token_balances: Some(landed.post.tokens.iter().map(TokenBalance::to_node).collect()),
+            pre_token_balances: Some(landed.pre.tokens.iter().map(TokenBalance::to_node_ledger).collect()),
+            post_token_balances: Some(landed.post.tokens.iter().map(TokenBalance::to_node_ledger).collect()),
             rewards: Some(vec![]),
+            return_data: landed.return_data,
             ..TransactionStatusMeta::default()
         };
         // Encoded by the node's own code: `json`, `jsonParsed` (account keys with their roles,
@@ -448,6 +458,9 @@ pub(super) struct Landed {
     /// kept, and where the row was read without them).
     pub(super) pre: Balances,
     pub(super) post: Balances,
+    /// What a program left as return data (none where it left none, for rows landed before it
+    /// was kept, and where the row was read without it).
+    pub(super) return_data: Option<TransactionReturnData>,
 }
 
 /// A landed transaction as stored (see the migration for the JSON shapes).
@@ -475,6 +488,8 @@ pub(super) struct LedgerRow {
     pub(super) pre_token_balances: Option<Value>,
     #[sqlx(default)]
     pub(super) post_token_balances: Option<Value>,
+    #[sqlx(default)]
+    pub(super) return_data: Option<Value>,
 }
 
 #[cfg(test)]

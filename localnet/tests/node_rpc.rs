@@ -10,6 +10,8 @@ use anchor_lang::solana_program::system_instruction;
 use axum::Json;
 use axum::extract::State;
 use axum::routing::post;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use funding_market::client;
 use funding_market::instructions::CreateMarketParams;
 use funding_market::state::Market;
@@ -26,7 +28,7 @@ use solana_rpc_client_api::request::TokenAccountsFilter;
 use solana_signer::Signer;
 use solana_transaction::Transaction;
 use solana_transaction::versioned::VersionedTransaction;
-use solana_transaction_status_client_types::{EncodedTransaction, UiTransactionEncoding};
+use solana_transaction_status_client_types::{EncodedTransaction, UiReturnDataEncoding, UiTransactionEncoding, UiTransactionReturnData};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -93,6 +95,8 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     let simulated = rpc.simulate_transaction(&create_user).await.unwrap().value;
     assert!(simulated.err.is_none(), "{simulated:?}");
     assert!(simulated.units_consumed.unwrap() > 0);
+    let none_loaded = solana_transaction_status_client_types::UiLoadedAddresses { writable: vec![], readonly: vec![] };
+    assert_eq!(simulated.loaded_addresses, Some(none_loaded), "listed as a node lists them");
     let logs = simulated.logs.unwrap();
     assert!(logs.iter().any(|l| l.contains(&format!("Program {} invoke [1]", funding_market::ID))), "{logs:?}");
     // The program runs as a native builtin: the runtime's invoke/success lines are logged, its
@@ -171,6 +175,8 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     assert_eq!(meta.pre_balances[2..], meta.post_balances[2..]);
     let none: Option<Vec<_>> = meta.pre_token_balances.into();
     assert_eq!(none, Some(vec![]));
+    let none: Option<UiTransactionReturnData> = meta.return_data.into();
+    assert_eq!(none, None, "no program left return data");
     // jsonParsed, as web3.js's getParsedTransaction asks: the keys with their roles, the
     // transfer decoded.
     let parsed_config = RpcTransactionConfig { encoding: Some(UiTransactionEncoding::JsonParsed), ..json_config };
@@ -303,6 +309,15 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     assert_eq!(parsed["parsed"]["info"]["owner"], wallet.pubkey().to_string());
     let token = spl_token_interface::state::Account::unpack(&chain.account(&ata.to_string()).await.unwrap().unwrap().data).unwrap();
     assert_eq!(token.amount, 12_345_678);
+    // Return data as a node keeps it: SPL Token's GetAccountDataSize leaves the size of an
+    // account of the mint (165 bytes, a little-endian u64).
+    let size = spl_token_interface::instruction::get_account_data_size(&spl_token_interface::ID, &chain.mint()).unwrap();
+    let sized = rpc.send_and_confirm_transaction(&signed(&rpc, &[size], &wallet, &[]).await).await.unwrap();
+    let json_config = RpcTransactionConfig { encoding: Some(UiTransactionEncoding::Json), commitment: None, max_supported_transaction_version: Some(0) };
+    let meta = rpc.get_transaction_with_config(&sized, json_config).await.unwrap().transaction.meta.unwrap();
+    let returned: Option<UiTransactionReturnData> = meta.return_data.into();
+    let size = (BASE64.encode(165u64.to_le_bytes()), UiReturnDataEncoding::Base64);
+    assert_eq!(returned, Some(UiTransactionReturnData { program_id: spl_token_interface::ID.to_string(), data: size }));
 
     // Token-2022, as wallets ask for it beside SPL Token: a mint of 2 decimals, the wallet's
     // associated account holding 4.56.
@@ -322,7 +337,11 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     create_ata_2022.accounts[3].pubkey = mint_2022.pubkey();
     create_ata_2022.accounts[5].pubkey = token_2022;
     let mint_to = spl_token_2022_interface::instruction::mint_to(&token_2022, &mint_2022.pubkey(), &ata_2022, &wallet.pubkey(), &[], 456).unwrap();
-    let minted = rpc.send_and_confirm_transaction(&signed(&rpc, &[create_ata_2022, mint_to], &wallet, &[]).await).await.unwrap();
+    let mint_tx = signed(&rpc, &[create_ata_2022, mint_to], &wallet, &[]).await;
+    // (Keys of one role are ordered by address, so where the account comes depends on the
+    // mint's random address.)
+    let ata_index = mint_tx.message.account_keys.iter().position(|key| key == &ata_2022).unwrap();
+    let minted = rpc.send_and_confirm_transaction(&mint_tx).await.unwrap();
     // The token balances the transaction left, as a node records them: the account it created
     // holding 4.56 (none before it: the account did not exist, and a mint is no token account).
     let json_config = RpcTransactionConfig { encoding: Some(UiTransactionEncoding::Json), commitment: None, max_supported_transaction_version: Some(0) };
@@ -332,13 +351,14 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     let post: Option<Vec<solana_transaction_status_client_types::UiTransactionTokenBalance>> = meta.post_token_balances.into();
     let post = serde_json::to_value(post.unwrap()).unwrap();
     assert_eq!(post.as_array().map(Vec::len), Some(1), "{post}");
-    assert_eq!(post[0]["accountIndex"], 1, "the wallet, then the account it creates: {post}");
+    assert_eq!(post[0]["accountIndex"], ata_index, "{post}");
     assert_eq!(post[0]["mint"], mint_2022.pubkey().to_string());
     assert_eq!(post[0]["owner"], wallet.pubkey().to_string());
     assert_eq!(post[0]["programId"], token_2022.to_string());
     assert_eq!(post[0]["uiTokenAmount"]["amount"], "456");
     assert_eq!(post[0]["uiTokenAmount"]["decimals"], 2);
     assert_eq!(post[0]["uiTokenAmount"]["uiAmountString"], "4.56");
+    assert_eq!(post[0]["uiTokenAmount"]["uiAmount"], 4.56);
     let balance = rpc.get_token_account_balance(&ata_2022).await.unwrap();
     assert_eq!((balance.amount.as_str(), balance.decimals, balance.ui_amount_string.as_str()), ("456", 2, "4.56"));
     let listed = rpc.get_token_accounts_by_owner(&wallet.pubkey(), TokenAccountsFilter::ProgramId(token_2022)).await.unwrap();

@@ -164,8 +164,15 @@ describe("funding_market over RPC with the Anchor client", () => {
     const keys = parsedTx.transaction.message.accountKeys;
     expect([keys[0].signer, keys[0].writable]).to.deep.equal([true, true]);
     const vaultIndex = keys.findIndex((k) => k.pubkey.equals(vaultPda(trader.publicKey)));
-    const heldAt = (balances: TokenBalance[] | null | undefined) => balances?.find((b) => b.accountIndex === vaultIndex)?.uiTokenAmount.amount;
-    expect([heldAt(parsedTx.meta!.preTokenBalances), heldAt(parsedTx.meta!.postTokenBalances)]).to.deep.equal(["0", String(500 * USDC)]);
+    // (An empty account's amount in whole tokens is null, as a node's ledger gives it back.)
+    const heldAt = (balances: TokenBalance[] | null | undefined) => {
+      const amount = balances?.find((b) => b.accountIndex === vaultIndex)?.uiTokenAmount;
+      return [amount?.amount, amount?.uiAmount];
+    };
+    expect([heldAt(parsedTx.meta!.preTokenBalances), heldAt(parsedTx.meta!.postTokenBalances)]).to.deep.equal([
+      ["0", null],
+      [String(500 * USDC), 500],
+    ]);
     const inner = (parsedTx.meta!.innerInstructions ?? []).flatMap((group) => group.instructions);
     expect(inner.some((ix) => "parsed" in ix && ix.program === "spl-token" && ix.parsed.type === "transfer")).to.equal(true);
   });

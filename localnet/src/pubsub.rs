@@ -7,7 +7,10 @@
 //! One follower per process reads each transaction the chain confirms from its ledger and
 //! broadcasts it; every connection matches it against its own subscriptions. A signature
 //! subscription for a transaction that already landed is notified at once (a client subscribes
-//! after sending, and here sending returns once the transaction is confirmed). The embedded
+//! after sending, and here sending returns once the transaction is confirmed), as a node
+//! notifies it on its next update: Agave checks each signature subscription with
+//! `Bank::get_signature_status_processed_since_parent`, which answers for any slot up to the
+//! bank's, not only the newest. The embedded
 //! chain has no forks: what lands is final, so every commitment level is notified alike, and a
 //! root is the slot itself. Account and program notifications carry the account as the bank
 //! holds it after the transaction, and only when it changed.

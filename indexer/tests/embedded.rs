@@ -587,6 +587,12 @@ async fn json_rpc_has_a_nodes_limits(db: PgPool) {
     let answer = listing("not-an-address", json!({})).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
     assert!(answer["error"]["message"].as_str().unwrap().starts_with("Invalid param: "), "{answer}");
+    // A key is refused with the parse error's name, as a node names it: base58 that is no key,
+    // or a key of the wrong length.
+    for (key, named) in [("not-an-address", "Invalid param: Invalid"), ("1111", "Invalid param: WrongSize")] {
+        let answer = call("getBalance", json!([key])).await;
+        assert_eq!((answer["error"]["code"].as_i64(), answer["error"]["message"].as_str()), (Some(-32602), Some(named)), "{answer}");
+    }
     let answer = listing(&config, json!({"before": signature, "until": "3xyz"})).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
 

@@ -25,6 +25,8 @@
 //! (its encoding takes time quadratic in the length).
 
 use std::collections::HashMap;
+use std::fmt::Debug;
+use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use anchor_lang::prelude::Pubkey;
@@ -266,8 +268,14 @@ fn decode_wire(transaction: &str, encoding: UiTransactionEncoding) -> Result<Vec
     }
 }
 
+/// A key or signature parameter, checked as a node checks one (Agave's `verify_pubkey` and
+/// `verify_signature`): refused with the parse error's name.
+fn verified<T: FromStr<Err: Debug>>(value: &str) -> Result<T, RpcFailure> {
+    value.parse().map_err(|e| invalid_params(format!("Invalid param: {e:?}")))
+}
+
 fn address(value: &str) -> Result<Pubkey, RpcFailure> {
-    value.parse().map_err(|_| invalid_params("Invalid param: Invalid"))
+    verified(value)
 }
 
 /// The runtime's feature set id, as `getVersion`'s `feature-set` carries it.
@@ -616,7 +624,7 @@ impl EmbeddedChain {
             "getTransaction" => {
                 // Checked as a node checks them: a signature that parses, then the commitment.
                 let signature: String = param(params, 0)?;
-                signature.parse::<Signature>().map_err(|e| invalid_params(format!("Invalid param: {e:?}")))?;
+                verified::<Signature>(&signature)?;
                 let config: Option<RpcEncodingConfigWrapper<RpcTransactionConfig>> = param(params, 1)?;
                 let config = config.map(|c| c.convert_to_current()).unwrap_or_default();
                 at_least_confirmed(config.commitment)?;
@@ -629,9 +637,9 @@ impl EmbeddedChain {
                 let address: String = param(params, 0)?;
                 let config: Option<RpcSignaturesForAddressConfig> = param(params, 1)?;
                 let config = config.unwrap_or_default();
-                address.parse::<Pubkey>().map_err(|e| invalid_params(format!("Invalid param: {e:?}")))?;
+                verified::<Pubkey>(&address)?;
                 for signature in config.before.iter().chain(&config.until) {
-                    signature.parse::<Signature>().map_err(|e| invalid_params(format!("Invalid param: {e:?}")))?;
+                    verified::<Signature>(signature)?;
                 }
                 let limit = config.limit.unwrap_or(MAX_SIGNATURES_FOR_ADDRESS);
                 if limit == 0 || limit > MAX_SIGNATURES_FOR_ADDRESS {

@@ -28,7 +28,7 @@ use solana_rpc_client_api::request::TokenAccountsFilter;
 use solana_signer::Signer;
 use solana_transaction::Transaction;
 use solana_transaction::versioned::VersionedTransaction;
-use solana_transaction_status_client_types::{EncodedTransaction, UiReturnDataEncoding, UiTransactionEncoding, UiTransactionReturnData};
+use solana_transaction_status_client_types::{EncodedTransaction, UiLoadedAddresses, UiReturnDataEncoding, UiTransactionEncoding, UiTransactionReturnData};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -95,7 +95,7 @@ async fn the_rpc_client_crate_reads_every_answer(db: PgPool) {
     let simulated = rpc.simulate_transaction(&create_user).await.unwrap().value;
     assert!(simulated.err.is_none(), "{simulated:?}");
     assert!(simulated.units_consumed.unwrap() > 0);
-    let none_loaded = solana_transaction_status_client_types::UiLoadedAddresses { writable: vec![], readonly: vec![] };
+    let none_loaded = UiLoadedAddresses { writable: vec![], readonly: vec![] };
     assert_eq!(simulated.loaded_addresses, Some(none_loaded), "listed as a node lists them");
     let logs = simulated.logs.unwrap();
     assert!(logs.iter().any(|l| l.contains(&format!("Program {} invoke [1]", funding_market::ID))), "{logs:?}");

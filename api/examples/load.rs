@@ -27,9 +27,12 @@ use sqlx::postgres::PgPoolOptions;
 
 mod support;
 
-use support::{CONNECTIONS, SECONDS, SLICES, drive, drive_beside, ratios, serve};
+use support::{CONNECTIONS, SECONDS, SLICES, beside, drive, drive_beside, drive_while_changing, resident_mb, serve};
 
 const SERIES: usize = 4_000;
+
+/// The label column's width.
+const W: usize = 58;
 
 #[tokio::main]
 async fn main() {
@@ -81,6 +84,8 @@ async fn main() {
     .await
     .unwrap();
     let slug: String = sqlx::query_scalar("SELECT slug FROM series ORDER BY slug OFFSET 1234 LIMIT 1").fetch_one(&conn).await.unwrap();
+    let traded_slug: String =
+        sqlx::query_scalar("SELECT s.slug FROM series s JOIN markets m ON m.series_id = s.id WHERE m.id = $1").bind(market).fetch_one(&conn).await.unwrap();
     // Four rounds ahead of each open one: 20,000 unfinished markets in all.
     sqlx::query(
         "INSERT INTO markets (id, series_id, round_number, open_ts, close_ts, settlement_ts, status, liquidity_b, q_yes, q_no,
@@ -186,30 +191,30 @@ async fn main() {
         "server time a request, in process (one request at a time, no sockets; the median of {IN_PROCESS_SLICES} slices of {} ms, alternating with the bare handler's):",
         IN_PROCESS_SLICE.as_millis()
     );
-    println!("  {:<40} {:>9} {:>7} {:>9}", "", "µs", "x bare", "bare µs");
+    println!("  {:<W$} {:>9} {:>7} {:>9}", "", "µs", "x bare", "bare µs");
     let mut bare_in_process = InProcess::new(bare_router.clone(), "/");
     for (label, router, _, path) in &rows {
         if wanted(label) {
             let (row, bare) = in_process(&mut bare_in_process, &mut InProcess::new(router.clone(), path)).await;
-            println!("  {:<40} {row:>9.2} {:>6.2}x {bare:>9.2}", label.trim_start(), row / bare);
+            println!("  {:<W$} {row:>9.2} {:>6.2}x {bare:>9.2}", label.trim_start(), row / bare);
         }
     }
 
     println!("{SERIES} series, {CONNECTIONS} connections, {SECONDS} s each, load generator in the same process");
     println!("each row's ratios are to the bare handler driven in {SLICES} slices alternating with the row's (its req/s in the last column)");
     println!(
-        "{:<40} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9} {:>10}",
+        "{:<W$} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9} {:>10}",
         "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "RSS MB", "x bare", "p99/bare", "bare req/s"
     );
     let bare = format!("{bare}/");
     let (rps, p50, p99, p999) = drive(bare.clone()).await;
-    println!("{:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", "bare axum handler", resident_mb());
+    println!("{:<W$} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", "bare axum handler", resident_mb());
     for (label, _, base, path) in &rows {
         if !wanted(label) {
             continue;
         }
         let ((rps, p50, p99, p999), reference) = drive_beside(&bare, &format!("{base}{path}")).await;
-        println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), beside(reference, rps, p99));
+        println!("{label:<W$} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), beside(reference, rps, p99));
     }
     // The leaderboard while traders trade: a trader's day changes every 100 ms (each change
     // notified), so rankings are read again after each.
@@ -220,7 +225,7 @@ async fn main() {
         if !wanted(label) {
             continue;
         }
-        drive_while_changing(&conn, day_changes.into(), label, format!("{app}/v1/leaderboard?period={period}&limit=100"), &bare).await;
+        drive_while_changing(statement(&conn, day_changes), label, W, format!("{app}/v1/leaderboard?period={period}&limit=100"), &bare).await;
     }
     // The market's reads while it is traded every 100 ms (each change notified), so kept rows
     // and pages are read again after each. Each change also drops the market's oldest price
@@ -241,11 +246,15 @@ async fn main() {
         ("  .../{id}/trades, traded every 100 ms", format!("{app}/v1/markets/{market}/trades?limit=100")),
         ("  .../{id}/prices, traded every 100 ms", format!("{app}/v1/markets/{market}/prices")),
         ("GET /v1/series?limit=50, traded every 100 ms", format!("{app}/v1/series?limit=50")),
+        ("GET /v1/series/{slug} (its series), traded every 100 ms", format!("{app}/v1/series/{traded_slug}")),
+        ("  .../rounds, traded every 100 ms", format!("{app}/v1/series/{traded_slug}/rounds")),
+        ("GET /v1/markets?status=open&limit=100, traded every 100 ms", format!("{app}/v1/markets?status=open&limit=100")),
+        ("  ...status=settled&offset=(half), traded every 100 ms", format!("{app}/v1/markets?status=settled&limit=100&offset={offset_half}")),
     ] {
         if !wanted(label) {
             continue;
         }
-        drive_while_changing(&conn, trades.clone(), label, url, &bare).await;
+        drive_while_changing(statement(&conn, &trades), label, W, url, &bare).await;
     }
     conn.close().await;
 }
@@ -317,36 +326,18 @@ async fn in_process(bare: &mut InProcess, row: &mut InProcess) -> (f64, f64) {
     (median(rows), median(bares))
 }
 
-/// A row's ratios to the bare handler's `reference` slices, and their requests/s.
-fn beside(reference: (f64, f64, f64, f64), rps: f64, p99: f64) -> String {
-    format!("{} {:>10.0}", ratios((reference.0, reference.2), rps, p99), reference.0)
-}
-
 /// The bare handler: the envelope's smallest answer, with no middleware.
 fn bare_handler() -> Router {
     Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))
 }
 
-/// Drives `url` while `change` runs every 100 ms (beside the bare handler `bare`), and prints
-/// the row with its ratios.
-async fn drive_while_changing(conn: &sqlx::PgPool, change: String, label: &str, url: String, bare: &str) {
-    let changing = tokio::spawn({
-        let conn = conn.clone();
-        async move {
-            loop {
-                sqlx::query(&change).execute(&conn).await.unwrap();
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        }
-    });
-    let ((rps, p50, p99, p999), reference) = drive_beside(bare, &url).await;
-    println!("{label:<40} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), beside(reference, rps, p99));
-    changing.abort();
-}
-
-/// This process's resident memory (service and load generator together), from /proc.
-fn resident_mb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kb: u64 = status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).unwrap_or(0);
-    kb / 1024
+/// A change that runs `sql` on `conn` (for `drive_while_changing`).
+fn statement(conn: &sqlx::PgPool, sql: &str) -> impl FnMut(u64) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> + Send + 'static {
+    let (conn, sql) = (conn.clone(), sql.to_owned());
+    move |_| {
+        let (conn, sql) = (conn.clone(), sql.clone());
+        Box::pin(async move {
+            sqlx::query(&sql).execute(&conn).await.unwrap();
+        })
+    }
 }

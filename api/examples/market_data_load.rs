@@ -2,12 +2,18 @@
 //! changes and of crowd history at the collectors' default 15-minute sweep (2,880 readings each
 //! of the 3,000 perps with a ratio: 8.6 million rows), seeded into a fresh database; the eight
 //! `/v1/intervals…` and `/v1/crowd…` endpoints and a bare axum handler driven by the same load
-//! generator in the same run.
+//! generator in the same run, each row in slices alternating with the bare handler's. Each row
+//! is driven quiet, then while the collectors' data changes every 100 ms: a venue's listing with
+//! one perp's interval changed, and a crowd reading of that perp, each written by the
+//! collectors' own store functions (so each change is notified as theirs are). `LOAD_ROWS`
+//! selects rows as in `load.rs`.
 //!
 //! `bash scripts/bench-market-data.sh` (release build; needs Postgres and Redis).
 
 use std::time::{Duration, Instant};
 
+use api::store::crowd::{self, Reading};
+use api::store::intervals;
 use api::store::{self as db, cache::Redis};
 use api::{AppState, Config};
 use axum::Router;
@@ -16,7 +22,7 @@ use sqlx::postgres::PgPoolOptions;
 
 mod support;
 
-use support::{CONNECTIONS, SECONDS, drive, serve};
+use support::{CONNECTIONS, SECONDS, SLICES, beside, drive, drive_beside, drive_while_changing, resident_mb, serve};
 
 const SEED: &[&str] = &[
     // 4,000 perps: a quarter per venue; Hyperliquid hourly, a fifth of the rest at 4 h.
@@ -76,30 +82,95 @@ async fn main() {
     // minute after a run).
     config.redis.namespace = format!("fmbench-{}", uuid::Uuid::new_v4().simple());
     let redis = Redis::new(&config.redis.url, config.http.health_timeout, &config.redis.namespace).unwrap();
+    // The service records its metrics by default (`FM_METRICS_ADDR`): so does the harness.
+    api::app::metrics::recorder();
     let app = serve(api::http::app(AppState::new(&config, pool.clone(), redis))).await;
     let bare = serve(Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))).await;
+    let bare = format!("{bare}/");
 
     println!("{CONNECTIONS} connections, {SECONDS} s each, load generator in the same process");
-    println!("{:<48} {:>10} {:>9} {:>9} {:>9} {:>7} {:>9}", "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "x bare", "p99/bare");
-    // The bare handler's row (the first) is the reference of every row's ratios.
-    let mut reference: Option<(f64, f64)> = None;
-    for (label, path) in [
-        ("bare axum handler", String::new()),
-        ("GET /v1/intervals", "/v1/intervals".into()),
-        ("GET /v1/intervals/stats", "/v1/intervals/stats".into()),
-        ("GET /v1/intervals/threaded", "/v1/intervals/threaded".into()),
-        ("GET /v1/intervals/threaded?search=S12&sort=symbol", "/v1/intervals/threaded?search=S12&sort=symbol".into()),
-        ("GET /v1/intervals/{exchange}/{symbol}", "/v1/intervals/binance/S0000USDT".into()),
-        ("GET /v1/intervals/{exchange}/{symbol}/analysis", "/v1/intervals/binance/S0000USDT/analysis".into()),
-        ("GET /v1/crowd/leaderboard", "/v1/crowd/leaderboard".into()),
-        ("GET /v1/crowd/summary", "/v1/crowd/summary".into()),
-        ("GET /v1/crowd/{exchange}/{symbol} (24 h: 96 points)", "/v1/crowd/binance/S0000USDT".into()),
-        ("GET /v1/crowd/{exchange}/{symbol}?hours=720", "/v1/crowd/binance/S0000USDT?hours=720".into()),
-    ] {
-        let url = if path.is_empty() { format!("{bare}/") } else { format!("{app}{path}") };
-        let (rps, p50, p99, p999) = drive(url).await;
-        let bare = *reference.get_or_insert((rps, p99));
-        println!("{label:<48} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {}", support::ratios(bare, rps, p99));
+    println!("each row's ratios are to the bare handler driven in {SLICES} slices alternating with the row's (its req/s in the last column)");
+    println!(
+        "{:<W$} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9} {:>10}",
+        "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "RSS MB", "x bare", "p99/bare", "bare req/s"
+    );
+    let (rps, p50, p99, p999) = drive(bare.clone()).await;
+    println!("{:<W$} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", "bare axum handler", resident_mb());
+    let rows = [
+        ("GET /v1/intervals", "/v1/intervals"),
+        ("GET /v1/intervals/stats", "/v1/intervals/stats"),
+        ("GET /v1/intervals/threaded", "/v1/intervals/threaded"),
+        ("GET /v1/intervals/threaded?search=S12&sort=symbol", "/v1/intervals/threaded?search=S12&sort=symbol"),
+        ("GET /v1/intervals/{exchange}/{symbol}", "/v1/intervals/binance/S0000USDT"),
+        ("GET /v1/intervals/{exchange}/{symbol}/analysis", "/v1/intervals/binance/S0000USDT/analysis"),
+        ("GET /v1/crowd/leaderboard", "/v1/crowd/leaderboard"),
+        ("GET /v1/crowd/summary", "/v1/crowd/summary"),
+        ("GET /v1/crowd/{exchange}/{symbol} (24 h: 96 points)", "/v1/crowd/binance/S0000USDT"),
+        ("GET /v1/crowd/{exchange}/{symbol}?hours=720", "/v1/crowd/binance/S0000USDT?hours=720"),
+    ];
+    for (label, path) in rows {
+        if wanted(label) {
+            let ((rps, p50, p99, p999), reference) = drive_beside(&bare, &format!("{app}{path}")).await;
+            println!("{label:<W$} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), beside(reference, rps, p99));
+        }
+    }
+
+    // The same rows while the collectors' data changes every 100 ms.
+    let listing: Vec<(String, i32)> =
+        sqlx::query_as("SELECT symbol, interval_minutes FROM perps WHERE exchange = 'binance' ORDER BY symbol").fetch_all(&pool).await.unwrap();
+    println!("each change below: Binance's listing ({} perps) with S0000USDT's interval changed, and a crowd reading of S0000USDT", listing.len());
+    for (label, path) in rows {
+        let label = format!("{label}, changing every 100 ms");
+        if wanted(&label) {
+            drive_while_changing(collectors_writing(&pool, &listing), &label, W, format!("{app}{path}"), &bare).await;
+        }
     }
     pool.close().await;
+}
+
+/// The label column's width.
+const W: usize = 70;
+
+/// Whether the row `label` is driven: every row, or those `LOAD_ROWS` names (comma-separated
+/// words, any of which the label holds).
+fn wanted(label: &str) -> bool {
+    std::env::var("LOAD_ROWS").map_or(true, |rows| rows.split(',').any(|word| !word.is_empty() && label.contains(word)))
+}
+
+/// The n-th change: Binance's `listing` recorded with S0000USDT's interval switched between 8 h
+/// and 4 h (one change recorded), and a reading of S0000USDT observed now, both as the
+/// collectors record them. Each change also drops S0000USDT's interval changes beyond its five
+/// newest and its oldest crowd reading of the last 24 hours, so its pages (24 hours, 30 days)
+/// keep their size while their contents change: a page grown by every change would measure a
+/// bigger page, not churn.
+fn collectors_writing(
+    pool: &sqlx::PgPool,
+    listing: &[(String, i32)],
+) -> impl FnMut(u64) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> + Send + 'static {
+    let (pool, mut listing) = (pool.clone(), listing.to_vec());
+    move |n| {
+        let (symbol, minutes) = &mut listing[0];
+        assert_eq!(symbol, "S0000USDT");
+        *minutes = if *minutes == 480 { 240 } else { 480 };
+        let (pool, listing) = (pool.clone(), listing.clone());
+        Box::pin(async move {
+            let now = chrono::Utc::now();
+            intervals::record_listing(&pool, "binance", &listing, now).await.unwrap();
+            let long_ppm = 300_000 + (n % 400_000) as i32;
+            let reading = Reading { long_ppm, short_ppm: 1_000_000 - long_ppm, open_interest_cents: Some(1_000_000), observed_at: now };
+            crowd::record(&pool, "binance", "S0000USDT", reading, now).await.unwrap();
+            sqlx::query(
+                "WITH changes AS (
+                     DELETE FROM interval_changes WHERE exchange = 'binance' AND symbol = 'S0000USDT'
+                       AND changed_at < (SELECT changed_at FROM interval_changes WHERE exchange = 'binance' AND symbol = 'S0000USDT'
+                                         ORDER BY changed_at DESC OFFSET 4 LIMIT 1))
+                 DELETE FROM crowd_history WHERE exchange = 'binance' AND symbol = 'S0000USDT'
+                   AND ts = (SELECT min(ts) FROM crowd_history WHERE exchange = 'binance' AND symbol = 'S0000USDT'
+                               AND ts >= now() - interval '24 hours')",
+            )
+            .execute(&pool)
+            .await
+            .unwrap();
+        })
+    }
 }

@@ -165,6 +165,39 @@ pub async fn drive_beside(reference: &str, url: &str) -> ((f64, f64, f64, f64), 
     (statistics(&mut row, seconds(row_slice)), statistics(&mut bare, seconds(reference_slice)))
 }
 
+/// A row's ratios to the bare handler's `reference` slices (as `drive_beside` gives them), and
+/// their requests/s, as three columns.
+pub fn beside(reference: (f64, f64, f64, f64), rps: f64, p99: f64) -> String {
+    format!("{} {:>10.0}", ratios((reference.0, reference.2), rps, p99), reference.0)
+}
+
+/// Drives `url` beside the bare handler `bare` (as `drive_beside`) while `change` runs every
+/// 100 ms, each call given how many ran before it, and prints the row labelled `label` (a
+/// column `width` wide) with its resident memory and ratios. Each change is awaited before the
+/// next 100 ms begins, as a writer that commits and then waits does.
+pub async fn drive_while_changing<F, Fut>(mut change: F, label: &str, width: usize, url: String, bare: &str)
+where
+    F: FnMut(u64) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let changing = tokio::spawn(async move {
+        for n in 0.. {
+            change(n).await;
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    });
+    let ((rps, p50, p99, p999), reference) = drive_beside(bare, &url).await;
+    println!("{label:<width$} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), beside(reference, rps, p99));
+    changing.abort();
+}
+
+/// This process's resident memory (service and load generator together) in MB, from /proc.
+pub fn resident_mb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb: u64 = status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).unwrap_or(0);
+    kb / 1024
+}
+
 /// `CONNECTIONS` concurrent clients of `client` asking for `url` for `period`: each answer's
 /// latency in microseconds.
 async fn latencies(client: &reqwest::Client, url: &str, period: std::time::Duration) -> Vec<u64> {

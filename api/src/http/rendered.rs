@@ -15,10 +15,10 @@
 //! reading and rendering the same page (a listing polled by many clients while its markets
 //! trade would otherwise read it once per request in flight after every change). While that
 //! render runs, a request is answered the body before the change instead, if a request found
-//! that body current less than `notices::CATCH_UP_GRACE` ago: every change it misses was heard
-//! since, so it is at most that far behind what the service knows, and the requests of a polled
-//! page do not all wait out a read of Postgres after each change. The change is visible as soon
-//! as the render is kept.
+//! that body current less than the store's grace ago (`notices::CATCH_UP_GRACE`, unless made
+//! `with_render_grace`): every change it misses was heard since, so it is at most that far
+//! behind what the service knows, and the requests of a polled page do not all wait out a read
+//! of Postgres after each change. The change is visible as soon as the render is kept.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -144,15 +144,15 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
         RenderedPages { max_age: Some(max_age), ..RenderedPages::default() }
     }
 
-    /// A store whose bodies are answered during a render of their key for `grace` after a
-    /// request last found them current (tests).
-    #[cfg(test)]
-    fn with_render_grace(grace: Duration) -> RenderedPages<K> {
-        RenderedPages { render_grace: grace, ..RenderedPages::default() }
+    /// The same store, its bodies answered during a render of their key for `grace` after a
+    /// request last found them current, instead of `CATCH_UP_GRACE`.
+    pub fn with_render_grace(self, grace: Duration) -> RenderedPages<K> {
+        RenderedPages { render_grace: grace, ..self }
     }
 
-    /// The body rendered for `key` at `version`, if any (and not too old).
-    pub fn get(&self, key: &K, version: u64) -> Option<KeptBody> {
+    /// The body rendered for `key` at `version`, if any and not too old (tests).
+    #[cfg(test)]
+    fn get(&self, key: &K, version: u64) -> Option<KeptBody> {
         let held = self.held.lock().unwrap();
         let page = held.pages.get(key).filter(|p| p.version == version && self.young(p))?;
         Some(page.body.clone())
@@ -209,15 +209,17 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
         Ok(body)
     }
 
-    /// Keeps `body` as what `key` renders to at `version` (a body over the whole bound is not
-    /// kept, nor one older than the body kept: a slow render of an earlier version does not
-    /// replace a newer page), and returns it as a kept body, to be answered.
-    pub fn put(&self, key: K, version: u64, body: Bytes) -> KeptBody {
+    /// Keeps `body` for `key` at `version` as a render does (`keep`), and returns it (tests).
+    #[cfg(test)]
+    fn put(&self, key: K, version: u64, body: Bytes) -> KeptBody {
         let body = KeptBody::new(body);
         self.keep(key, version, body.clone());
         body
     }
 
+    /// Keeps `body` as what `key` renders to at `version` (a body over the whole bound is not
+    /// kept, nor one older than the body kept: a slow render of an earlier version does not
+    /// replace a newer page).
     fn keep(&self, key: K, version: u64, body: KeptBody) {
         if body.len() > CAPACITY_BYTES {
             return;
@@ -367,7 +369,7 @@ mod tests {
         ];
         for (grace, found_current, floor, answered_before) in cases {
             let case = format!("grace {grace:?}, found current {} times, floor {floor}", found_current.len());
-            let kept = RenderedPages::with_render_grace(grace);
+            let kept = RenderedPages::default().with_render_grace(grace);
             kept.put(1, 4, Bytes::from_static(b"before"));
             for as_of in found_current {
                 assert_eq!(kept.get_or_render(1, Current::new(Some(4), as_of), unused()).await.unwrap().identity(), "before");

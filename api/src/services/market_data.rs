@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::notices::Current;
 use super::{Page, ServiceError, Services};
 use crate::domain::exchange::Exchange;
 use crate::domain::market_data::{self, Analysis, CrowdSort, IntervalChange, PerpFilter, ThreadSort};
@@ -16,10 +17,11 @@ pub const MOST_CHANGED: i64 = 10;
 /// `notify_market_data` on `perps`, `interval_changes`, `crowd_latest` and `crowd_history`).
 pub const NOTICE_CHANNEL: &str = "fm_market_data";
 
-/// The version of what these reads return: a response read at it is the response while it
-/// holds (the collectors write every few minutes). `None` while changes cannot be heard.
-pub fn version(services: &Services) -> Option<u64> {
-    services.market_data_version.current(&services.db)
+/// The version of what these reads return, taken now: a response read at it is the response
+/// while it holds (the collectors write every few minutes). No version while changes cannot be
+/// heard.
+pub fn current(services: &Services) -> Current {
+    Current::take(|| services.market_data_version.current(&services.db))
 }
 
 /// The venue's id and the symbol as stored (upper case, except Hyperliquid's own coin names

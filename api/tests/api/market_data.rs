@@ -11,7 +11,7 @@ use api::domain::series::SeriesSpec;
 use api::exchanges::{Exchange, ExchangeClient};
 use api::services::collector::Collector;
 use api::services::scheduler::Scheduler;
-use api::store::{intervals, series};
+use api::store::{crowd, intervals, series};
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::Value;
 use sim_exchange::model::{DAY_MS, EPOCH_MS, HOUR_MS, MINUTE_MS};
@@ -243,6 +243,49 @@ async fn the_crowd_endpoints(db: PgPool) {
         assert!(kept.is_ok_and(|r| r.status() == 200), "{path} answered without a query");
     }
     lock.rollback().await.unwrap();
+
+    // After a change, the requests for one page read it once: the first reads Postgres, the
+    // others wait for its answer instead of each reading. The change is heard once another
+    // page shows it; then, with the tables locked, eight requests for the page keep one
+    // backend waiting on the lock, and all eight get what it read.
+    let observed: DateTime<Utc> =
+        sqlx::query_scalar("SELECT observed_at FROM crowd_latest WHERE exchange = 'bybit' AND symbol = 'ETHUSDT'").fetch_one(&db).await.unwrap();
+    let reading = crowd::Reading { long_ppm: 123_400, short_ppm: 876_600, open_interest_cents: None, observed_at: observed + chrono::Duration::minutes(15) };
+    crowd::record(&db, "bybit", "ETHUSDT", reading, Utc::now()).await.unwrap();
+    let shown = api::domain::money::ppm(123_400, 4);
+    let changed = std::time::Instant::now();
+    while json(&app, "/v1/crowd/bybit/ETHUSDT?hours=48").await["data"]["long_pct"] != shown {
+        assert!(changed.elapsed() < Duration::from_secs(1), "a reading not shown within a second");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // The page before the change was last answered longer ago than the grace in which it may
+    // stand in for the new one, so every request waits for the read.
+    tokio::time::sleep(api::http::kept_responses::READ_GRACE * 2).await;
+    let mut lock = db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE perps, interval_changes, crowd_latest, crowd_history IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    let app = Arc::new(app);
+    let asked: Vec<_> = (0..8)
+        .map(|_| {
+            let app = app.clone();
+            tokio::spawn(async move { json(&app, "/v1/crowd/bybit/ETHUSDT").await })
+        })
+        .collect();
+    let waiting = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+            .fetch_one(&db)
+            .await
+            .unwrap()
+    };
+    while waiting().await == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Time for the other seven to reach Postgres too, were they to read.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(waiting().await, 1, "one read of the page after the change");
+    lock.rollback().await.unwrap();
+    for answer in asked {
+        assert_eq!(answer.await.unwrap()["data"]["long_pct"], shown);
+    }
 
     // A perp the venue stops listing leaves the crowd data (its history stays until retention),
     // in every response within a second of the change (its notice ends the kept responses).

@@ -129,7 +129,7 @@ async fn main() {
 }
 
 /// The label column's width.
-const W: usize = 70;
+const W: usize = 76;
 
 /// Whether the row `label` is driven: every row, or those `LOAD_ROWS` names (comma-separated
 /// words, any of which the label holds).

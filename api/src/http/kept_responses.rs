@@ -32,11 +32,10 @@ use crate::services::market_data;
 pub const MAX_AGE: Duration = Duration::from_secs(10);
 
 /// How long after a request last found a page current the page before a change is answered
-/// while the change is read. The collectors' readings are minutes old when written (a sweep
-/// takes minutes), so a page a read behind costs a client nothing it can see, while waiting
-/// costs every request for the page the read: a month of a perp's history, 2,880 readings,
-/// takes longer to read than the service's `CATCH_UP_GRACE` under load. A read that outlasts
-/// this is waited for.
+/// while the change is read. A collector's reading tells where a venue stood at its sweep, not
+/// at the request, so a page one read behind tells a client nothing less; waiting costs every
+/// request for the page the read, and the largest page (a month of a perp's history) reads
+/// thousands of rows. A read that outlasts this is waited for.
 pub const READ_GRACE: Duration = Duration::from_millis(250);
 
 /// The market-data responses kept, by path and query.
@@ -54,9 +53,6 @@ pub async fn keep_market_data(State(state): State<AppState>, request: Request, n
     }
     // Taken before the read: a change the read misses moves it, so its answer is never served.
     let current = market_data::current(&state.services);
-    if current.version.is_none() {
-        return next.run(request).await;
-    }
     let key = request.uri().path_and_query().map_or_else(|| request.uri().path().to_owned(), |pq| pq.as_str().to_owned());
     // An answer that is not kept comes back as the error, to be answered as it is.
     let render = async {

@@ -18,7 +18,7 @@ pub const MOST_CHANGED: i64 = 10;
 pub const NOTICE_CHANNEL: &str = "fm_market_data";
 
 /// The version of what these reads return, taken now: a response read at it is the response
-/// while it holds (the collectors write every few minutes). No version while changes cannot be
+/// while it holds (only the collectors' sweeps move it). No version while changes cannot be
 /// heard.
 pub fn current(services: &Services) -> Current {
     Current::take(|| services.market_data_version.current(&services.db))

@@ -22,12 +22,11 @@ use api::store::series;
 use api::store::{self as db, cache::Redis};
 use api::{AppState, Config, exchanges::Exchange};
 use axum::Router;
-use axum::routing::get;
 use sqlx::postgres::PgPoolOptions;
 
 mod support;
 
-use support::{CONNECTIONS, SECONDS, SLICES, beside, drive, drive_beside, drive_while_changing, resident_mb, serve};
+use support::{CONNECTIONS, SECONDS, Table, bare_handler, resident_mb, serve, wanted};
 
 const SERIES: usize = 4_000;
 
@@ -201,20 +200,9 @@ async fn main() {
     }
 
     println!("{SERIES} series, {CONNECTIONS} connections, {SECONDS} s each, load generator in the same process");
-    println!("each row's ratios are to the bare handler driven in {SLICES} slices alternating with the row's (its req/s in the last column)");
-    println!(
-        "{:<W$} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9} {:>10}",
-        "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "RSS MB", "x bare", "p99/bare", "bare req/s"
-    );
-    let bare = format!("{bare}/");
-    let (rps, p50, p99, p999) = drive(bare.clone()).await;
-    println!("{:<W$} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", "bare axum handler", resident_mb());
+    let table = Table::start(format!("{bare}/"), W).await;
     for (label, _, base, path) in &rows {
-        if !wanted(label) {
-            continue;
-        }
-        let ((rps, p50, p99, p999), reference) = drive_beside(&bare, &format!("{base}{path}")).await;
-        println!("{label:<W$} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), beside(reference, rps, p99));
+        table.row(label, &format!("{base}{path}")).await;
     }
     // The leaderboard while traders trade: a trader's day changes every 100 ms (each change
     // notified), so rankings are read again after each.
@@ -222,10 +210,7 @@ async fn main() {
     for (label, period) in
         [("  ...7d, a day changing every 100 ms", "7d"), ("  ...30d, a day changing every 100 ms", "30d"), ("  ...all, a day changing every 100 ms", "all")]
     {
-        if !wanted(label) {
-            continue;
-        }
-        drive_while_changing(statement(&conn, day_changes), label, W, format!("{app}/v1/leaderboard?period={period}&limit=100"), &bare).await;
+        table.row_while_changing(label, &format!("{app}/v1/leaderboard?period={period}&limit=100"), statement(&conn, day_changes)).await;
     }
     // The market's reads while it is traded every 100 ms (each change notified), so kept rows
     // and pages are read again after each. Each change also drops the market's oldest price
@@ -251,18 +236,9 @@ async fn main() {
         ("GET /v1/markets?status=open&limit=100, traded every 100 ms", format!("{app}/v1/markets?status=open&limit=100")),
         ("  ...status=settled&offset=(half), traded every 100 ms", format!("{app}/v1/markets?status=settled&limit=100&offset={offset_half}")),
     ] {
-        if !wanted(label) {
-            continue;
-        }
-        drive_while_changing(statement(&conn, &trades), label, W, url, &bare).await;
+        table.row_while_changing(label, &url, statement(&conn, &trades)).await;
     }
     conn.close().await;
-}
-
-/// Whether the row `label` is driven: every row, or those `LOAD_ROWS` names (comma-separated
-/// words, any of which the label holds).
-fn wanted(label: &str) -> bool {
-    std::env::var("LOAD_ROWS").map_or(true, |rows| rows.split(',').any(|word| !word.is_empty() && label.contains(word)))
 }
 
 /// Slices `in_process` alternates between a router and the bare handler, and how long each lasts.
@@ -326,12 +302,7 @@ async fn in_process(bare: &mut InProcess, row: &mut InProcess) -> (f64, f64) {
     (median(rows), median(bares))
 }
 
-/// The bare handler: the envelope's smallest answer, with no middleware.
-fn bare_handler() -> Router {
-    Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))
-}
-
-/// A change that runs `sql` on `conn` (for `drive_while_changing`).
+/// A change that runs `sql` on `conn` (for `Table::row_while_changing`).
 fn statement(conn: &sqlx::PgPool, sql: &str) -> impl FnMut(u64) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> + Send + 'static {
     let (conn, sql) = (conn.clone(), sql.to_owned());
     move |_| {

@@ -6,7 +6,7 @@
 //! is driven quiet, then while the collectors' data changes every 100 ms: a venue's listing with
 //! one perp's interval changed, and a crowd reading of that perp, each written by the
 //! collectors' own store functions (so each change is notified as theirs are). `LOAD_ROWS`
-//! selects rows as in `load.rs`.
+//! selects rows (`support::wanted`).
 //!
 //! `bash scripts/bench-market-data.sh` (release build; needs Postgres and Redis).
 
@@ -16,13 +16,11 @@ use api::store::crowd::{self, Reading};
 use api::store::intervals;
 use api::store::{self as db, cache::Redis};
 use api::{AppState, Config};
-use axum::Router;
-use axum::routing::get;
 use sqlx::postgres::PgPoolOptions;
 
 mod support;
 
-use support::{CONNECTIONS, SECONDS, SLICES, beside, drive, drive_beside, drive_while_changing, resident_mb, serve};
+use support::{CONNECTIONS, SECONDS, Table, bare_handler, serve};
 
 const SEED: &[&str] = &[
     // 4,000 perps: a quarter per venue; Hyperliquid hourly, a fifth of the rest at 4 h.
@@ -85,17 +83,10 @@ async fn main() {
     // The service records its metrics by default (`FM_METRICS_ADDR`): so does the harness.
     api::app::metrics::recorder();
     let app = serve(api::http::app(AppState::new(&config, pool.clone(), redis))).await;
-    let bare = serve(Router::new().route("/", get(|| async { axum::Json(serde_json::json!({"data": {"ok": true}, "meta": {}, "error": null})) }))).await;
-    let bare = format!("{bare}/");
+    let bare = serve(bare_handler()).await;
 
     println!("{CONNECTIONS} connections, {SECONDS} s each, load generator in the same process");
-    println!("each row's ratios are to the bare handler driven in {SLICES} slices alternating with the row's (its req/s in the last column)");
-    println!(
-        "{:<W$} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9} {:>10}",
-        "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "RSS MB", "x bare", "p99/bare", "bare req/s"
-    );
-    let (rps, p50, p99, p999) = drive(bare.clone()).await;
-    println!("{:<W$} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", "bare axum handler", resident_mb());
+    let table = Table::start(format!("{bare}/"), W).await;
     let rows = [
         ("GET /v1/intervals", "/v1/intervals"),
         ("GET /v1/intervals/stats", "/v1/intervals/stats"),
@@ -109,10 +100,7 @@ async fn main() {
         ("GET /v1/crowd/{exchange}/{symbol}?hours=720", "/v1/crowd/binance/S0000USDT?hours=720"),
     ];
     for (label, path) in rows {
-        if wanted(label) {
-            let ((rps, p50, p99, p999), reference) = drive_beside(&bare, &format!("{app}{path}")).await;
-            println!("{label:<W$} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), beside(reference, rps, p99));
-        }
+        table.row(label, &format!("{app}{path}")).await;
     }
 
     // The same rows while the collectors' data changes every 100 ms.
@@ -120,22 +108,13 @@ async fn main() {
         sqlx::query_as("SELECT symbol, interval_minutes FROM perps WHERE exchange = 'binance' ORDER BY symbol").fetch_all(&pool).await.unwrap();
     println!("each change below: Binance's listing ({} perps) with S0000USDT's interval changed, and a crowd reading of S0000USDT", listing.len());
     for (label, path) in rows {
-        let label = format!("{label}, changing every 100 ms");
-        if wanted(&label) {
-            drive_while_changing(collectors_writing(&pool, &listing), &label, W, format!("{app}{path}"), &bare).await;
-        }
+        table.row_while_changing(&format!("{label}, changing every 100 ms"), &format!("{app}{path}"), collectors_writing(&pool, &listing)).await;
     }
     pool.close().await;
 }
 
 /// The label column's width.
 const W: usize = 76;
-
-/// Whether the row `label` is driven: every row, or those `LOAD_ROWS` names (comma-separated
-/// words, any of which the label holds).
-fn wanted(label: &str) -> bool {
-    std::env::var("LOAD_ROWS").map_or(true, |rows| rows.split(',').any(|word| !word.is_empty() && label.contains(word)))
-}
 
 /// The n-th change: Binance's `listing` recorded with S0000USDT's interval switched between 8 h
 /// and 4 h (one change recorded), and a reading of S0000USDT observed now, both as the

@@ -121,12 +121,12 @@ pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> T {
 
 /// A row's throughput as a multiple of the bare handler's, and its p99 as one of the bare
 /// handler's p99 (`bare`: the bare handler's requests a second and p99), as two columns.
-pub fn ratios(bare: (f64, f64), rps: f64, p99: f64) -> String {
+fn ratios(bare: (f64, f64), rps: f64, p99: f64) -> String {
     format!("{:>6.2}x {:>8.2}x", rps / bare.0, p99 / bare.1)
 }
 
 /// `CONNECTIONS` concurrent clients for `SECONDS`: (requests/s, p50, p99, p99.9) in ms.
-pub async fn drive(url: String) -> (f64, f64, f64, f64) {
+async fn drive(url: String) -> (f64, f64, f64, f64) {
     let client = load_client();
     let mut latencies = latencies(&client, &url, std::time::Duration::from_secs(SECONDS)).await;
     statistics(&mut latencies, SECONDS as f64)
@@ -151,7 +151,7 @@ pub const SLICES: u32 = 5;
 /// clients, so both see the machine alike even when its speed changes during a run (a shared
 /// host's does; docs/performance.md): the row's statistics and the reference's, each as
 /// `drive` gives them.
-pub async fn drive_beside(reference: &str, url: &str) -> ((f64, f64, f64, f64), (f64, f64, f64, f64)) {
+async fn drive_beside(reference: &str, url: &str) -> ((f64, f64, f64, f64), (f64, f64, f64, f64)) {
     use std::time::Duration;
     let client = load_client();
     let row_slice = Duration::from_secs(SECONDS) / SLICES;
@@ -165,30 +165,67 @@ pub async fn drive_beside(reference: &str, url: &str) -> ((f64, f64, f64, f64), 
     (statistics(&mut row, seconds(row_slice)), statistics(&mut bare, seconds(reference_slice)))
 }
 
-/// A row's ratios to the bare handler's `reference` slices (as `drive_beside` gives them), and
-/// their requests/s, as three columns.
-pub fn beside(reference: (f64, f64, f64, f64), rps: f64, p99: f64) -> String {
-    format!("{} {:>10.0}", ratios((reference.0, reference.2), rps, p99), reference.0)
+/// The bare handler: the envelope's smallest answer, with no middleware (the reads' reference).
+pub fn bare_handler() -> axum::Router {
+    axum::Router::new().route("/", axum::routing::get(|| async { axum::Json(json!({"data": {"ok": true}, "meta": {}, "error": null})) }))
 }
 
-/// Drives `url` beside the bare handler `bare` (as `drive_beside`) while `change` runs every
-/// 100 ms, each call given how many ran before it, and prints the row labelled `label` (a
-/// column `width` wide) with its resident memory and ratios. Each change is awaited before the
-/// next 100 ms begins, as a writer that commits and then waits does.
-pub async fn drive_while_changing<F, Fut>(mut change: F, label: &str, width: usize, url: String, bare: &str)
-where
-    F: FnMut(u64) -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
-{
-    let changing = tokio::spawn(async move {
-        for n in 0.. {
-            change(n).await;
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+/// The table the read harnesses print: each row driven beside the bare handler at `bare` (as
+/// `drive_beside`), with its resident memory and ratios, the label column `width` wide.
+pub struct Table {
+    bare: String,
+    width: usize,
+}
+
+impl Table {
+    /// Drives the bare handler at `bare` alone, and prints the table's head and its row.
+    pub async fn start(bare: String, width: usize) -> Table {
+        println!("each row's ratios are to the bare handler driven in {SLICES} slices alternating with the row's (its req/s in the last column)");
+        println!(
+            "{:<width$} {:>10} {:>9} {:>9} {:>9} {:>8} {:>7} {:>9} {:>10}",
+            "endpoint", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "RSS MB", "x bare", "p99/bare", "bare req/s"
+        );
+        let (rps, p50, p99, p999) = drive(bare.clone()).await;
+        println!("{:<width$} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", "bare axum handler", resident_mb());
+        Table { bare, width }
+    }
+
+    /// Drives `url` and prints its row labelled `label`, if `LOAD_ROWS` wants it (`wanted`).
+    pub async fn row(&self, label: &str, url: &str) {
+        if !wanted(label) {
+            return;
         }
-    });
-    let ((rps, p50, p99, p999), reference) = drive_beside(bare, &url).await;
-    println!("{label:<width$} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {}", resident_mb(), beside(reference, rps, p99));
-    changing.abort();
+        let ((rps, p50, p99, p999), reference) = drive_beside(&self.bare, url).await;
+        let (bare, width) = (reference.0, self.width);
+        println!("{label:<width$} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8} {} {bare:>10.0}", resident_mb(), ratios((bare, reference.2), rps, p99));
+    }
+
+    /// The same while `change` runs every 100 ms, each call given how many ran before it. Each
+    /// change is awaited before the next 100 ms begins, as a writer that commits and then waits
+    /// does.
+    pub async fn row_while_changing<F, Fut>(&self, label: &str, url: &str, mut change: F)
+    where
+        F: FnMut(u64) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send,
+    {
+        if !wanted(label) {
+            return;
+        }
+        let changing = tokio::spawn(async move {
+            for n in 0.. {
+                change(n).await;
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        });
+        self.row(label, url).await;
+        changing.abort();
+    }
+}
+
+/// Whether the row `label` is driven: every row, or those `LOAD_ROWS` names (comma-separated
+/// words, any of which the label holds).
+pub fn wanted(label: &str) -> bool {
+    std::env::var("LOAD_ROWS").map_or(true, |rows| rows.split(',').any(|word| !word.is_empty() && label.contains(word)))
 }
 
 /// This process's resident memory (service and load generator together) in MB, from /proc.

@@ -819,7 +819,7 @@ ALTER TABLE ONLY public.chain_withdrawals
     ADD CONSTRAINT chain_withdrawals_pkey PRIMARY KEY (signature, ix_index);
 
 ALTER TABLE ONLY public.crowd_history
-    ADD CONSTRAINT crowd_history_pkey PRIMARY KEY (exchange, symbol, ts);
+    ADD CONSTRAINT crowd_history_pkey PRIMARY KEY (exchange, symbol, ts) INCLUDE (long_ppm, short_ppm);
 
 ALTER TABLE ONLY public.crowd_latest
     ADD CONSTRAINT crowd_latest_pkey PRIMARY KEY (exchange, symbol);

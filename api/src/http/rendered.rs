@@ -7,8 +7,10 @@
 //! move with the clock).
 //!
 //! A kept body also holds its gzip form once a client has asked for it (`encoding`): compressed
-//! once per body, not per request. `CAPACITY_BYTES` counts the bodies as rendered; their gzip
-//! forms are a fraction of that (JSON compresses several times over).
+//! once per body, not per request, and, where the body it replaces was asked for in gzip, by
+//! the render that keeps it, before any request can take it. `CAPACITY_BYTES` counts the
+//! bodies as rendered; their gzip forms are a fraction of that (JSON compresses several times
+//! over).
 //!
 //! A key is rendered by one request at a time: after a change, the requests that find no body
 //! at the new version wait for the first one's render and take its bytes, instead of each
@@ -88,9 +90,15 @@ impl KeptBody {
         self.0.identity.clone()
     }
 
-    /// The body gzip-compressed, made by the first caller.
+    /// The body gzip-compressed, made by the first caller (or by the render that kept it,
+    /// where the body it replaced had been asked for in gzip).
     pub fn gzip(&self) -> Bytes {
         self.0.gzip.get_or_init(|| gzip(&self.0.identity)).clone()
+    }
+
+    /// Whether a client has asked for the gzip form.
+    fn gzip_made(&self) -> bool {
+        self.0.gzip.get().is_some()
     }
 
     fn len(&self) -> usize {
@@ -204,6 +212,12 @@ impl<K: Eq + Hash + Clone> RenderedPages<K> {
         let (body, version) = render.await?;
         let body = KeptBody::new(body);
         if let Some(version) = version {
+            // Its clients ask for gzip: compressed here, in this render's turn, rather than by
+            // the first request to take the new body while every other one asking for it at
+            // that moment blocks its thread on that compression.
+            if self.held.lock().unwrap().pages.get(&key).is_some_and(|page| page.body.gzip_made()) {
+                body.gzip();
+            }
             self.keep(key, version, body.clone());
         }
         Ok(body)
@@ -413,6 +427,20 @@ mod tests {
         for body in [&random[..], b"", &page[..], &random[..1_000]] {
             assert_eq!(inflate(&super::gzip(body)), body);
         }
+    }
+
+    /// A page whose clients asked for gzip has the next body's gzip form made by the render
+    /// that keeps it; a page no client asked so is kept as rendered, not compressed for nobody.
+    #[tokio::test]
+    async fn a_render_compresses_its_body_where_the_body_before_it_was_asked_for_in_gzip() {
+        let kept = RenderedPages::default();
+        let render = |body: &'static str, version: u64| async move { Ok::<_, ()>((Bytes::from_static(body.as_bytes()), Some(version))) };
+        kept.get_or_render(1, at(4), render("a", 4)).await.unwrap().gzip();
+        kept.get_or_render(2, at(4), render("b", 4)).await.unwrap();
+        let asked = kept.get_or_render(1, at(5), render("c", 5)).await.unwrap();
+        assert!(asked.gzip_made(), "the new body of a page read in gzip is compressed when kept");
+        assert_eq!(kept.get(&1, 5).unwrap().gzip().as_ptr(), asked.gzip().as_ptr(), "the kept body is the one compressed");
+        assert!(!kept.get_or_render(2, at(5), render("d", 5)).await.unwrap().gzip_made(), "no client asked for it in gzip");
     }
 
     #[test]

@@ -111,14 +111,14 @@ impl Application {
         let redis = Redis::new(&config.redis.url, config.http.health_timeout, &config.redis.namespace)?;
         let metrics = match config.server.metrics_addr {
             Some(addr) => {
-                let listener = TcpListener::bind(addr).await.map_err(|source| StartupError::Bind { addr, source })?;
+                let listener = listen(addr).map_err(|source| StartupError::Bind { addr, source })?;
                 super::metrics::recorder();
                 Some((listener, db.clone()))
             }
             None => None,
         };
         let listener = match roles.serve {
-            true => Some(TcpListener::bind(config.server.bind_addr).await.map_err(|source| StartupError::Bind { addr: config.server.bind_addr, source })?),
+            true => Some(listen(config.server.bind_addr).map_err(|source| StartupError::Bind { addr: config.server.bind_addr, source })?),
             false => None,
         };
         // The chain is opened by the roles that use it: the API (trading), the indexer, and the
@@ -135,7 +135,7 @@ impl Application {
         // The local chain's node answers subscriptions beside its /rpc, as a validator does.
         let pubsub = match (&chain, config.server.pubsub_addr) {
             (Some(AnyChain::Embedded(embedded)), Some(addr)) if roles.serve => {
-                let listener = TcpListener::bind(addr).await.map_err(|source| StartupError::Bind { addr, source })?;
+                let listener = listen(addr).map_err(|source| StartupError::Bind { addr, source })?;
                 Some((listener, localnet::pubsub::PubSub::start(embedded.clone()).await.router()))
             }
             _ => None,
@@ -313,7 +313,7 @@ async fn start_simulator(series: &[SeriesSpec], per_venue: usize, supervisor: &S
     for host in 0..SIMULATED_HOSTS {
         let addr = SocketAddr::from(([127, 0, 0, 1], 0));
         let bind_error = |source| StartupError::Bind { addr, source };
-        let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
+        let listener = listen(addr).map_err(bind_error)?;
         bases.push(format!("http://{}", listener.local_addr().map_err(bind_error)?));
         let (router, stop) = (sim_exchange::router_for(sim.clone(), host), supervisor.cancellation());
         tokio::spawn(async move {
@@ -322,6 +322,23 @@ async fn start_simulator(series: &[SeriesSpec], per_venue: usize, supervisor: &S
     }
     tracing::info!(?bases, "simulated exchange serving the venues without a configured URL");
     Ok(bases)
+}
+
+/// Connections the kernel holds for a listener until the server accepts them. The standard
+/// library's and tokio's `bind` ask for 128: a burst of more new connections than that (clients
+/// arriving together at a settlement, a reconnecting fleet) while the accepting task waits for a
+/// core overflows the queue, and Linux then answers with SYN cookies it cannot complete, a reset
+/// for each client (`nstat`'s `TcpExtListenOverflows`, `TcpExtSyncookiesFailed`). The kernel
+/// caps the figure at `net.core.somaxconn` (4096 by default since Linux 5.4).
+pub const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listener on `addr` whose queue of connections not yet accepted is `LISTEN_BACKLOG` long,
+/// the address reusable at once after a restart (as tokio's `TcpListener::bind` sets it).
+pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// Completes on SIGINT (Ctrl-C) or SIGTERM.
@@ -342,4 +359,29 @@ pub async fn shutdown_signal() {
     let terminate = std::future::pending::<()>();
     tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
     tracing::info!("shutdown signal received, draining requests");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 500 clients connect at once to a listener that accepts none of them yet (a server busy
+    /// elsewhere): every handshake completes, where a queue of 128 leaves the rest retrying
+    /// their SYNs until the server catches up, or reset.
+    #[tokio::test]
+    async fn a_burst_of_connections_waits_in_the_listeners_queue() {
+        let somaxconn: usize = std::fs::read_to_string("/proc/sys/net/core/somaxconn").map_or(4096, |s| s.trim().parse().unwrap());
+        let clients = somaxconn.min(500);
+        assert!(clients > 128, "net.core.somaxconn is {somaxconn}: the kernel caps every listener's queue there");
+        let listener = listen(SocketAddr::from(([127, 0, 0, 1], 0))).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let connects: Vec<_> = (0..clients).map(|_| tokio::spawn(tokio::net::TcpStream::connect(addr))).collect();
+        let mut connected = Vec::new();
+        for connect in connects {
+            let stream = tokio::time::timeout(Duration::from_secs(10), connect).await.expect("a client's handshake is held waiting");
+            connected.push(stream.unwrap().unwrap());
+        }
+        assert_eq!(connected.len(), clients);
+        drop(listener);
+    }
 }

@@ -75,7 +75,7 @@ pub fn services(db: &PgPool) -> api::services::Services {
 
 /// Serves `router` on 127.0.0.1 at a free port.
 pub async fn serve(router: Router) -> TestApp {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = api::app::startup::listen(([127, 0, 0, 1], 0).into()).unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap();

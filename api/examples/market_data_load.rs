@@ -5,8 +5,9 @@
 //! generator in the same run, each row in slices alternating with the bare handler's. Each row
 //! is driven quiet, then while the collectors' data changes every 100 ms: a venue's listing with
 //! one perp's interval changed, and a crowd reading of that perp, each written by the
-//! collectors' own store functions (so each change is notified as theirs are). `LOAD_ROWS`
-//! selects rows (`support::wanted`).
+//! collectors' own store functions (so each change is notified as theirs are). The month of
+//! crowd history, the largest page, is also driven beside a bare handler answering its own
+//! bytes. `LOAD_ROWS` selects rows (`support::wanted`).
 //!
 //! `bash scripts/bench-market-data.sh` (release build; needs Postgres and Redis).
 
@@ -20,7 +21,7 @@ use sqlx::postgres::PgPoolOptions;
 
 mod support;
 
-use support::{CONNECTIONS, SECONDS, Table, bare_handler, serve};
+use support::{CONNECTIONS, SECONDS, Table, bare_handler, bare_handler_answering, serve};
 
 const SEED: &[&str] = &[
     // 4,000 perps: a quarter per venue; Hyperliquid hourly, a fifth of the rest at 4 h.
@@ -102,6 +103,13 @@ async fn main() {
     for (label, path) in rows {
         table.row(label, &format!("{app}{path}")).await;
     }
+    // The largest page beside a bare handler answering its own bytes: what is left of its
+    // ratio once writing and reading the bytes costs both sides alike.
+    let month = format!("{app}/v1/crowd/binance/S0000USDT?hours=720");
+    let (month_bytes, length) = bare_handler_answering(&month).await;
+    let month_table = table.against(format!("{}/", serve(month_bytes).await));
+    let beside_its_bytes = format!("GET /v1/crowd/{{exchange}}/{{symbol}}?hours=720 against a bare handler answering its {length} bytes");
+    month_table.row(&beside_its_bytes, &month).await;
 
     // The same rows while the collectors' data changes every 100 ms.
     let listing: Vec<(String, i32)> =
@@ -110,6 +118,7 @@ async fn main() {
     for (label, path) in rows {
         table.row_while_changing(&format!("{label}, changing every 100 ms"), &format!("{app}{path}"), collectors_writing(&pool, &listing)).await;
     }
+    month_table.row_while_changing(&format!("{beside_its_bytes}, changing every 100 ms"), &month, collectors_writing(&pool, &listing)).await;
     pool.close().await;
 }
 

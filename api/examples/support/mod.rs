@@ -105,7 +105,7 @@ pub const SECONDS: u64 = 10;
 
 /// Serves `router` on a free local port; its base URL.
 pub async fn serve(router: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = api::app::startup::listen(([127, 0, 0, 1], 0).into()).unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>()).await.unwrap();
@@ -170,6 +170,23 @@ pub fn bare_handler() -> axum::Router {
     axum::Router::new().route("/", axum::routing::get(|| async { axum::Json(json!({"data": {"ok": true}, "meta": {}, "error": null})) }))
 }
 
+/// A bare handler answering what `url` answered the load generator once: its status line, its
+/// headers (but those hyper writes itself) and its body, gzip-compressed where the service
+/// compressed it. Beside a large page it tells the cost of the page's bytes (writing them, the
+/// load generator reading them) from the cost of the service's work. With the body's length.
+pub async fn bare_handler_answering(url: &str) -> (axum::Router, usize) {
+    let response = load_client().get(url).send().await.unwrap();
+    assert!(response.status().is_success(), "{url}: {}", response.status());
+    let mut headers = response.headers().clone();
+    for written_by_hyper in [reqwest::header::DATE, reqwest::header::CONTENT_LENGTH, reqwest::header::TRANSFER_ENCODING, reqwest::header::CONNECTION] {
+        headers.remove(written_by_hyper);
+    }
+    let body = response.bytes().await.unwrap();
+    let length = body.len();
+    let router = axum::Router::new().route("/", axum::routing::get(move || std::future::ready((headers.clone(), body.clone()))));
+    (router, length)
+}
+
 /// The table the read harnesses print: each row driven beside the bare handler at `bare` (as
 /// `drive_beside`), with its resident memory and ratios, the label column `width` wide.
 pub struct Table {
@@ -188,6 +205,12 @@ impl Table {
         let (rps, p50, p99, p999) = drive(bare.clone()).await;
         println!("{:<width$} {rps:>10.0} {p50:>9.2} {p99:>9.2} {p999:>9.2} {:>8}", "bare axum handler", resident_mb());
         Table { bare, width }
+    }
+
+    /// The same table with its rows driven beside another reference at `bare` (printed by the
+    /// caller as a row of its own), such as `bare_handler_answering`'s.
+    pub fn against(&self, bare: String) -> Table {
+        Table { bare, width: self.width }
     }
 
     /// Drives `url` and prints its row labelled `label`, if `LOAD_ROWS` wants it (`wanted`).

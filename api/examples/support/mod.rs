@@ -170,7 +170,7 @@ pub fn bare_handler() -> axum::Router {
     axum::Router::new().route("/", axum::routing::get(|| async { axum::Json(json!({"data": {"ok": true}, "meta": {}, "error": null})) }))
 }
 
-/// A bare handler answering what `url` answered the load generator once: its status line, its
+/// A bare handler answering what `url` answered the load generator once (a success): its
 /// headers (but those hyper writes itself) and its body, gzip-compressed where the service
 /// compressed it. Beside a large page it tells the cost of the page's bytes (writing them, the
 /// load generator reading them) from the cost of the service's work. With the body's length.

@@ -330,7 +330,7 @@ async fn start_simulator(series: &[SeriesSpec], per_venue: usize, supervisor: &S
 /// core overflows the queue, and Linux then answers with SYN cookies it cannot complete, a reset
 /// for each client (`nstat`'s `TcpExtListenOverflows`, `TcpExtSyncookiesFailed`). The kernel
 /// caps the figure at `net.core.somaxconn` (4096 by default since Linux 5.4).
-pub const LISTEN_BACKLOG: u32 = 4096;
+const LISTEN_BACKLOG: u32 = 4096;
 
 /// A listener on `addr` whose queue of connections not yet accepted is `LISTEN_BACKLOG` long,
 /// the address reusable at once after a restart (as tokio's `TcpListener::bind` sets it).
@@ -376,12 +376,9 @@ mod tests {
         let listener = listen(SocketAddr::from(([127, 0, 0, 1], 0))).unwrap();
         let addr = listener.local_addr().unwrap();
         let connects: Vec<_> = (0..clients).map(|_| tokio::spawn(tokio::net::TcpStream::connect(addr))).collect();
-        let mut connected = Vec::new();
         for connect in connects {
             let stream = tokio::time::timeout(Duration::from_secs(10), connect).await.expect("a client's handshake is held waiting");
-            connected.push(stream.unwrap().unwrap());
+            stream.unwrap().unwrap();
         }
-        assert_eq!(connected.len(), clients);
-        drop(listener);
     }
 }

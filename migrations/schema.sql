@@ -574,7 +574,6 @@ CREATE TABLE public.perps (
     interval_minutes integer NOT NULL,
     listed boolean DEFAULT true NOT NULL,
     first_seen_at timestamp with time zone NOT NULL,
-    last_seen_at timestamp with time zone NOT NULL,
     change_count integer DEFAULT 0 NOT NULL,
     last_changed_at timestamp with time zone,
     CONSTRAINT perps_change_count_check CHECK ((change_count >= 0)),

@@ -25,9 +25,9 @@ use support::{CONNECTIONS, SECONDS, Table, bare_handler, bare_handler_answering,
 
 const SEED: &[&str] = &[
     // 4,000 perps: a quarter per venue; Hyperliquid hourly, a fifth of the rest at 4 h.
-    "INSERT INTO perps (exchange, symbol, interval_minutes, first_seen_at, last_seen_at)
+    "INSERT INTO perps (exchange, symbol, interval_minutes, first_seen_at)
      SELECT (ARRAY['binance','bybit','okx','hyperliquid'])[i % 4 + 1], format('S%sUSDT', lpad(i::text, 4, '0')),
-            CASE WHEN i % 4 = 3 THEN 60 WHEN i % 5 = 0 THEN 240 ELSE 480 END, now() - interval '30 days', now()
+            CASE WHEN i % 4 = 3 THEN 60 WHEN i % 5 = 0 THEN 240 ELSE 480 END, now() - interval '30 days'
      FROM generate_series(0, 3999) i",
     // Zero to five changes each over the 30 days (8h ↔ 4h), about 7,500 in all.
     "INSERT INTO interval_changes (exchange, symbol, from_minutes, to_minutes, changed_at)

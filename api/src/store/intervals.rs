@@ -1,5 +1,7 @@
 //! `perps` and `interval_changes`: every listed perp's funding interval, and its changes.
 
+use std::collections::{HashMap, HashSet};
+
 use chrono::{DateTime, Utc};
 use sqlx::{PgPool, Postgres, QueryBuilder};
 
@@ -49,38 +51,50 @@ pub struct ListingReport {
 /// Records a venue's whole listing (`(symbol, interval minutes)`, no symbol twice) observed at
 /// `now`, in one transaction: a new perp's interval is recorded without a change; a different
 /// interval than the one recorded is a change (`changed_at` = `now`); a recorded perp missing
-/// from the listing is marked not listed. The venue's rows are locked first, so two writers
-/// (there is one: the venue's collector holds a lock) could not record one change twice.
+/// from the listing is marked not listed, and a listed one again relisted. Only those rows are
+/// written: a listing that changes nothing writes nothing (and so notifies no market-data read).
+/// The venue's recording is serialized by a transaction lock (its collector holds a worker lock
+/// too), so two writers could not both record one change.
 pub async fn record_listing(db: &PgPool, exchange: &str, listing: &[(String, i32)], now: DateTime<Utc>) -> Result<ListingReport, sqlx::Error> {
     let mut tx = db.begin().await?;
-    let known: Vec<(String, i32)> =
-        sqlx::query_as("SELECT symbol, interval_minutes FROM perps WHERE exchange = $1 FOR UPDATE").bind(exchange).fetch_all(&mut *tx).await?;
-    let known: std::collections::HashMap<String, i32> = known.into_iter().collect();
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('fm-listing:' || $1, 0))").bind(exchange).execute(&mut *tx).await?;
+    let known: Vec<(String, i32, bool)> =
+        sqlx::query_as("SELECT symbol, interval_minutes, listed FROM perps WHERE exchange = $1").bind(exchange).fetch_all(&mut *tx).await?;
+    let known: HashMap<&str, (i32, bool)> = known.iter().map(|(symbol, minutes, listed)| (symbol.as_str(), (*minutes, *listed))).collect();
     let mut report = ListingReport::default();
+    // The perps to insert or update: new, changed, or listed again.
+    let (mut written, mut written_minutes) = (Vec::new(), Vec::new());
     for (symbol, minutes) in listing {
-        match known.get(symbol) {
+        match known.get(symbol.as_str()) {
             None => report.new += 1,
-            Some(before) if before != minutes => report.changes.push(RecordedChange { symbol: symbol.clone(), from_minutes: *before, to_minutes: *minutes }),
-            Some(_) => {}
+            Some((before, _)) if before != minutes => {
+                report.changes.push(RecordedChange { symbol: symbol.clone(), from_minutes: *before, to_minutes: *minutes })
+            }
+            Some((_, false)) => {}
+            Some((_, true)) => continue,
         }
+        written.push(symbol.as_str());
+        written_minutes.push(*minutes);
     }
-    let (symbols, minutes): (Vec<String>, Vec<i32>) = listing.iter().cloned().unzip();
-    sqlx::query(
-        "INSERT INTO perps (exchange, symbol, interval_minutes, first_seen_at, last_seen_at)
-         SELECT $1, symbol, minutes, $4, $4 FROM unnest($2::text[], $3::int[]) AS l(symbol, minutes)
-         ON CONFLICT (exchange, symbol) DO UPDATE SET
-             interval_minutes = EXCLUDED.interval_minutes,
-             last_seen_at = EXCLUDED.last_seen_at,
-             listed = TRUE,
-             change_count = perps.change_count + (perps.interval_minutes <> EXCLUDED.interval_minutes)::int,
-             last_changed_at = CASE WHEN perps.interval_minutes <> EXCLUDED.interval_minutes THEN EXCLUDED.last_seen_at ELSE perps.last_changed_at END",
-    )
-    .bind(exchange)
-    .bind(&symbols)
-    .bind(&minutes)
-    .bind(now)
-    .execute(&mut *tx)
-    .await?;
+    let listed_now: HashSet<&str> = listing.iter().map(|(symbol, _)| symbol.as_str()).collect();
+    let delisted: Vec<&str> = known.iter().filter(|(symbol, (_, listed))| *listed && !listed_now.contains(*symbol)).map(|(symbol, _)| *symbol).collect();
+    if !written.is_empty() {
+        sqlx::query(
+            "INSERT INTO perps (exchange, symbol, interval_minutes, first_seen_at)
+             SELECT $1, symbol, minutes, $4 FROM unnest($2::text[], $3::int[]) AS l(symbol, minutes)
+             ON CONFLICT (exchange, symbol) DO UPDATE SET
+                 interval_minutes = EXCLUDED.interval_minutes,
+                 listed = TRUE,
+                 change_count = perps.change_count + (perps.interval_minutes <> EXCLUDED.interval_minutes)::int,
+                 last_changed_at = CASE WHEN perps.interval_minutes <> EXCLUDED.interval_minutes THEN $4 ELSE perps.last_changed_at END",
+        )
+        .bind(exchange)
+        .bind(&written)
+        .bind(&written_minutes)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    }
     if !report.changes.is_empty() {
         let changed: Vec<&str> = report.changes.iter().map(|c| c.symbol.as_str()).collect();
         let from: Vec<i32> = report.changes.iter().map(|c| c.from_minutes).collect();
@@ -97,14 +111,11 @@ pub async fn record_listing(db: &PgPool, exchange: &str, listing: &[(String, i32
         .execute(&mut *tx)
         .await?;
     }
-    let delisted: Vec<String> =
-        sqlx::query_scalar("UPDATE perps SET listed = FALSE WHERE exchange = $1 AND listed AND NOT (symbol = ANY($2)) RETURNING symbol")
-            .bind(exchange)
-            .bind(&symbols)
-            .fetch_all(&mut *tx)
-            .await?;
+    if !delisted.is_empty() {
+        sqlx::query("UPDATE perps SET listed = FALSE WHERE exchange = $1 AND symbol = ANY($2)").bind(exchange).bind(&delisted).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM crowd_latest WHERE exchange = $1 AND symbol = ANY($2)").bind(exchange).bind(&delisted).execute(&mut *tx).await?;
+    }
     report.delisted = delisted.len() as u64;
-    sqlx::query("DELETE FROM crowd_latest WHERE exchange = $1 AND symbol = ANY($2)").bind(exchange).bind(&delisted).execute(&mut *tx).await?;
     tx.commit().await?;
     Ok(report)
 }

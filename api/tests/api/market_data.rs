@@ -354,3 +354,62 @@ async fn a_rate_limited_or_banned_sweep_stops_at_once(db: PgPool) {
         reqwest::Client::new().post(format!("{base}/sim/faults")).json(&body).send().await.unwrap();
     }
 }
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_listing_writes_only_the_perps_it_changes(db: PgPool) {
+    let listing = |perps: &[(&str, i32)]| perps.iter().map(|(s, m)| (s.to_string(), *m)).collect::<Vec<_>>();
+    // Each perp's row version: a row written again gets a new one.
+    let versions = || async {
+        sqlx::query_as::<_, (String, String)>("SELECT symbol, xmin::text FROM perps WHERE exchange = 'okx' ORDER BY symbol")
+            .fetch_all(&db)
+            .await
+            .unwrap()
+            .into_iter()
+            .collect::<HashMap<_, _>>()
+    };
+    let perp = |symbol: &'static str| {
+        let db = db.clone();
+        async move {
+            sqlx::query_as::<_, (i32, bool, i32, Option<DateTime<Utc>>)>(
+                "SELECT interval_minutes, listed, change_count, last_changed_at FROM perps WHERE exchange = 'okx' AND symbol = $1",
+            )
+            .bind(symbol)
+            .fetch_one(&db)
+            .await
+            .unwrap()
+        }
+    };
+    let t = |minute: i64| at(EPOCH_MS + minute * MINUTE_MS);
+
+    let first = intervals::record_listing(&db, "okx", &listing(&[("A", 480), ("B", 480), ("C", 240)]), t(0)).await.unwrap();
+    assert_eq!((first.new, first.changes.len(), first.delisted), (3, 0, 0));
+    let before = versions().await;
+    let again = intervals::record_listing(&db, "okx", &listing(&[("A", 480), ("B", 480), ("C", 240)]), t(5)).await.unwrap();
+    assert_eq!((again.new, again.changes.len(), again.delisted), (0, 0, 0));
+    assert_eq!(versions().await, before, "a listing that changes nothing writes no row");
+
+    // A's interval changes and C leaves the listing: B is not written.
+    let report = intervals::record_listing(&db, "okx", &listing(&[("A", 240), ("B", 480)]), t(10)).await.unwrap();
+    assert_eq!(report.changes, vec![intervals::RecordedChange { symbol: "A".into(), from_minutes: 480, to_minutes: 240 }]);
+    assert_eq!((report.new, report.delisted), (0, 1));
+    let after = versions().await;
+    assert_eq!(after["B"], before["B"], "an unchanged perp is not written");
+    assert_ne!(after["A"], before["A"]);
+    assert_eq!(perp("A").await, (240, true, 1, Some(t(10))));
+    assert_eq!(perp("C").await, (240, false, 0, None));
+
+    // C listed again at its old interval: relisted, no change; then at another: a change.
+    let back = intervals::record_listing(&db, "okx", &listing(&[("A", 240), ("B", 480), ("C", 240)]), t(15)).await.unwrap();
+    assert_eq!((back.new, back.changes.len(), back.delisted), (0, 0, 0));
+    assert_eq!(perp("C").await, (240, true, 0, None));
+    intervals::record_listing(&db, "okx", &listing(&[("A", 240), ("B", 480)]), t(20)).await.unwrap();
+    let changed = intervals::record_listing(&db, "okx", &listing(&[("A", 240), ("B", 480), ("C", 480)]), t(25)).await.unwrap();
+    assert_eq!(changed.changes, vec![intervals::RecordedChange { symbol: "C".into(), from_minutes: 240, to_minutes: 480 }]);
+    assert_eq!(perp("C").await, (480, true, 1, Some(t(25))));
+    let recorded: Vec<(String, i32, i32, DateTime<Utc>)> =
+        sqlx::query_as("SELECT symbol, from_minutes, to_minutes, changed_at FROM interval_changes WHERE exchange = 'okx' ORDER BY id")
+            .fetch_all(&db)
+            .await
+            .unwrap();
+    assert_eq!(recorded, vec![("A".into(), 480, 240, t(10)), ("C".into(), 240, 480, t(25))]);
+}

@@ -44,14 +44,23 @@ pub struct ListingReport {
     /// Perps seen for the first time (their interval recorded, no change).
     pub new: usize,
     pub changes: Vec<RecordedChange>,
+    /// Perps listed again after a listing without them (at another interval, also a change).
+    pub relisted: usize,
     /// Perps the venue no longer lists (their crowd reading is dropped; history kept).
-    pub delisted: u64,
+    pub delisted: usize,
+}
+
+impl ListingReport {
+    /// Whether the listing changed nothing (and so wrote nothing).
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// Records a venue's whole listing (`(symbol, interval minutes)`, no symbol twice) observed at
 /// `now`, in one transaction: a new perp's interval is recorded without a change; a different
 /// interval than the one recorded is a change (`changed_at` = `now`); a recorded perp missing
-/// from the listing is marked not listed, and a listed one again relisted. Only those rows are
+/// from the listing is marked not listed, and one in it again listed. Only those rows are
 /// written: a listing that changes nothing writes nothing (and so notifies no market-data read).
 /// The venue's recording is serialized by a transaction lock (its collector holds a worker lock
 /// too), so two writers could not both record one change.
@@ -65,16 +74,25 @@ pub async fn record_listing(db: &PgPool, exchange: &str, listing: &[(String, i32
     // The perps to insert or update: new, changed, or listed again.
     let (mut written, mut written_minutes) = (Vec::new(), Vec::new());
     for (symbol, minutes) in listing {
-        match known.get(symbol.as_str()) {
-            None => report.new += 1,
-            Some((before, _)) if before != minutes => {
-                report.changes.push(RecordedChange { symbol: symbol.clone(), from_minutes: *before, to_minutes: *minutes })
+        let write = match known.get(symbol.as_str()) {
+            None => {
+                report.new += 1;
+                true
             }
-            Some((_, false)) => {}
-            Some((_, true)) => continue,
+            Some(&(before, listed)) => {
+                if before != *minutes {
+                    report.changes.push(RecordedChange { symbol: symbol.clone(), from_minutes: before, to_minutes: *minutes });
+                }
+                if !listed {
+                    report.relisted += 1;
+                }
+                before != *minutes || !listed
+            }
+        };
+        if write {
+            written.push(symbol.as_str());
+            written_minutes.push(*minutes);
         }
-        written.push(symbol.as_str());
-        written_minutes.push(*minutes);
     }
     let listed_now: HashSet<&str> = listing.iter().map(|(symbol, _)| symbol.as_str()).collect();
     let delisted: Vec<&str> = known.iter().filter(|(symbol, (_, listed))| *listed && !listed_now.contains(*symbol)).map(|(symbol, _)| *symbol).collect();
@@ -115,7 +133,7 @@ pub async fn record_listing(db: &PgPool, exchange: &str, listing: &[(String, i32
         sqlx::query("UPDATE perps SET listed = FALSE WHERE exchange = $1 AND symbol = ANY($2)").bind(exchange).bind(&delisted).execute(&mut *tx).await?;
         sqlx::query("DELETE FROM crowd_latest WHERE exchange = $1 AND symbol = ANY($2)").bind(exchange).bind(&delisted).execute(&mut *tx).await?;
     }
-    report.delisted = delisted.len() as u64;
+    report.delisted = delisted.len();
     tx.commit().await?;
     Ok(report)
 }

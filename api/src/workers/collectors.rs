@@ -48,12 +48,13 @@ impl Worker for CollectorWorker {
             while !cancel.is_cancelled() {
                 match self.collector.collect_intervals(&Utc::now).await {
                     Ok((listing, report)) => {
-                        if report.new + report.changes.len() + report.delisted as usize > 0 {
+                        if !report.is_empty() {
                             tracing::info!(
                                 worker = self.name(),
                                 listed = listing.len(),
                                 new = report.new,
                                 changes = report.changes.len(),
+                                relisted = report.relisted,
                                 delisted = report.delisted,
                                 "listing recorded"
                             );

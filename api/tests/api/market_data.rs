@@ -382,16 +382,16 @@ async fn a_listing_writes_only_the_perps_it_changes(db: PgPool) {
     let t = |minute: i64| at(EPOCH_MS + minute * MINUTE_MS);
 
     let first = intervals::record_listing(&db, "okx", &listing(&[("A", 480), ("B", 480), ("C", 240)]), t(0)).await.unwrap();
-    assert_eq!((first.new, first.changes.len(), first.delisted), (3, 0, 0));
+    assert_eq!((first.new, first.changes.len(), first.relisted, first.delisted), (3, 0, 0, 0));
     let before = versions().await;
     let again = intervals::record_listing(&db, "okx", &listing(&[("A", 480), ("B", 480), ("C", 240)]), t(5)).await.unwrap();
-    assert_eq!((again.new, again.changes.len(), again.delisted), (0, 0, 0));
+    assert!(again.is_empty(), "{again:?}");
     assert_eq!(versions().await, before, "a listing that changes nothing writes no row");
 
     // A's interval changes and C leaves the listing: B is not written.
     let report = intervals::record_listing(&db, "okx", &listing(&[("A", 240), ("B", 480)]), t(10)).await.unwrap();
     assert_eq!(report.changes, vec![intervals::RecordedChange { symbol: "A".into(), from_minutes: 480, to_minutes: 240 }]);
-    assert_eq!((report.new, report.delisted), (0, 1));
+    assert_eq!((report.new, report.relisted, report.delisted), (0, 0, 1));
     let after = versions().await;
     assert_eq!(after["B"], before["B"], "an unchanged perp is not written");
     assert_ne!(after["A"], before["A"]);
@@ -400,11 +400,12 @@ async fn a_listing_writes_only_the_perps_it_changes(db: PgPool) {
 
     // C listed again at its old interval: relisted, no change; then at another: a change.
     let back = intervals::record_listing(&db, "okx", &listing(&[("A", 240), ("B", 480), ("C", 240)]), t(15)).await.unwrap();
-    assert_eq!((back.new, back.changes.len(), back.delisted), (0, 0, 0));
+    assert_eq!((back.new, back.changes.len(), back.relisted, back.delisted), (0, 0, 1, 0));
     assert_eq!(perp("C").await, (240, true, 0, None));
     intervals::record_listing(&db, "okx", &listing(&[("A", 240), ("B", 480)]), t(20)).await.unwrap();
     let changed = intervals::record_listing(&db, "okx", &listing(&[("A", 240), ("B", 480), ("C", 480)]), t(25)).await.unwrap();
     assert_eq!(changed.changes, vec![intervals::RecordedChange { symbol: "C".into(), from_minutes: 240, to_minutes: 480 }]);
+    assert_eq!((changed.new, changed.relisted, changed.delisted), (0, 1, 0));
     assert_eq!(perp("C").await, (480, true, 1, Some(t(25))));
     let recorded: Vec<(String, i32, i32, DateTime<Utc>)> =
         sqlx::query_as("SELECT symbol, from_minutes, to_minutes, changed_at FROM interval_changes WHERE exchange = 'okx' ORDER BY id")

@@ -443,6 +443,18 @@ CREATE TABLE public.interval_changes (
     CONSTRAINT interval_changes_from_minutes_check CHECK ((from_minutes > 0))
 );
 
+CREATE TABLE public.interval_changes_by_exchange (
+    exchange text NOT NULL,
+    changes bigint NOT NULL,
+    CONSTRAINT interval_changes_by_exchange_changes_check CHECK ((changes > 0))
+);
+
+CREATE TABLE public.interval_changes_by_symbol (
+    symbol text NOT NULL,
+    changes bigint NOT NULL,
+    CONSTRAINT interval_changes_by_symbol_changes_check CHECK ((changes > 0))
+);
+
 CREATE SEQUENCE public.interval_changes_id_seq
     START WITH 1
     INCREMENT BY 1
@@ -856,6 +868,12 @@ ALTER TABLE ONLY public.faucet_grants
 ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (user_id, key);
 
+ALTER TABLE ONLY public.interval_changes_by_exchange
+    ADD CONSTRAINT interval_changes_by_exchange_pkey PRIMARY KEY (exchange);
+
+ALTER TABLE ONLY public.interval_changes_by_symbol
+    ADD CONSTRAINT interval_changes_by_symbol_pkey PRIMARY KEY (symbol);
+
 ALTER TABLE ONLY public.interval_changes
     ADD CONSTRAINT interval_changes_pkey PRIMARY KEY (id);
 
@@ -961,6 +979,8 @@ CREATE INDEX deposit_transfers_by_wallet ON public.deposit_transfers USING btree
 CREATE INDEX deposits_by_wallet ON public.deposits USING btree (wallet, slot);
 
 CREATE INDEX interval_changes_by_perp ON public.interval_changes USING btree (exchange, symbol, changed_at DESC, id DESC);
+
+CREATE INDEX interval_changes_by_symbol_most ON public.interval_changes_by_symbol USING btree (changes DESC, symbol);
 
 CREATE INDEX interval_changes_by_time ON public.interval_changes USING btree (changed_at DESC, id DESC);
 

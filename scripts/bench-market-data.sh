@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The market-data read benchmark (numbers in docs/performance.md): 4,000 perps with 30 days of interval
 # changes and crowd history in a fresh database `fm_bench_market_data`, the eight endpoints beside
-# a bare axum handler, same load generator.
+# a bare axum handler, same load generator. The database is dropped after the run (`KEEP_DATABASE=1`
+# keeps it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

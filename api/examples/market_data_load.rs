@@ -7,7 +7,8 @@
 //! one perp's interval changed, and a crowd reading of that perp, each written by the
 //! collectors' own store functions (so each change is notified as theirs are). The month of
 //! crowd history, the largest page, is also driven beside a bare handler answering its own
-//! bytes. `LOAD_ROWS` selects rows (`support::wanted`).
+//! bytes. `LOAD_ROWS` selects rows (`support::wanted`). The database is dropped at the end
+//! unless `KEEP_DATABASE` is set.
 //!
 //! `bash scripts/bench-market-data.sh` (release build; needs Postgres and Redis).
 
@@ -37,6 +38,11 @@ const SEED: &[&str] = &[
     "UPDATE perps p SET change_count = c.n, last_changed_at = c.last
      FROM (SELECT exchange, symbol, count(*)::int AS n, max(changed_at) AS last FROM interval_changes GROUP BY 1, 2) c
      WHERE p.exchange = c.exchange AND p.symbol = c.symbol",
+    // The stats page's totals, as the collectors' recording keeps them.
+    "INSERT INTO interval_changes_by_exchange (exchange, changes)
+     SELECT exchange, sum(change_count) FROM perps GROUP BY exchange HAVING sum(change_count) > 0",
+    "INSERT INTO interval_changes_by_symbol (symbol, changes)
+     SELECT symbol, sum(change_count) FROM perps GROUP BY symbol HAVING sum(change_count) > 0",
     // A reading every 15 minutes for 30 days.
     "INSERT INTO crowd_history (exchange, symbol, ts, long_ppm, short_ppm)
      SELECT p.exchange, p.symbol, ts, l, 1000000 - l
@@ -120,6 +126,11 @@ async fn main() {
     }
     month_table.row_while_changing(&format!("{beside_its_bytes}, changing every 100 ms"), &month, collectors_writing(&pool, &listing)).await;
     pool.close().await;
+    // Its 8.6 million readings take over a gigabyte; `KEEP_DATABASE=1` keeps it to look into.
+    if std::env::var_os("KEEP_DATABASE").is_none() {
+        let conn = PgPoolOptions::new().max_connections(1).connect(&admin).await.unwrap();
+        sqlx::query("DROP DATABASE fm_bench_market_data WITH (FORCE)").execute(&conn).await.unwrap();
+    }
 }
 
 /// The label column's width.

@@ -60,8 +60,10 @@ impl ListingReport {
 /// Records a venue's whole listing (`(symbol, interval minutes)`, no symbol twice) observed at
 /// `now`, in one transaction: a new perp's interval is recorded without a change; a different
 /// interval than the one recorded is a change (`changed_at` = `now`); a recorded perp missing
-/// from the listing is marked not listed, and one in it again listed. Only those rows are
-/// written: a listing that changes nothing writes nothing (and so notifies no market-data read).
+/// from the listing is marked not listed, and one in it again listed. Each change is also
+/// counted in its venue's and its symbol's totals (`interval_changes_by_exchange`,
+/// `interval_changes_by_symbol`). Only those rows are written: a listing that changes nothing
+/// writes nothing (and so notifies no market-data read).
 /// The venue's recording is serialized by a transaction lock (its collector holds a worker lock
 /// too), so two writers could not both record one change.
 pub async fn record_listing(db: &PgPool, exchange: &str, listing: &[(String, i32)], now: DateTime<Utc>) -> Result<ListingReport, sqlx::Error> {
@@ -128,6 +130,25 @@ pub async fn record_listing(db: &PgPool, exchange: &str, listing: &[(String, i32
         .bind(now)
         .execute(&mut *tx)
         .await?;
+        // The totals `/v1/intervals/stats` reads. A symbol's row is shared by the venues that
+        // list it: each recording locks its symbols' rows in one order, so two venues'
+        // recordings wait for each other rather than deadlock.
+        sqlx::query(
+            "INSERT INTO interval_changes_by_exchange (exchange, changes) VALUES ($1, $2)
+             ON CONFLICT (exchange) DO UPDATE SET changes = interval_changes_by_exchange.changes + EXCLUDED.changes",
+        )
+        .bind(exchange)
+        .bind(report.changes.len() as i64)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO interval_changes_by_symbol (symbol, changes)
+             SELECT symbol, 1 FROM unnest($1::text[]) AS c(symbol) ORDER BY symbol
+             ON CONFLICT (symbol) DO UPDATE SET changes = interval_changes_by_symbol.changes + 1",
+        )
+        .bind(&changed)
+        .execute(&mut *tx)
+        .await?;
     }
     if !delisted.is_empty() {
         sqlx::query("UPDATE perps SET listed = FALSE WHERE exchange = $1 AND symbol = ANY($2)").bind(exchange).bind(&delisted).execute(&mut *tx).await?;
@@ -168,16 +189,14 @@ pub struct IntervalStatsRow {
     pub most_changed: Vec<(String, i64)>,
 }
 
+/// Read from the totals [`record_listing`] keeps (a row per venue with changes, and the
+/// `most_changed` symbols off their index), not summed over every perp.
 pub async fn stats(db: &PgPool, most_changed: i64) -> Result<IntervalStatsRow, sqlx::Error> {
-    let per_exchange: Vec<(String, i64)> =
-        sqlx::query_as("SELECT exchange, sum(change_count)::bigint FROM perps GROUP BY exchange ORDER BY exchange").fetch_all(db).await?;
-    let most_changed = sqlx::query_as(
-        "SELECT symbol, sum(change_count)::bigint AS changes FROM perps WHERE change_count > 0
-         GROUP BY symbol ORDER BY changes DESC, symbol LIMIT $1",
-    )
-    .bind(most_changed)
-    .fetch_all(db)
-    .await?;
+    let per_exchange: Vec<(String, i64)> = sqlx::query_as("SELECT exchange, changes FROM interval_changes_by_exchange ORDER BY exchange").fetch_all(db).await?;
+    let most_changed = sqlx::query_as("SELECT symbol, changes FROM interval_changes_by_symbol ORDER BY changes DESC, symbol LIMIT $1")
+        .bind(most_changed)
+        .fetch_all(db)
+        .await?;
     Ok(IntervalStatsRow { total_changes: per_exchange.iter().map(|(_, n)| n).sum(), per_exchange, most_changed })
 }
 

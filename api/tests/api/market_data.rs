@@ -414,3 +414,66 @@ async fn a_listing_writes_only_the_perps_it_changes(db: PgPool) {
             .unwrap();
     assert_eq!(recorded, vec![("A".into(), 480, 240, t(10)), ("C".into(), 240, 480, t(25))]);
 }
+
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn the_stats_totals_count_every_recorded_change(db: PgPool) {
+    // Four venues recording at once, round after round, each switching the same symbols'
+    // intervals (so the symbols' totals are shared rows), a different subset in turn.
+    let symbols = ["AUSDT", "BUSDT", "CUSDT", "DUSDT", "EUSDT"];
+    let rounds = 12usize;
+    let record = |venue: usize| {
+        let db = db.clone();
+        async move {
+            let exchange = Exchange::ALL[venue].id();
+            for round in 0..=rounds {
+                // Round 0 lists every symbol at 8 h; then symbol i switches on the rounds where
+                // (round + venue + i) is even, from the interval it held.
+                // Each venue lists them in an order of its own.
+                let mut listing: Vec<(String, i32)> = symbols
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        let switches = (1..=round).filter(|r| (r + venue + i).is_multiple_of(2)).count();
+                        (s.to_string(), if switches.is_multiple_of(2) { 480 } else { 240 })
+                    })
+                    .collect();
+                listing.rotate_left(venue);
+                if !venue.is_multiple_of(2) {
+                    listing.reverse();
+                }
+                intervals::record_listing(&db, exchange, &listing, at(EPOCH_MS + round as i64 * MINUTE_MS)).await.unwrap();
+            }
+        }
+    };
+    tokio::join!(record(0), record(1), record(2), record(3));
+
+    // The totals are the sums over the perps' own counts, and over the changes recorded.
+    let by_exchange: Vec<(String, i64)> =
+        sqlx::query_as("SELECT exchange, changes FROM interval_changes_by_exchange ORDER BY exchange").fetch_all(&db).await.unwrap();
+    let summed: Vec<(String, i64)> =
+        sqlx::query_as("SELECT exchange, count(*) FROM interval_changes GROUP BY exchange ORDER BY exchange").fetch_all(&db).await.unwrap();
+    assert_eq!(by_exchange, summed);
+    assert_eq!(by_exchange.len(), 4);
+    let by_symbol: Vec<(String, i64)> =
+        sqlx::query_as("SELECT symbol, changes FROM interval_changes_by_symbol ORDER BY changes DESC, symbol").fetch_all(&db).await.unwrap();
+    let summed: Vec<(String, i64)> =
+        sqlx::query_as("SELECT symbol, sum(change_count)::bigint AS n FROM perps GROUP BY symbol HAVING sum(change_count) > 0 ORDER BY n DESC, symbol")
+            .fetch_all(&db)
+            .await
+            .unwrap();
+    assert_eq!(by_symbol, summed);
+    // Symbol i switched on venue v in the rounds 1..=12 where (round + v + i) is even: 6 each.
+    assert_eq!(by_symbol.iter().map(|(_, n)| *n).collect::<Vec<_>>(), vec![24; 5]);
+
+    // The page reads them: every venue, and the most changed symbols in order.
+    intervals::record_listing(&db, "okx", &[("AUSDT".into(), 60)], at(EPOCH_MS + 60 * MINUTE_MS)).await.unwrap();
+    let app = spawn(state(db.clone(), &redis_url())).await;
+    let stats = json(&app, "/v1/intervals/stats").await["data"].clone();
+    assert_eq!(stats["total_changes"], 4 * 5 * 6 + 1);
+    assert_eq!(stats["exchanges"]["okx"], 5 * 6 + 1);
+    assert_eq!(stats["exchanges"]["hyperliquid"], 5 * 6);
+    let most: Vec<(String, i64)> =
+        stats["most_changed_symbols"].as_array().unwrap().iter().map(|s| (s["symbol"].as_str().unwrap().to_owned(), s["changes"].as_i64().unwrap())).collect();
+    assert_eq!(most[0], ("AUSDT".to_owned(), 25));
+    assert_eq!(most[1..].iter().map(|(s, n)| (s.as_str(), *n)).collect::<Vec<_>>(), [("BUSDT", 24), ("CUSDT", 24), ("DUSDT", 24), ("EUSDT", 24)]);
+}

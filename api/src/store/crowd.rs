@@ -61,6 +61,15 @@ pub async fn prune(db: &PgPool, before: DateTime<Utc>) -> Result<u64, sqlx::Erro
 
 /// Latest readings ranked (ties by exchange and symbol), with how many match.
 pub async fn leaderboard(db: &PgPool, filter: &PerpFilter, sort: CrowdSort, limit: i64, offset: i64) -> Result<(Vec<CrowdRow>, i64), sqlx::Error> {
+    let rows = ranked(db, filter, sort, limit, offset).await?;
+    let mut count = QueryBuilder::new("SELECT count(*) FROM crowd_latest");
+    push_where(filter, &mut count);
+    let total = count.build_query_scalar().fetch_one(db).await?;
+    Ok((rows, total))
+}
+
+/// Latest readings ranked (ties by exchange and symbol), read off the ranking's index.
+async fn ranked(db: &PgPool, filter: &PerpFilter, sort: CrowdSort, limit: i64, offset: i64) -> Result<Vec<CrowdRow>, sqlx::Error> {
     let mut q = QueryBuilder::new("SELECT exchange, symbol, long_ppm, short_ppm, open_interest_cents, updated_at FROM crowd_latest");
     push_where(filter, &mut q);
     q.push(match sort {
@@ -68,11 +77,7 @@ pub async fn leaderboard(db: &PgPool, filter: &PerpFilter, sort: CrowdSort, limi
         CrowdSort::MostLonged => " ORDER BY long_ppm DESC, exchange, symbol",
     });
     q.push(" LIMIT ").push_bind(limit).push(" OFFSET ").push_bind(offset);
-    let rows = q.build_query_as().fetch_all(db).await?;
-    let mut count = QueryBuilder::new("SELECT count(*) FROM crowd_latest");
-    push_where(filter, &mut count);
-    let total = count.build_query_scalar().fetch_one(db).await?;
-    Ok((rows, total))
+    q.build_query_as().fetch_all(db).await
 }
 
 /// Averages and extremes over the latest readings.
@@ -92,8 +97,9 @@ pub async fn summary(db: &PgPool, filter: &PerpFilter) -> Result<(CrowdSummaryRo
     );
     push_where(filter, &mut q);
     let summary = q.build_query_as().fetch_one(db).await?;
-    let (longed, _) = leaderboard(db, filter, CrowdSort::MostLonged, 1, 0).await?;
-    let (shorted, _) = leaderboard(db, filter, CrowdSort::MostShorted, 1, 0).await?;
+    // The extremes alone: the count a leaderboard adds is the summary's `tracked`.
+    let longed = ranked(db, filter, CrowdSort::MostLonged, 1, 0).await?;
+    let shorted = ranked(db, filter, CrowdSort::MostShorted, 1, 0).await?;
     Ok((summary, longed.into_iter().next(), shorted.into_iter().next()))
 }
 

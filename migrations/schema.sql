@@ -1,6 +1,10 @@
 -- The schema the migrations in this folder make, dumped from a migrated database (pg_dump
 -- --schema-only). Generated: UPDATE_SCHEMA=1 cargo test -p indexer --lib schema; a test
 -- fails when it no longer matches. The migrations are what runs; this file is for reading.
+CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
+
+COMMENT ON EXTENSION pg_trgm IS 'text similarity measurement and index searching based on trigrams';
+
 CREATE FUNCTION public.count_deleted_markets() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -982,6 +986,8 @@ CREATE INDEX interval_changes_by_perp ON public.interval_changes USING btree (ex
 
 CREATE INDEX interval_changes_by_symbol_most ON public.interval_changes_by_symbol USING btree (changes DESC, symbol);
 
+CREATE INDEX interval_changes_by_symbol_trigrams ON public.interval_changes USING gin (upper(symbol) public.gin_trgm_ops);
+
 CREATE INDEX interval_changes_by_time ON public.interval_changes USING btree (changed_at DESC, id DESC);
 
 CREATE INDEX market_status_counts_by_status ON public.market_status_counts USING btree (status) INCLUDE (n);
@@ -1011,6 +1017,8 @@ CREATE INDEX outbox_undelivered ON public.outbox USING btree (id) WHERE (deliver
 CREATE INDEX perps_by_changes ON public.perps USING btree (change_count DESC, exchange, symbol);
 
 CREATE INDEX perps_by_symbol ON public.perps USING btree (symbol, exchange);
+
+CREATE INDEX perps_by_symbol_trigrams ON public.perps USING gin (upper(symbol) public.gin_trgm_ops);
 
 CREATE INDEX positions_by_wallet ON public.positions USING btree (wallet);
 

@@ -159,15 +159,32 @@ pub async fn record_listing(db: &PgPool, exchange: &str, listing: &[(String, i32
     Ok(report)
 }
 
-/// The `WHERE` of a filtered listing (over a table with `exchange` and `symbol`).
+/// The `WHERE` of a filtered listing (over a table with `exchange` and `symbol`). The search is
+/// a `LIKE` on `upper(symbol)`, the expression the trigram indexes of `perps` and
+/// `interval_changes` hold (migration 61).
 pub(super) fn push_where<'a>(filter: &'a PerpFilter, q: &mut QueryBuilder<'a, Postgres>) {
     q.push(" WHERE TRUE");
     if let Some(exchange) = &filter.exchange {
         q.push(" AND exchange = ").push_bind(exchange);
     }
     if let Some(search) = &filter.search {
-        q.push(" AND strpos(upper(symbol), ").push_bind(search.to_uppercase()).push(") > 0");
+        q.push(" AND upper(symbol) LIKE ").push_bind(containing(&search.to_uppercase()));
     }
+}
+
+/// The `LIKE` pattern matching every text that contains `text`: its `%`, `_` and `\` escaped
+/// (`\` is `LIKE`'s escape character), and `%` either side.
+fn containing(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
 }
 
 /// Interval changes, newest first, with how many match.

@@ -128,6 +128,15 @@ async fn the_interval_endpoints(db: PgPool) {
     let btc = json(&app, "/v1/intervals/threaded?exchange=okx&search=btc").await;
     assert_eq!(btc["meta"]["total"], 1);
     assert_eq!((btc["data"][0]["symbol"].as_str(), btc["data"][0]["exchange"].as_str()), (Some("BTCUSDT"), Some("okx")));
+    // A search is a substring, not a pattern: `_`, `%` and `\` match only themselves, as
+    // `strpos` counts them.
+    for (search, query) in [("USDT", "usdt"), ("_", "_"), ("%", "%25"), ("T_U", "t_u"), ("\\", "%5C"), ("\\%", "%5C%25")] {
+        let expected: i64 = sqlx::query_scalar("SELECT count(*) FROM perps WHERE strpos(upper(symbol), $1) > 0").bind(search).fetch_one(&db).await.unwrap();
+        let found = json(&app, &format!("/v1/intervals/threaded?search={query}")).await;
+        assert_eq!(found["meta"]["total"].as_i64(), Some(expected), "{search}");
+        // Of these, only USDT is part of a symbol: a `_` or `%` taken as a pattern would match.
+        assert_eq!(expected > 0, search == "USDT", "{search}");
+    }
     for bad in ["sort=volume", "order=up", "page=-1", "limit=0", "limit=201", "exchange=ftx", "page=x"] {
         let (status, code) = code_of(app.get(&format!("/v1/intervals/threaded?{bad}")).await).await;
         assert_eq!((status, code.as_str()), (400, "INVALID_INPUT"), "{bad}");

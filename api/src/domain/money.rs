@@ -16,33 +16,18 @@ pub fn ppm(value: i64, shown: u32) -> String {
 
 /// `value` has `scale` decimals; shows `shown` ≤ `scale` of them, rounding half away from zero.
 pub fn places(value: i128, scale: u32, shown: u32) -> String {
-    Places { value, scale, shown }.to_string()
-}
-
-/// What [`places`] shows, written where it is displayed (`serde`'s `collect_str` writes it
-/// into a JSON body without a `String` of its own).
-#[derive(Clone, Copy, Debug)]
-pub struct Places {
-    pub value: i128,
-    pub scale: u32,
-    pub shown: u32,
-}
-
-impl std::fmt::Display for Places {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Places { value, scale, shown } = *self;
-        let drop = 10i128.pow(scale - shown);
-        let rounded = (value.abs() + drop / 2) / drop;
-        let unit = 10i128.pow(shown);
-        if value < 0 && rounded != 0 {
-            f.write_char('-')?;
-        }
-        write!(f, "{}", rounded / unit)?;
-        if shown > 0 {
-            write!(f, ".{:0width$}", rounded % unit, width = shown as usize)?;
-        }
-        Ok(())
+    let drop = 10i128.pow(scale - shown);
+    let rounded = (value.abs() + drop / 2) / drop;
+    let unit = 10i128.pow(shown);
+    let mut out = String::new();
+    if value < 0 && rounded != 0 {
+        out.push('-');
     }
+    write!(out, "{}", rounded / unit).unwrap();
+    if shown > 0 {
+        write!(out, ".{:0width$}", rounded % unit, width = shown as usize).unwrap();
+    }
+    out
 }
 
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]

@@ -17,7 +17,6 @@ pub mod page;
 pub mod ratelimit;
 pub mod rendered;
 pub mod routes;
-pub mod timestamp;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -7,14 +7,13 @@ use serde::{Deserialize, Serialize};
 
 use super::market_filter;
 use crate::domain::market_data::{CrowdSort, net_position_ppm, shown_share_ppm};
-use crate::domain::money::{Places, places, ppm};
+use crate::domain::money::{places, ppm};
 use crate::http::AppState;
 use crate::http::envelope::Data;
 use crate::http::error::ApiError;
 use crate::http::extract::{ApiPath, ApiQuery, one_of};
 use crate::http::openapi::{Envelope, ErrorEnvelope, PerpParams};
 use crate::http::page::ZeroBasedPage;
-use crate::http::timestamp::Timestamp;
 use crate::services::market_data;
 use crate::store::crowd::CrowdRow;
 
@@ -28,22 +27,7 @@ pub const MAX_HISTORY_HOURS: i64 = 24 * 365;
 
 /// A share as a fraction with four decimals (`0.6617`), as the venues publish them.
 fn share(value_ppm: i64) -> String {
-    shown_share(value_ppm).to_string()
-}
-
-fn shown_share(value_ppm: i64) -> Places {
-    Places { value: shown_share_ppm(value_ppm as i32) as i128, scale: 6, shown: 4 }
-}
-
-/// A share as [`share`] shows it, written straight into the body: a month of history holds
-/// thousands.
-#[derive(Clone, Copy)]
-struct Share(i64);
-
-impl Serialize for Share {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(&shown_share(self.0))
-    }
+    ppm(shown_share_ppm(value_ppm as i32), 4)
 }
 
 /// The net position (already a difference of shown shares), signed, four decimals.
@@ -194,12 +178,9 @@ pub struct Detail {
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = CrowdPoint)]
 struct Point {
-    #[schema(value_type = String)]
-    long_pct: Share,
-    #[schema(value_type = String)]
-    short_pct: Share,
-    #[schema(value_type = String, format = DateTime)]
-    timestamp: Timestamp,
+    long_pct: String,
+    short_pct: String,
+    timestamp: DateTime<Utc>,
 }
 
 /// `GET /v1/crowd/{exchange}/{symbol}`: the latest reading and the last `hours` (default 24)
@@ -239,7 +220,7 @@ pub async fn detail(
         open_interest_usd: latest.open_interest_cents.map(|c| places(c as i128, 2, 2)),
         history: history
             .into_iter()
-            .map(|(timestamp, long, short)| Point { long_pct: Share(long as i64), short_pct: Share(short as i64), timestamp: Timestamp(timestamp) })
+            .map(|(timestamp, long, short)| Point { long_pct: share(long as i64), short_pct: share(short as i64), timestamp })
             .collect(),
         exchange: latest.exchange,
         symbol: latest.symbol,

@@ -952,7 +952,10 @@ async fn a_blockhash_expires_the_block_after_its_last_valid_height(db: PgPool) {
         tokio::task::yield_now().await;
     }
     stop.store(true, Ordering::Relaxed);
-    clock.join().unwrap();
+    // Joined off this runtime, not on it: the chain's own tasks (its slot clock) run here and
+    // take the bank's turn that `root_now` takes, so a runtime blocked in the join could hand
+    // the turn to a task it never runs while the clock thread waits for it.
+    tokio::task::spawn_blocking(move || clock.join()).await.unwrap().unwrap();
     assert!(readings.len() >= 30, "{} readings", readings.len());
 
     let last = readings.iter().map(|(_, last_valid)| *last_valid).max().unwrap();

@@ -238,6 +238,23 @@ async fn main() {
     ] {
         table.row_while_changing(label, &url, statement(&conn, &trades)).await;
     }
+    // One market's reads while a hundred other open markets each take a trade every 100 ms
+    // (a thousand changes a second, as a busy hour brings): what a market's pages show does
+    // not change, so they should cost what the quiet rows do.
+    let others_trade = format!(
+        "WITH others AS (SELECT id FROM markets WHERE status = 'open' AND id <> '{market}' ORDER BY id LIMIT 100),
+              trade AS (INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)
+                        SELECT gen_random_uuid(), id, 'trader2', 'yes', true, 2000000, 1000000, 10000, 500100, now() FROM others)
+         UPDATE markets SET total_volume = total_volume + 1000000, trade_count = trade_count + 1 WHERE id IN (SELECT id FROM others)"
+    );
+    for (label, url) in [
+        ("  .../{id}, 100 others traded every 100 ms", format!("{app}/v1/markets/{market}")),
+        ("  .../{id}/quote, 100 others traded every 100 ms", format!("{app}/v1/markets/{market}/quote?side=yes&amount=25")),
+        ("  .../{id}/trades, 100 others traded every 100 ms", format!("{app}/v1/markets/{market}/trades?limit=100")),
+        ("  .../{id}/prices, 100 others traded every 100 ms", format!("{app}/v1/markets/{market}/prices")),
+    ] {
+        table.row_while_changing(label, &url, statement(&conn, &others_trade)).await;
+    }
     conn.close().await;
 }
 

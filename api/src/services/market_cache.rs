@@ -23,6 +23,12 @@
 //! every new market (`notify_market_terms_insert`), so any change to what a listing shows — a row, a status
 //! and with it the counts, a new round — bumps it, and a page rendered at one version is the
 //! same page while it holds (`version`).
+//!
+//! One market's pages (the market, its quotes, trades and price history) are versioned by that
+//! market alone (`market_version`): the generation of the latest notice naming it, or of the
+//! latest one naming every market (`*`, a reconnection), whichever is later. A trade on one market
+//! then leaves every other market's kept pages standing; with every market on the one counter,
+//! each trade anywhere had them all read again.
 
 use sqlx::PgPool;
 use std::collections::HashMap;
@@ -37,13 +43,14 @@ use crate::store::markets::{self, MarketRow};
 
 /// The channel the trigger notifies.
 const CHANNEL: &str = "fm_market_terms";
-/// Entries kept at most (open markets are a few tens of thousands; a row is about 300 bytes);
-/// past it the map starts over.
+/// Rows kept at most, and markets whose latest change is kept at most (open markets are a few
+/// tens of thousands; a row is about 300 bytes, a change 24); past it either map starts over
+/// (the changes' with every market's version moved to the generation then).
 const CAPACITY: usize = 100_000;
 
 #[derive(Default)]
 pub struct MarketCache {
-    entries: RwLock<HashMap<Uuid, Arc<MarketRow>>>,
+    held: RwLock<Held>,
     /// Bumped by every invalidation (under the write lock).
     generation: AtomicU64,
     /// The listener is connected: what is cached will be invalidated.
@@ -53,6 +60,36 @@ pub struct MarketCache {
     /// The generation after the latest `forget`.
     own_change: AtomicU64,
     started: OnceLock<()>,
+}
+
+#[derive(Default)]
+struct Held {
+    rows: HashMap<Uuid, Arc<MarketRow>>,
+    /// Each market's latest change heard since `all_changed`, by generation.
+    changed: HashMap<Uuid, Changed>,
+    /// The generation of the latest change to every market at once (a `*` notice, the listener
+    /// connecting or losing its connection, `changed` starting over): no market's version is
+    /// below it.
+    all_changed: u64,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Changed {
+    /// The generation of the latest notice naming the market, or of `forget`.
+    heard: u64,
+    /// The generation of the latest `forget` of it.
+    own: u64,
+}
+
+/// A market's version (`MarketCache::market_version`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MarketVersion {
+    /// Moves with every change to the market's row, trades or price points, and with every
+    /// change to all markets at once.
+    pub version: u64,
+    /// The version after the latest change this process made to the market itself
+    /// (`forget`): nothing kept before it may stand in for the market's pages.
+    pub own_change: u64,
 }
 
 impl MarketCache {
@@ -84,12 +121,12 @@ impl MarketCache {
         let generation = self.generation.load(Ordering::Acquire);
         let read = markets::market(db, id).await?.map(Arc::new);
         if let Some(row) = &read {
-            let mut entries = self.entries.write().unwrap();
+            let mut held = self.held.write().unwrap();
             if self.live.load(Ordering::Acquire) && self.generation.load(Ordering::Acquire) == generation {
-                if entries.len() >= CAPACITY {
-                    entries.clear();
+                if held.rows.len() >= CAPACITY {
+                    held.rows.clear();
                 }
-                entries.insert(id, Arc::clone(row));
+                held.rows.insert(id, Arc::clone(row));
             }
         }
         Ok(read)
@@ -100,13 +137,13 @@ impl MarketCache {
         if !self.live.load(Ordering::Acquire) {
             return None;
         }
-        self.entries.read().unwrap().get(&id).map(Arc::clone)
+        self.held.read().unwrap().rows.get(&id).map(Arc::clone)
     }
 
     /// Drops market `id`, changed by this process (a trade it sent, now projected): the next
     /// read takes the row again, without waiting for the notice.
     pub fn forget(&self, id: Uuid) {
-        let generation = self.drop_held(Some(id));
+        let generation = self.drop_held(Some(id), true);
         self.own_change.fetch_max(generation, Ordering::AcqRel);
     }
 
@@ -125,24 +162,46 @@ impl MarketCache {
         self.live.load(Ordering::Acquire).then(|| self.generation.load(Ordering::Acquire))
     }
 
+    /// Market `id`'s version as the notices have announced its changes: a page of the market
+    /// alone read after taking it shows every change to the market up to it, and a later change
+    /// to the market moves it; changes to other markets do not. `None` while not listening.
+    pub fn market_version(self: &Arc<Self>, db: &PgPool, id: Uuid) -> Option<MarketVersion> {
+        self.start_listening(db);
+        self.live.load(Ordering::Acquire).then(|| self.held.read().unwrap().version_of(id))
+    }
+
     /// How many markets are held (tests, metrics).
     pub fn len(&self) -> usize {
-        self.entries.read().unwrap().len()
+        self.held.read().unwrap().rows.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Drops `id` (`None`: everything) and bumps the generation; the generation after.
-    fn drop_held(&self, id: Option<Uuid>) -> u64 {
-        let mut entries = self.entries.write().unwrap();
+    /// Drops `id` (`None`: everything) and bumps the generation, recording it as the change of
+    /// `id` (of every market), made by this process if `own`; the generation after.
+    fn drop_held(&self, id: Option<Uuid>, own: bool) -> u64 {
+        let mut held = self.held.write().unwrap();
         let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
         match id {
             Some(id) => {
-                entries.remove(&id);
+                held.rows.remove(&id);
+                if held.changed.len() >= CAPACITY && !held.changed.contains_key(&id) {
+                    held.changed.clear();
+                    held.all_changed = generation;
+                }
+                let changed = held.changed.entry(id).or_default();
+                changed.heard = generation;
+                if own {
+                    changed.own = generation;
+                }
             }
-            None => entries.clear(),
+            None => {
+                held.rows.clear();
+                held.changed.clear();
+                held.all_changed = generation;
+            }
         }
         generation
     }
@@ -161,19 +220,76 @@ async fn listen(cache: Weak<MarketCache>, db: PgPool) {
         match event {
             Listening::Connected => {
                 // A version taken before the connection dropped must not match again.
-                cache.generation.fetch_add(1, Ordering::AcqRel);
+                cache.drop_held(None, false);
                 cache.live.store(true, Ordering::Release);
             }
             // `*`: a series' symbol, exchange or tier changed (every row may show it).
             Listening::Notice(id) => {
-                cache.drop_held(Uuid::parse_str(id).ok());
+                cache.drop_held(Uuid::parse_str(id).ok(), false);
             }
             Listening::Lost => {
                 cache.live.store(false, Ordering::Release);
-                cache.drop_held(None);
+                cache.drop_held(None, false);
             }
         }
         true
     })
     .await
+}
+
+impl Held {
+    fn version_of(&self, id: Uuid) -> MarketVersion {
+        let changed = self.changed.get(&id).copied().unwrap_or_default();
+        // A change to every market also ends any stand-in from before it.
+        MarketVersion { version: changed.heard.max(self.all_changed), own_change: changed.own.max(self.all_changed) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn version(cache: &MarketCache, id: Uuid) -> MarketVersion {
+        cache.held.read().unwrap().version_of(id)
+    }
+
+    #[test]
+    fn a_market_version_moves_with_its_own_changes_and_with_all_markets() {
+        let cache = MarketCache::new();
+        let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+        let start = cache.drop_held(None, false);
+        assert_eq!(version(&cache, a), MarketVersion { version: start, own_change: start });
+
+        let heard = cache.drop_held(Some(a), false);
+        assert_eq!(version(&cache, a), MarketVersion { version: heard, own_change: start }, "a notice naming it");
+        assert_eq!(version(&cache, b).version, start, "another market's change leaves it");
+
+        cache.forget(b);
+        let own = cache.generation.load(Ordering::Acquire);
+        assert_eq!(version(&cache, b), MarketVersion { version: own, own_change: own }, "its own change floors it");
+        assert_eq!(version(&cache, a).version, heard);
+        let again = cache.drop_held(Some(b), false);
+        assert_eq!(version(&cache, b), MarketVersion { version: again, own_change: own }, "a later notice keeps the floor");
+
+        let all = cache.drop_held(None, false);
+        for id in [a, b, Uuid::new_v4()] {
+            assert_eq!(version(&cache, id), MarketVersion { version: all, own_change: all }, "`*` moves every market");
+        }
+    }
+
+    #[test]
+    fn changes_starting_over_move_every_market() {
+        let cache = MarketCache::new();
+        let first = Uuid::new_v4();
+        cache.drop_held(Some(first), true);
+        for _ in 1..CAPACITY {
+            cache.drop_held(Some(Uuid::new_v4()), false);
+        }
+        let before = version(&cache, first);
+        let over = cache.drop_held(Some(Uuid::new_v4()), false);
+        let after = version(&cache, first);
+        assert!(after.version > before.version && after.own_change >= before.own_change, "no version moves back: {before:?} → {after:?}");
+        assert_eq!(after, MarketVersion { version: over, own_change: over });
+        assert_eq!(cache.held.read().unwrap().changed.len(), 1);
+    }
 }

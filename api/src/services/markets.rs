@@ -3,10 +3,12 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use chrono::Utc;
 use uuid::Uuid;
 
+use super::market_cache::MarketVersion;
 use super::notices::Current;
 use super::{Page, ServiceError, Services};
 use crate::domain::exchange::Exchange;
@@ -40,6 +42,18 @@ static COMPACTING: AtomicBool = AtomicBool::new(false);
 /// (`MarketCache::own_change_version`).
 pub fn listing_version(s: &Services) -> Current {
     Current::take(|| s.market_cache.version(&s.db)).at_least(s.market_cache.own_change_version())
+}
+
+/// Market `id`'s version as this replica has been told of its changes (see
+/// `MarketCache::market_version`): a page of that market alone read after taking it may be kept
+/// until it moves, whatever other markets do. Its floor is the version after the latest trade
+/// this process sent on it.
+pub fn market_version(s: &Services, id: Uuid) -> Current {
+    let as_of = Instant::now();
+    match s.market_cache.market_version(&s.db, id) {
+        Some(MarketVersion { version, own_change }) => Current::new(Some(version), as_of).at_least(own_change),
+        None => Current::new(None, as_of),
+    }
 }
 
 pub async fn list(s: &Services, status: Option<MarketStatus>, page: Page) -> Result<(Vec<MarketRow>, i64), ServiceError> {

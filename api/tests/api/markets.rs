@@ -1070,6 +1070,10 @@ async fn requests_missing_a_market_together_read_it_once(db: PgPool) {
     assert!(after > before);
     assert_eq!(services.market_cache.own_change_version(), after);
     assert_eq!(api::services::markets::listing_version(&services).floor, after, "the market routes' pages are floored at the change");
+    let market_version = api::services::markets::market_version(&services, id);
+    assert_eq!((market_version.version, market_version.floor), (Some(after), after), "and the market's own pages");
+    let other = api::services::markets::market_version(&services, Uuid::new_v4());
+    assert!(other.version.is_some_and(|v| v < after) && other.floor < after, "another market's pages keep their version and floor");
 }
 
 /// The market listing (`GET /v1/markets`) is kept rendered by the market rows' version: every
@@ -1332,6 +1336,28 @@ async fn market_history_follows_changes_from_memory(db: PgPool) {
     ] {
         let kept = tokio::time::timeout(Duration::from_secs(2), reqwest::get(format!("{base}{path}"))).await;
         assert!(kept.is_ok_and(|r| r.is_ok_and(|r| r.status() == 200)), "{path} served before is served again without a query");
+    }
+    lock.rollback().await.unwrap();
+    // A trade on another market, once heard, leaves this market's pages kept.
+    let heard_before = services.market_cache.version(&db).unwrap();
+    sqlx::query(
+        "INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)
+         VALUES (gen_random_uuid(), $1, 'w', 'yes', true, 1, 1000000, 20000, 500001, now())",
+    )
+    .bind(open_round)
+    .execute(&db)
+    .await
+    .unwrap();
+    let started = std::time::Instant::now();
+    while services.market_cache.version(&db).unwrap() == heard_before {
+        assert!(started.elapsed() < Duration::from_secs(1), "the other market's trade was not heard within a second");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let mut lock = db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE markets, trades, market_prices IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+    for path in [format!("/v1/markets/{market}/trades?limit=2&offset=1"), format!("/v1/markets/{market}/prices")] {
+        let kept = tokio::time::timeout(Duration::from_secs(2), reqwest::get(format!("{base}{path}"))).await;
+        assert!(kept.is_ok_and(|r| r.is_ok_and(|r| r.status() == 200)), "{path} read again after another market's trade");
     }
     lock.rollback().await.unwrap();
 

@@ -19,7 +19,8 @@ use crate::http::error::ApiError;
 use crate::http::extract::{ApiPath, ApiQuery, one_of, side};
 use crate::http::openapi::{Envelope, ErrorEnvelope};
 use crate::http::page::PageQuery;
-use crate::services::{markets, oracle};
+use crate::services::notices::Current;
+use crate::services::{Services, markets, oracle};
 use crate::store::markets::{MarketRow, TradeRow};
 
 pub const MAX_LIMIT: i64 = 100;
@@ -325,22 +326,23 @@ pub async fn trades(State(state): State<AppState>, ApiPath(id): ApiPath<String>,
     .await
 }
 
-/// The body kept for `key` at the market rows' version, else the one `render` reads. The
-/// version is taken before the read: a change the read misses moves it, so that body is never
-/// served.
+/// The body kept for `key` at its version (`MarketBody::version`), else the one `render` reads.
+/// The version is taken before the read: a change the read misses moves it, so that body is
+/// never served.
 pub(crate) async fn kept_by_markets(
     state: &AppState,
     key: MarketBody,
     render: impl Future<Output = Result<axum::body::Bytes, ApiError>>,
 ) -> Result<Rendered, ApiError> {
-    let current = markets::listing_version(&state.services);
+    let current = key.version(&state.services);
     let body = state.market_bodies.get_or_render(key, current, async { Ok::<_, ApiError>((render.await?, current.version)) }).await?;
     Ok(Rendered(body))
 }
 
-/// A body read from one market or series, kept rendered by the market rows' version
-/// (`AppParts::market_bodies`): every change to a market's row notifies it, and so does every
-/// trade and price point (a trade projected behind its market's row leaves the row unchanged).
+/// A body read from one market or series, kept rendered by the market rows' notices
+/// (`AppParts::market_bodies`): every change to a market's row notifies them with its id, and so
+/// does every trade and price point (a trade projected behind its market's row leaves the row
+/// unchanged).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum MarketBody {
     /// A market.
@@ -353,6 +355,18 @@ pub enum MarketBody {
     Prices(Uuid),
     /// A series' settled rounds: the series, limit, offset.
     Rounds(Uuid, i64, i64),
+}
+
+impl MarketBody {
+    /// The version the body is kept by: its market's own (`markets::market_version`), so trades
+    /// elsewhere leave it kept; a series' rounds, which any of its markets changes, by every
+    /// market's (a notice names a market, not its series).
+    fn version(&self, s: &Services) -> Current {
+        match *self {
+            MarketBody::Market(id) | MarketBody::Quote(id, ..) | MarketBody::Trades(id, ..) | MarketBody::Prices(id) => markets::market_version(s, id),
+            MarketBody::Rounds(..) => markets::listing_version(s),
+        }
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]

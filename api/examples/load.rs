@@ -240,7 +240,8 @@ async fn main() {
     }
     // One market's reads while a hundred other open markets each take a trade every 100 ms
     // (a thousand changes a second, as a busy hour brings): what a market's pages show does
-    // not change, so they should cost what the quiet rows do.
+    // not change, so they should cost what the quiet rows do. Its series' rounds are kept by
+    // every market's version, so they are rendered again after the others' trades.
     let others_trade = format!(
         "WITH others AS (SELECT id FROM markets WHERE status = 'open' AND id <> '{market}' ORDER BY id LIMIT 100),
               trade AS (INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)
@@ -252,6 +253,7 @@ async fn main() {
         ("  .../{id}/quote, 100 others traded every 100 ms", format!("{app}/v1/markets/{market}/quote?side=yes&amount=25")),
         ("  .../{id}/trades, 100 others traded every 100 ms", format!("{app}/v1/markets/{market}/trades?limit=100")),
         ("  .../{id}/prices, 100 others traded every 100 ms", format!("{app}/v1/markets/{market}/prices")),
+        ("  its series' rounds, 100 others traded every 100 ms", format!("{app}/v1/series/{traded_slug}/rounds")),
     ] {
         table.row_while_changing(label, &url, statement(&conn, &others_trade)).await;
     }

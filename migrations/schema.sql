@@ -91,6 +91,12 @@ CREATE FUNCTION public.notify_market_terms() RETURNS trigger
     AS $$
 BEGIN
     PERFORM pg_notify('fm_market_terms', coalesce(NEW.id, OLD.id)::text);
+    IF OLD.status IN ('settled', 'voided') THEN
+        PERFORM pg_notify('fm_market_terms', 'series:' || OLD.series_id);
+    END IF;
+    IF NEW.status IN ('settled', 'voided') THEN
+        PERFORM pg_notify('fm_market_terms', 'series:' || NEW.series_id);
+    END IF;
     RETURN NULL;
 END $$;
 

@@ -240,8 +240,7 @@ async fn main() {
     }
     // One market's reads while a hundred other open markets each take a trade every 100 ms
     // (a thousand changes a second, as a busy hour brings): what a market's pages show does
-    // not change, so they should cost what the quiet rows do. Its series' rounds are kept by
-    // every market's version, so they are rendered again after the others' trades.
+    // not change, so they should cost what the quiet rows do; nor do its series' settled rounds.
     let others_trade = format!(
         "WITH others AS (SELECT id FROM markets WHERE status = 'open' AND id <> '{market}' ORDER BY id LIMIT 100),
               trade AS (INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)

@@ -91,7 +91,7 @@ pub struct AppParts {
     /// Market listing pages already rendered, by the market rows' version.
     pub market_pages: Arc<rendered::RenderedPages<routes::markets::PageKey>>,
     /// Markets, quotes, markets' trades and prices already rendered, each by its market's
-    /// version, and series' rounds, by the market rows' version (`MarketBody::version`).
+    /// version, and series' rounds, each by its series' (`MarketBody::version`).
     pub market_bodies: Arc<rendered::RenderedPages<routes::markets::MarketBody>>,
     /// Series listing pages and cards already rendered, by the cards' version.
     pub series_pages: Arc<rendered::RenderedPages<routes::series::SeriesBody>>,

@@ -28,7 +28,9 @@
 //! market alone (`market_version`): the generation of the latest notice naming it, or of the
 //! latest one naming every market (`*`, a reconnection), whichever is later. A trade on one market
 //! then leaves every other market's kept pages standing; with every market on the one counter,
-//! each trade anywhere had them all read again.
+//! each trade anywhere had them all read again. A series' settled rounds are versioned the same
+//! way by the notices naming the series (`series:<id>`, sent for a row that is or was a settled
+//! or voided round: migration 62), so trading leaves them kept (`rounds_version`).
 
 use sqlx::PgPool;
 use std::collections::HashMap;
@@ -67,6 +69,8 @@ struct Held {
     rows: HashMap<Uuid, Arc<MarketRow>>,
     /// Each market's latest change heard since `all_changed`, by generation.
     changed: HashMap<Uuid, Changed>,
+    /// Each series' latest change to its settled rounds heard since `all_changed`.
+    rounds_changed: HashMap<Uuid, u64>,
     /// The generation of the latest change to every market at once (a `*` notice, the listener
     /// connecting or losing its connection, `changed` starting over): no market's version is
     /// below it.
@@ -87,8 +91,8 @@ pub struct MarketVersion {
     /// Moves with every change to the market's row, trades or price points, and with every
     /// change to all markets at once.
     pub version: u64,
-    /// The version after the latest change this process made to the market itself
-    /// (`forget`): nothing kept before it may stand in for the market's pages.
+    /// The version after the latest change this process made to the market itself (`forget`),
+    /// or to every market at once: nothing kept before it may stand in for the pages.
     pub own_change: u64,
 }
 
@@ -170,6 +174,13 @@ impl MarketCache {
         self.live.load(Ordering::Acquire).then(|| self.held.read().unwrap().version_of(id))
     }
 
+    /// Series `series`' settled rounds' version as the notices have announced their changes
+    /// (as `market_version`; nothing this process does floors it). `None` while not listening.
+    pub fn rounds_version(self: &Arc<Self>, db: &PgPool, series: Uuid) -> Option<MarketVersion> {
+        self.start_listening(db);
+        self.live.load(Ordering::Acquire).then(|| self.held.read().unwrap().rounds_version_of(series))
+    }
+
     /// How many markets are held (tests, metrics).
     pub fn len(&self) -> usize {
         self.held.read().unwrap().rows.len()
@@ -189,6 +200,7 @@ impl MarketCache {
                 held.rows.remove(&id);
                 if held.changed.len() >= CAPACITY && !held.changed.contains_key(&id) {
                     held.changed.clear();
+                    held.rounds_changed.clear();
                     held.all_changed = generation;
                 }
                 let changed = held.changed.entry(id).or_default();
@@ -200,9 +212,24 @@ impl MarketCache {
             None => {
                 held.rows.clear();
                 held.changed.clear();
+                held.rounds_changed.clear();
                 held.all_changed = generation;
             }
         }
+        generation
+    }
+
+    /// Records a change to series `series`' settled rounds and bumps the generation; the
+    /// generation after.
+    fn rounds_changed(&self, series: Uuid) -> u64 {
+        let mut held = self.held.write().unwrap();
+        let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        if held.rounds_changed.len() >= CAPACITY && !held.rounds_changed.contains_key(&series) {
+            held.changed.clear();
+            held.rounds_changed.clear();
+            held.all_changed = generation;
+        }
+        held.rounds_changed.insert(series, generation);
         generation
     }
 
@@ -223,10 +250,21 @@ async fn listen(cache: Weak<MarketCache>, db: PgPool) {
                 cache.drop_held(None, false);
                 cache.live.store(true, Ordering::Release);
             }
-            // `*`: a series' symbol, exchange or tier changed (every row may show it).
-            Listening::Notice(id) => {
-                cache.drop_held(Uuid::parse_str(id).ok(), false);
-            }
+            // `*`: a series' symbol, exchange or tier changed (every row may show it). Anything
+            // unreadable is taken as `*`.
+            Listening::Notice(notice) => match notice.strip_prefix("series:") {
+                Some(series) => match Uuid::parse_str(series) {
+                    Ok(series) => {
+                        cache.rounds_changed(series);
+                    }
+                    Err(_) => {
+                        cache.drop_held(None, false);
+                    }
+                },
+                None => {
+                    cache.drop_held(Uuid::parse_str(notice).ok(), false);
+                }
+            },
             Listening::Lost => {
                 cache.live.store(false, Ordering::Release);
                 cache.drop_held(None, false);
@@ -242,6 +280,11 @@ impl Held {
         let changed = self.changed.get(&id).copied().unwrap_or_default();
         // A change to every market also ends any stand-in from before it.
         MarketVersion { version: changed.heard.max(self.all_changed), own_change: changed.own.max(self.all_changed) }
+    }
+
+    fn rounds_version_of(&self, series: Uuid) -> MarketVersion {
+        let changed = self.rounds_changed.get(&series).copied().unwrap_or_default();
+        MarketVersion { version: changed.max(self.all_changed), own_change: self.all_changed }
     }
 }
 
@@ -275,6 +318,23 @@ mod tests {
         for id in [a, b, Uuid::new_v4()] {
             assert_eq!(version(&cache, id), MarketVersion { version: all, own_change: all }, "`*` moves every market");
         }
+    }
+
+    #[test]
+    fn a_series_rounds_version_moves_with_its_notices_only() {
+        let cache = MarketCache::new();
+        let (series, other, market) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let start = cache.drop_held(None, false);
+        let rounds = |series| cache.held.read().unwrap().rounds_version_of(series);
+        cache.drop_held(Some(market), false);
+        cache.forget(market);
+        assert_eq!(rounds(series), MarketVersion { version: start, own_change: start }, "markets' changes leave it");
+        let settled = cache.rounds_changed(series);
+        assert_eq!(rounds(series).version, settled);
+        assert_eq!(rounds(other).version, start, "another series' rounds keep theirs");
+        assert!(version(&cache, market).version < settled, "and the markets theirs");
+        let all = cache.drop_held(None, false);
+        assert_eq!(rounds(series), MarketVersion { version: all, own_change: all }, "`*` moves every series");
     }
 
     #[test]

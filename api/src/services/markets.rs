@@ -50,7 +50,19 @@ pub fn listing_version(s: &Services) -> Current {
 /// this process sent on it.
 pub fn market_version(s: &Services, id: Uuid) -> Current {
     let as_of = Instant::now();
-    match s.market_cache.market_version(&s.db, id) {
+    current(s.market_cache.market_version(&s.db, id), as_of)
+}
+
+/// Series `series`' settled rounds' version (see `MarketCache::rounds_version`): a page of them
+/// read after taking it may be kept until a round of the series settles, is voided or changes
+/// once settled.
+pub fn rounds_version(s: &Services, series: Uuid) -> Current {
+    let as_of = Instant::now();
+    current(s.market_cache.rounds_version(&s.db, series), as_of)
+}
+
+fn current(version: Option<MarketVersion>, as_of: Instant) -> Current {
+    match version {
         Some(MarketVersion { version, own_change }) => Current::new(Some(version), as_of).at_least(own_change),
         None => Current::new(None, as_of),
     }
@@ -139,10 +151,10 @@ pub async fn series_cards_version(s: &Services) -> Result<Current, ServiceError>
     Ok(s.series_cards.current_as_of(&s.db).await?)
 }
 
-/// Series `slug` with its card, from the in-memory series cards while they are current (every
-/// change whose notice has arrived; see `series_cards`).
-pub async fn series_by_slug(s: &Services, slug: &str) -> Result<SeriesRow, ServiceError> {
-    Ok(series_card(s, slug).await?.0)
+/// The id of series `slug`, from the in-memory series cards as they are
+/// (`SeriesCards::id_by_slug`).
+pub async fn series_id_by_slug(s: &Services, slug: &str) -> Result<Uuid, ServiceError> {
+    s.series_cards.id_by_slug(&s.db, slug).await?.ok_or_else(|| ServiceError::NotFound(format!("no series {slug:?}")))
 }
 
 /// The same, with the cards' version it was read at (`None`: read from Postgres, the card not

@@ -116,6 +116,17 @@ impl SeriesCards {
         Ok(series::series_by_slug(db, slug).await?.map(|card| (card, None)))
     }
 
+    /// Series `slug`'s id: from the held cards as they are, without bringing them up to date
+    /// first (a notice still unread changes a card's statistics and rounds, not the series a
+    /// slug names, which only its exchange and symbol make), else as `by_slug` finds it.
+    pub async fn id_by_slug(self: &Arc<Self>, db: &PgPool, slug: &str) -> Result<Option<Uuid>, sqlx::Error> {
+        self.start_listening(db);
+        if let Some((card, _)) = self.held(slug) {
+            return Ok(Some(card.id));
+        }
+        Ok(self.by_slug(db, slug).await?.map(|(card, _)| card.id))
+    }
+
     /// The held card of `slug` and the cards' version, if the cards are current and hold it.
     fn held(&self, slug: &str) -> Option<(SeriesRow, u64)> {
         let cards = self.state.lock().unwrap();

@@ -1263,11 +1263,12 @@ async fn market_references_are_enforced(db: PgPool) {
     assert_eq!(inserting.await.unwrap(), "23503");
 }
 
-/// A market's trades and prices and a series' rounds are kept rendered by the market rows'
-/// version: every page served equals Postgres's; a trade projected with its market's row, one
-/// projected behind its market's count (the row unchanged), a price point alone, a removed
-/// trade, a settlement and a new settled round are each served within a second (the test prints
-/// the slowest); a page already served is served again with the tables locked.
+/// A market's trades and prices and a series' rounds are kept rendered by their market's and
+/// series' versions: every page served equals Postgres's; a trade projected with its market's
+/// row, one projected behind its market's count (the row unchanged), a price point alone, a
+/// removed trade, a settlement and a new settled round are each served within a second (the test
+/// prints the slowest); a page already served is served again with the tables locked, and after
+/// a trade on another market.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn market_history_follows_changes_from_memory(db: PgPool) {
     use api::http::routes::markets::{SettledRound, TradeItem};
@@ -1338,7 +1339,8 @@ async fn market_history_follows_changes_from_memory(db: PgPool) {
         assert!(kept.is_ok_and(|r| r.is_ok_and(|r| r.status() == 200)), "{path} served before is served again without a query");
     }
     lock.rollback().await.unwrap();
-    // A trade on another market, once heard, leaves this market's pages kept.
+    // A trade on another market (an unsettled round of the series), once heard, leaves this
+    // market's pages and the series' rounds kept.
     let heard_before = services.market_cache.version(&db).unwrap();
     sqlx::query(
         "INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)
@@ -1355,7 +1357,11 @@ async fn market_history_follows_changes_from_memory(db: PgPool) {
     }
     let mut lock = db.begin().await.unwrap();
     sqlx::query("LOCK TABLE markets, trades, market_prices IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
-    for path in [format!("/v1/markets/{market}/trades?limit=2&offset=1"), format!("/v1/markets/{market}/prices")] {
+    for path in [
+        format!("/v1/markets/{market}/trades?limit=2&offset=1"),
+        format!("/v1/markets/{market}/prices"),
+        format!("/v1/series/{slug}/rounds?limit=100&offset=0"),
+    ] {
         let kept = tokio::time::timeout(Duration::from_secs(2), reqwest::get(format!("{base}{path}"))).await;
         assert!(kept.is_ok_and(|r| r.is_ok_and(|r| r.status() == 200)), "{path} read again after another market's trade");
     }

@@ -358,13 +358,12 @@ pub enum MarketBody {
 }
 
 impl MarketBody {
-    /// The version the body is kept by: its market's own (`markets::market_version`), so trades
-    /// elsewhere leave it kept; a series' rounds, which any of its markets changes, by every
-    /// market's (a notice names a market, not its series).
+    /// The version the body is kept by: its market's own (`markets::market_version`), a series'
+    /// rounds their series' (`markets::rounds_version`), so trades elsewhere leave it kept.
     fn version(&self, s: &Services) -> Current {
         match *self {
             MarketBody::Market(id) | MarketBody::Quote(id, ..) | MarketBody::Trades(id, ..) | MarketBody::Prices(id) => markets::market_version(s, id),
-            MarketBody::Rounds(..) => markets::listing_version(s),
+            MarketBody::Rounds(series, ..) => markets::rounds_version(s, series),
         }
     }
 }

@@ -179,7 +179,7 @@ pub async fn rounds(State(state): State<AppState>, ApiPath(slug): ApiPath<String
     let page = q.resolve(MAX_LIMIT)?;
     // The slug is looked up each time (the series cards follow their own notices), so a page
     // is kept by the series it names now.
-    let series = markets::series_by_slug(&state.services, &slug).await?.id;
+    let series = markets::series_id_by_slug(&state.services, &slug).await?;
     kept_by_markets(&state, MarketBody::Rounds(series, page.limit, page.offset), async {
         let (rows, total) = markets::rounds(&state.services, series, page).await?;
         Ok(Data::paged(rows.into_iter().map(SettledRound::from).collect::<Vec<_>>(), page.meta(total)).body())

@@ -27,8 +27,8 @@
 //! One market's pages (the market, its quotes, trades and price history) are versioned by that
 //! market alone (`market_version`): the generation of the latest notice naming it, or of the
 //! latest one naming every market (`*`, a reconnection), whichever is later. A trade on one market
-//! then leaves every other market's kept pages standing; with every market on the one counter,
-//! each trade anywhere had them all read again. A series' settled rounds are versioned the same
+//! then leaves every other market's kept pages standing, where the one counter would have each
+//! trade anywhere read them all again. A series' settled rounds are versioned the same
 //! way by the notices naming the series (`series:<id>`, sent for a row that is or was a settled
 //! or voided round: migration 62), so trading leaves them kept (`rounds_version`).
 
@@ -45,9 +45,9 @@ use crate::store::markets::{self, MarketRow};
 
 /// The channel the trigger notifies.
 const CHANNEL: &str = "fm_market_terms";
-/// Rows kept at most, and markets whose latest change is kept at most (open markets are a few
-/// tens of thousands; a row is about 300 bytes, a change 24); past it either map starts over
-/// (the changes' with every market's version moved to the generation then).
+/// Rows kept at most, and markets (or series) whose latest change is kept at most (open markets
+/// are a few tens of thousands; a row is about 300 bytes, a change about 40); past it the map
+/// starts over, and when the changes start over every version moves to the generation then.
 const CAPACITY: usize = 100_000;
 
 #[derive(Default)]

@@ -157,8 +157,9 @@ pub async fn series_id_by_slug(s: &Services, slug: &str) -> Result<Uuid, Service
     s.series_cards.id_by_slug(&s.db, slug).await?.ok_or_else(|| ServiceError::NotFound(format!("no series {slug:?}")))
 }
 
-/// The same, with the cards' version it was read at (`None`: read from Postgres, the card not
-/// held), which a body rendered from it may be kept by.
+/// Series `slug` with its card, from the in-memory series cards while they are current (every
+/// change whose notice has arrived; see `series_cards`), and the cards' version it was read at
+/// (`None`: read from Postgres, the card not held), which a body rendered from it may be kept by.
 pub async fn series_card(s: &Services, slug: &str) -> Result<(SeriesRow, Option<u64>), ServiceError> {
     s.series_cards.by_slug(&s.db, slug).await?.ok_or_else(|| ServiceError::NotFound(format!("no series {slug:?}")))
 }

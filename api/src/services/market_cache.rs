@@ -25,8 +25,9 @@
 //! same page while it holds (`version`).
 //!
 //! One market's pages (the market, its quotes, trades and price history) are versioned by that
-//! market alone (`market_version`): the generation of the latest notice naming it, or of the
-//! latest one naming every market (`*`, a reconnection), whichever is later. A trade on one market
+//! market alone (`market_version`): the generation of the latest notice naming it (or of
+//! `forget`), or of the latest change to every market (`*`, a reconnection, the map of changes
+//! starting over), whichever is later. A trade on one market
 //! then leaves every other market's kept pages standing, where the one counter would have each
 //! trade anywhere read them all again. A series' settled rounds are versioned the same
 //! way by the notices naming the series (`series:<id>`, sent for a row that is or was a settled
@@ -92,7 +93,8 @@ pub struct MarketVersion {
     /// change to all markets at once.
     pub version: u64,
     /// The version after the latest change this process made to the market itself (`forget`),
-    /// or to every market at once: nothing kept before it may stand in for the pages.
+    /// or after the latest change to every market if that is later: nothing kept before it may
+    /// stand in for the pages.
     pub own_change: u64,
 }
 
@@ -250,8 +252,8 @@ async fn listen(cache: Weak<MarketCache>, db: PgPool) {
                 cache.drop_held(None, false);
                 cache.live.store(true, Ordering::Release);
             }
-            // `*`: a series' symbol, exchange or tier changed (every row may show it). Anything
-            // unreadable is taken as `*`.
+            // `*`: a series' symbol, exchange or tier changed (every row may show it), or trades
+            // or price points were truncated. Anything unreadable is taken as `*`.
             Listening::Notice(notice) => match notice.strip_prefix("series:") {
                 Some(series) => match Uuid::parse_str(series) {
                     Ok(series) => {

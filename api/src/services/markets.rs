@@ -47,7 +47,7 @@ pub fn listing_version(s: &Services) -> Current {
 /// Market `id`'s version as this replica has been told of its changes (see
 /// `MarketCache::market_version`): a page of that market alone read after taking it may be kept
 /// until it moves, whatever other markets do. Its floor is the version after the latest trade
-/// this process sent on it.
+/// this process sent on it (or after the latest change to every market).
 pub fn market_version(s: &Services, id: Uuid) -> Current {
     let as_of = Instant::now();
     current(s.market_cache.market_version(&s.db, id), as_of)

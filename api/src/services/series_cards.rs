@@ -118,7 +118,8 @@ impl SeriesCards {
 
     /// Series `slug`'s id: from the held cards as they are, without bringing them up to date
     /// first (a notice still unread changes a card's statistics and rounds, not the series a
-    /// slug names, which only its exchange and symbol make), else as `by_slug` finds it.
+    /// slug names: a slug is written once, when `series::ensure` makes the series, and nothing
+    /// changes it), else as `by_slug` finds it.
     pub async fn id_by_slug(self: &Arc<Self>, db: &PgPool, slug: &str) -> Result<Option<Uuid>, sqlx::Error> {
         self.start_listening(db);
         if let Some((card, _)) = self.held(slug) {

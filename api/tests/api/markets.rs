@@ -851,7 +851,7 @@ async fn quotes_follow_the_market_row_from_memory(db: PgPool) {
     }
 }
 
-/// `GET /v1/markets/{id}` and its quotes are kept rendered by the market rows' version: each
+/// `GET /v1/markets/{id}` and its quotes are kept rendered by the market's version: each
 /// change to the row is served within a second, in the market and in its quote, as Postgres's
 /// row renders and fills it; and a kept quote is refused once the market's trading window has
 /// closed, though no change to its row moved the version.

@@ -340,9 +340,9 @@ pub(crate) async fn kept_by_markets(
 }
 
 /// A body read from one market or series, kept rendered by the market rows' notices
-/// (`AppParts::market_bodies`): every change to a market's row notifies them with its id, and so
-/// does every trade and price point (a trade projected behind its market's row leaves the row
-/// unchanged).
+/// (`AppParts::market_bodies`): every change to a market's row notifies its id, and so does
+/// every trade and price point (a trade projected behind its market's row leaves the row
+/// unchanged); a change to a settled or voided round also notifies its series (`series:<id>`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum MarketBody {
     /// A market.

@@ -177,8 +177,8 @@ pub async fn get(State(state): State<AppState>, ApiPath(slug): ApiPath<String>) 
 )]
 pub async fn rounds(State(state): State<AppState>, ApiPath(slug): ApiPath<String>, ApiQuery(q): ApiQuery<PageQuery>) -> Result<Rendered, ApiError> {
     let page = q.resolve(MAX_LIMIT)?;
-    // The slug is looked up each time (the series cards follow their own notices), so a page
-    // is kept by the series it names now.
+    // The slug is looked up each time, in the series cards as they are (a slug never changes
+    // series), and the page is kept by that series.
     let series = markets::series_id_by_slug(&state.services, &slug).await?;
     kept_by_markets(&state, MarketBody::Rounds(series, page.limit, page.offset), async {
         let (rows, total) = markets::rounds(&state.services, series, page).await?;

@@ -238,9 +238,9 @@ async fn main() {
     ] {
         table.row_while_changing(label, &url, statement(&conn, &trades)).await;
     }
-    // One market's reads while a hundred other open markets each take a trade every 100 ms
-    // (a thousand changes a second, as a busy hour brings): what a market's pages show does
-    // not change, so they should cost what the quiet rows do; nor do its series' settled rounds.
+    // One market's reads while a hundred other open markets each take a trade every 100 ms:
+    // nothing a market's pages or its series' settled rounds show changes, so they should cost
+    // what the quiet rows do.
     let others_trade = format!(
         "WITH others AS (SELECT id FROM markets WHERE status = 'open' AND id <> '{market}' ORDER BY id LIMIT 100),
               trade AS (INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)

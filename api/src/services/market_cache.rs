@@ -27,11 +27,11 @@
 //! One market's pages (the market, its quotes, trades and price history) are versioned by that
 //! market alone (`market_version`): the generation of the latest notice naming it (or of
 //! `forget`), or of the latest change to every market (`*`, a reconnection, the map of changes
-//! starting over), whichever is later. A trade on one market
-//! then leaves every other market's kept pages standing, where the one counter would have each
-//! trade anywhere read them all again. A series' settled rounds are versioned the same
-//! way by the notices naming the series (`series:<id>`, sent for a row that is or was a settled
-//! or voided round: migration 62), so trading leaves them kept (`rounds_version`).
+//! starting over), whichever is later. A trade on one market then leaves every other market's
+//! kept pages standing, where the one counter would have each trade anywhere read them all
+//! again. A series' settled rounds are versioned the same way by the notices naming the series
+//! (`series:<id>`, sent for a row that is or was a settled or voided round: migration 62), so
+//! trading leaves them kept (`rounds_version`).
 
 use sqlx::PgPool;
 use std::collections::HashMap;
@@ -73,7 +73,7 @@ struct Held {
     /// Each series' latest change to its settled rounds heard since `all_changed`.
     rounds_changed: HashMap<Uuid, u64>,
     /// The generation of the latest change to every market at once (a `*` notice, the listener
-    /// connecting or losing its connection, `changed` starting over): no market's version is
+    /// connecting or losing its connection, a map of changes starting over): no version is
     /// below it.
     all_changed: u64,
 }
@@ -149,7 +149,7 @@ impl MarketCache {
     /// Drops market `id`, changed by this process (a trade it sent, now projected): the next
     /// read takes the row again, without waiting for the notice.
     pub fn forget(&self, id: Uuid) {
-        let generation = self.drop_held(Some(id), true);
+        let generation = self.record(Change::Market { id, own: true });
         self.own_change.fetch_max(generation, Ordering::AcqRel);
     }
 
@@ -192,18 +192,16 @@ impl MarketCache {
         self.len() == 0
     }
 
-    /// Drops `id` (`None`: everything) and bumps the generation, recording it as the change of
-    /// `id` (of every market), made by this process if `own`; the generation after.
-    fn drop_held(&self, id: Option<Uuid>, own: bool) -> u64 {
+    /// Records `change` under a new generation (dropping the rows it makes stale); the
+    /// generation after.
+    fn record(&self, change: Change) -> u64 {
         let mut held = self.held.write().unwrap();
         let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
-        match id {
-            Some(id) => {
+        match change {
+            Change::Market { id, own } => {
                 held.rows.remove(&id);
                 if held.changed.len() >= CAPACITY && !held.changed.contains_key(&id) {
-                    held.changed.clear();
-                    held.rounds_changed.clear();
-                    held.all_changed = generation;
+                    held.everything_changed_at(generation);
                 }
                 let changed = held.changed.entry(id).or_default();
                 changed.heard = generation;
@@ -211,27 +209,17 @@ impl MarketCache {
                     changed.own = generation;
                 }
             }
-            None => {
+            Change::Rounds(series) => {
+                if held.rounds_changed.len() >= CAPACITY && !held.rounds_changed.contains_key(&series) {
+                    held.everything_changed_at(generation);
+                }
+                held.rounds_changed.insert(series, generation);
+            }
+            Change::All => {
                 held.rows.clear();
-                held.changed.clear();
-                held.rounds_changed.clear();
-                held.all_changed = generation;
+                held.everything_changed_at(generation);
             }
         }
-        generation
-    }
-
-    /// Records a change to series `series`' settled rounds and bumps the generation; the
-    /// generation after.
-    fn rounds_changed(&self, series: Uuid) -> u64 {
-        let mut held = self.held.write().unwrap();
-        let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
-        if held.rounds_changed.len() >= CAPACITY && !held.rounds_changed.contains_key(&series) {
-            held.changed.clear();
-            held.rounds_changed.clear();
-            held.all_changed = generation;
-        }
-        held.rounds_changed.insert(series, generation);
         generation
     }
 
@@ -249,27 +237,15 @@ async fn listen(cache: Weak<MarketCache>, db: PgPool) {
         match event {
             Listening::Connected => {
                 // A version taken before the connection dropped must not match again.
-                cache.drop_held(None, false);
+                cache.record(Change::All);
                 cache.live.store(true, Ordering::Release);
             }
-            // `*`: a series' symbol, exchange or tier changed (every row may show it), or trades
-            // or price points were truncated. Anything unreadable is taken as `*`.
-            Listening::Notice(notice) => match notice.strip_prefix("series:") {
-                Some(series) => match Uuid::parse_str(series) {
-                    Ok(series) => {
-                        cache.rounds_changed(series);
-                    }
-                    Err(_) => {
-                        cache.drop_held(None, false);
-                    }
-                },
-                None => {
-                    cache.drop_held(Uuid::parse_str(notice).ok(), false);
-                }
-            },
+            Listening::Notice(notice) => {
+                cache.record(Change::of_notice(notice));
+            }
             Listening::Lost => {
                 cache.live.store(false, Ordering::Release);
-                cache.drop_held(None, false);
+                cache.record(Change::All);
             }
         }
         true
@@ -277,7 +253,38 @@ async fn listen(cache: Weak<MarketCache>, db: PgPool) {
     .await
 }
 
+/// A change the cache records (`MarketCache::record`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Change {
+    /// Market `id`'s row, trades or price points; `own`: made by this process (`forget`).
+    Market { id: Uuid, own: bool },
+    /// Series `id`'s settled or voided rounds.
+    Rounds(Uuid),
+    /// Whatever any market shows: `*` (a series' symbol, exchange or tier, or trades or price
+    /// points truncated), the listener connecting or losing its connection.
+    All,
+}
+
+impl Change {
+    /// What a notice's payload names: a market's id, `series:<id>`, or `*`. Anything unreadable
+    /// is taken as `*`.
+    fn of_notice(notice: &str) -> Change {
+        let named = match notice.strip_prefix("series:") {
+            Some(series) => Uuid::parse_str(series).map(Change::Rounds),
+            None => Uuid::parse_str(notice).map(|id| Change::Market { id, own: false }),
+        };
+        named.unwrap_or(Change::All)
+    }
+}
+
 impl Held {
+    /// Forgets every change recorded: every version moves to `generation`.
+    fn everything_changed_at(&mut self, generation: u64) {
+        self.changed.clear();
+        self.rounds_changed.clear();
+        self.all_changed = generation;
+    }
+
     fn version_of(&self, id: Uuid) -> MarketVersion {
         let changed = self.changed.get(&id).copied().unwrap_or_default();
         // A change to every market also ends any stand-in from before it.
@@ -302,10 +309,10 @@ mod tests {
     fn a_market_version_moves_with_its_own_changes_and_with_all_markets() {
         let cache = MarketCache::new();
         let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
-        let start = cache.drop_held(None, false);
+        let start = cache.record(Change::All);
         assert_eq!(version(&cache, a), MarketVersion { version: start, own_change: start });
 
-        let heard = cache.drop_held(Some(a), false);
+        let heard = cache.record(Change::Market { id: a, own: false });
         assert_eq!(version(&cache, a), MarketVersion { version: heard, own_change: start }, "a notice naming it");
         assert_eq!(version(&cache, b).version, start, "another market's change leaves it");
 
@@ -313,10 +320,10 @@ mod tests {
         let own = cache.generation.load(Ordering::Acquire);
         assert_eq!(version(&cache, b), MarketVersion { version: own, own_change: own }, "its own change floors it");
         assert_eq!(version(&cache, a).version, heard);
-        let again = cache.drop_held(Some(b), false);
+        let again = cache.record(Change::Market { id: b, own: false });
         assert_eq!(version(&cache, b), MarketVersion { version: again, own_change: own }, "a later notice keeps the floor");
 
-        let all = cache.drop_held(None, false);
+        let all = cache.record(Change::All);
         for id in [a, b, Uuid::new_v4()] {
             assert_eq!(version(&cache, id), MarketVersion { version: all, own_change: all }, "`*` moves every market");
         }
@@ -326,29 +333,39 @@ mod tests {
     fn a_series_rounds_version_moves_with_its_notices_only() {
         let cache = MarketCache::new();
         let (series, other, market) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
-        let start = cache.drop_held(None, false);
+        let start = cache.record(Change::All);
         let rounds = |series| cache.held.read().unwrap().rounds_version_of(series);
-        cache.drop_held(Some(market), false);
+        cache.record(Change::Market { id: market, own: false });
         cache.forget(market);
         assert_eq!(rounds(series), MarketVersion { version: start, own_change: start }, "markets' changes leave it");
-        let settled = cache.rounds_changed(series);
+        let settled = cache.record(Change::Rounds(series));
         assert_eq!(rounds(series).version, settled);
         assert_eq!(rounds(other).version, start, "another series' rounds keep theirs");
         assert!(version(&cache, market).version < settled, "and the markets theirs");
-        let all = cache.drop_held(None, false);
+        let all = cache.record(Change::All);
         assert_eq!(rounds(series), MarketVersion { version: all, own_change: all }, "`*` moves every series");
+    }
+
+    #[test]
+    fn notices_name_a_market_a_series_or_everything() {
+        let id = Uuid::new_v4();
+        assert_eq!(Change::of_notice(&id.to_string()), Change::Market { id, own: false });
+        assert_eq!(Change::of_notice(&format!("series:{id}")), Change::Rounds(id));
+        for unreadable in ["*", "series:*", "series:", "", "not-a-uuid", &format!("market:{id}")] {
+            assert_eq!(Change::of_notice(unreadable), Change::All, "{unreadable:?}");
+        }
     }
 
     #[test]
     fn changes_starting_over_move_every_market() {
         let cache = MarketCache::new();
         let first = Uuid::new_v4();
-        cache.drop_held(Some(first), true);
+        cache.record(Change::Market { id: first, own: true });
         for _ in 1..CAPACITY {
-            cache.drop_held(Some(Uuid::new_v4()), false);
+            cache.record(Change::Market { id: Uuid::new_v4(), own: false });
         }
         let before = version(&cache, first);
-        let over = cache.drop_held(Some(Uuid::new_v4()), false);
+        let over = cache.record(Change::Market { id: Uuid::new_v4(), own: false });
         let after = version(&cache, first);
         assert!(after.version > before.version && after.own_change >= before.own_change, "no version moves back: {before:?} → {after:?}");
         assert_eq!(after, MarketVersion { version: over, own_change: over });

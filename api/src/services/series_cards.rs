@@ -122,14 +122,20 @@ impl SeriesCards {
     /// changes it), else as `by_slug` finds it.
     pub async fn id_by_slug(self: &Arc<Self>, db: &PgPool, slug: &str) -> Result<Option<Uuid>, sqlx::Error> {
         self.start_listening(db);
-        if let Some((card, _)) = self.held(slug) {
-            return Ok(Some(card.id));
+        if let Some(id) = self.held_with(slug, |card, _| card.id) {
+            return Ok(Some(id));
         }
         Ok(self.by_slug(db, slug).await?.map(|(card, _)| card.id))
     }
 
     /// The held card of `slug` and the cards' version, if the cards are current and hold it.
     fn held(&self, slug: &str) -> Option<(SeriesRow, u64)> {
+        self.held_with(slug, |card, version| (SeriesRow::clone(card), version))
+    }
+
+    /// `read` of the held card of `slug` and the cards' version, if the cards are current and
+    /// hold it.
+    fn held_with<T>(&self, slug: &str, read: impl FnOnce(&SeriesRow, u64) -> T) -> Option<T> {
         let cards = self.state.lock().unwrap();
         if !(cards.live && cards.complete) {
             return None;
@@ -139,7 +145,7 @@ impl SeriesCards {
         for tier in 1..=3 {
             key.0 = tier;
             if let Some(card) = cards.ordered.get(&key) {
-                return Some((SeriesRow::clone(card), cards.version));
+                return Some(read(card, cards.version));
             }
         }
         None

@@ -1328,17 +1328,21 @@ async fn market_history_follows_changes_from_memory(db: PgPool) {
     };
     market_cache_listening(&services, &db).await;
     assert!(same_as_postgres().await);
-    let mut lock = db.begin().await.unwrap();
-    sqlx::query("LOCK TABLE markets, trades, market_prices IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
-    for path in [
-        format!("/v1/markets/{market}/trades?limit=2&offset=1"),
-        format!("/v1/markets/{market}/prices"),
-        format!("/v1/series/{slug}/rounds?limit=100&offset=0"),
-    ] {
-        let kept = tokio::time::timeout(Duration::from_secs(2), reqwest::get(format!("{base}{path}"))).await;
-        assert!(kept.is_ok_and(|r| r.is_ok_and(|r| r.status() == 200)), "{path} served before is served again without a query");
-    }
-    lock.rollback().await.unwrap();
+    // The pages served, asked for again with their tables locked: answered only if kept.
+    let served_without_a_query = async |after: &str| {
+        let mut lock = db.begin().await.unwrap();
+        sqlx::query("LOCK TABLE markets, trades, market_prices IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
+        for path in [
+            format!("/v1/markets/{market}/trades?limit=2&offset=1"),
+            format!("/v1/markets/{market}/prices"),
+            format!("/v1/series/{slug}/rounds?limit=100&offset=0"),
+        ] {
+            let kept = tokio::time::timeout(Duration::from_secs(2), reqwest::get(format!("{base}{path}"))).await;
+            assert!(kept.is_ok_and(|r| r.is_ok_and(|r| r.status() == 200)), "{path} read again {after}");
+        }
+        lock.rollback().await.unwrap();
+    };
+    served_without_a_query("with nothing changed").await;
     // A trade on another market (an unsettled round of the series), once heard, leaves this
     // market's pages and the series' rounds kept.
     let heard_before = services.market_cache.version(&db).unwrap();
@@ -1355,17 +1359,7 @@ async fn market_history_follows_changes_from_memory(db: PgPool) {
         assert!(started.elapsed() < Duration::from_secs(1), "the other market's trade was not heard within a second");
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    let mut lock = db.begin().await.unwrap();
-    sqlx::query("LOCK TABLE markets, trades, market_prices IN ACCESS EXCLUSIVE MODE").execute(&mut *lock).await.unwrap();
-    for path in [
-        format!("/v1/markets/{market}/trades?limit=2&offset=1"),
-        format!("/v1/markets/{market}/prices"),
-        format!("/v1/series/{slug}/rounds?limit=100&offset=0"),
-    ] {
-        let kept = tokio::time::timeout(Duration::from_secs(2), reqwest::get(format!("{base}{path}"))).await;
-        assert!(kept.is_ok_and(|r| r.is_ok_and(|r| r.status() == 200)), "{path} read again after another market's trade");
-    }
-    lock.rollback().await.unwrap();
+    served_without_a_query("after another market's trade").await;
 
     let trade = |count: i32| {
         format!(

@@ -116,7 +116,7 @@ CREATE FUNCTION public.stream_append(channel text, kind text, ref jsonb) RETURNS
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    INSERT INTO stream_events (channel, kind, ref) VALUES (channel, kind, ref);
+    INSERT INTO stream_events (events) VALUES (jsonb_build_array(jsonb_build_object('channel', channel, 'kind', kind, 'ref', ref)));
     -- Wakes the publisher; notifications with the same payload in one transaction are one.
     PERFORM pg_notify('fm_stream', '');
 END $$;
@@ -125,7 +125,9 @@ CREATE FUNCTION public.stream_balances_inserted() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    INSERT INTO stream_events (channel, kind, ref) SELECT 'account:' || wallet, 'balance', '{}'::jsonb FROM inserted;
+    INSERT INTO stream_events (events)
+    SELECT jsonb_agg(jsonb_build_object('channel', 'account:' || wallet, 'kind', 'balance', 'ref', '{}'::jsonb))
+    FROM inserted HAVING count(*) > 0;
     IF FOUND THEN
         PERFORM pg_notify('fm_stream', '');
     END IF;
@@ -138,9 +140,10 @@ CREATE FUNCTION public.stream_balances_updated() RETURNS trigger
 BEGIN
     -- A wallet's row is updated at most once a statement (its key): a row after whose (wallet,
     -- balance) is not among the rows before is a balance that changed.
-    INSERT INTO stream_events (channel, kind, ref)
-    SELECT 'account:' || wallet, 'balance', '{}'::jsonb
-    FROM (SELECT wallet, balance FROM after_update EXCEPT SELECT wallet, balance FROM before_update) changed;
+    INSERT INTO stream_events (events)
+    SELECT jsonb_agg(jsonb_build_object('channel', 'account:' || wallet, 'kind', 'balance', 'ref', '{}'::jsonb) ORDER BY wallet)
+    FROM (SELECT wallet, balance FROM after_update EXCEPT SELECT wallet, balance FROM before_update) changed
+    HAVING count(*) > 0;
     IF FOUND THEN
         PERFORM pg_notify('fm_stream', '');
     END IF;
@@ -163,17 +166,21 @@ CREATE FUNCTION public.stream_markets() RETURNS trigger
     AS $$
 DECLARE
     slug TEXT;
+    made JSONB;
 BEGIN
     IF TG_OP = 'UPDATE' AND NEW.status = OLD.status AND NEW.yes_price_ppm = OLD.yes_price_ppm
        AND NEW.total_volume = OLD.total_volume AND NEW.trade_count = OLD.trade_count THEN
         RETURN NULL;
     END IF;
-    PERFORM stream_append('market:' || NEW.id, 'market', jsonb_build_object('market_id', NEW.id));
+    made := jsonb_build_array(jsonb_build_object('channel', 'market:' || NEW.id, 'kind', 'market', 'ref', jsonb_build_object('market_id', NEW.id)));
     IF TG_OP = 'INSERT' OR NEW.status <> OLD.status THEN
         SELECT s.slug INTO slug FROM series s WHERE s.id = NEW.series_id;
-        PERFORM stream_append('series:' || slug, 'round', jsonb_build_object('market_id', NEW.id));
-        PERFORM stream_append('markets', 'market', jsonb_build_object('market_id', NEW.id));
+        made := made
+            || jsonb_build_object('channel', 'series:' || slug, 'kind', 'round', 'ref', jsonb_build_object('market_id', NEW.id))
+            || jsonb_build_object('channel', 'markets', 'kind', 'market', 'ref', jsonb_build_object('market_id', NEW.id));
     END IF;
+    INSERT INTO stream_events (events) VALUES (made);
+    PERFORM pg_notify('fm_stream', '');
     RETURN NULL;
 END $$;
 
@@ -181,7 +188,11 @@ CREATE FUNCTION public.stream_positions() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    INSERT INTO stream_events (channel, kind, ref) SELECT DISTINCT 'account:' || wallet, 'positions', '{}'::jsonb FROM changed;
+    -- One event per account however many of its positions changed.
+    INSERT INTO stream_events (events)
+    SELECT jsonb_agg(jsonb_build_object('channel', 'account:' || wallet, 'kind', 'positions', 'ref', '{}'::jsonb) ORDER BY wallet)
+    FROM (SELECT DISTINCT wallet FROM changed) accounts
+    HAVING count(*) > 0;
     IF FOUND THEN
         PERFORM pg_notify('fm_stream', '');
     END IF;
@@ -192,16 +203,17 @@ CREATE FUNCTION public.stream_trades() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    -- Channels in the order of their first trade, a market's before its trader's.
+    -- An event per channel holding its trades in order; channels in the order of their first
+    -- trade, a market's before its trader's.
     WITH numbered AS (SELECT id, market_id, wallet, row_number() OVER () AS n FROM inserted)
-    INSERT INTO stream_events (channel, kind, ref)
-    SELECT channel, 'trade', jsonb_build_object('trade_ids', trade_ids)
+    INSERT INTO stream_events (events)
+    SELECT jsonb_agg(jsonb_build_object('channel', channel, 'kind', 'trade', 'ref', jsonb_build_object('trade_ids', trade_ids)) ORDER BY first, k)
     FROM (SELECT 'market:' || market_id AS channel, jsonb_agg(id ORDER BY n) AS trade_ids, min(n) AS first, 1 AS k
           FROM numbered GROUP BY market_id
           UNION ALL
           SELECT 'account:' || wallet, jsonb_agg(id ORDER BY n), min(n), 2
           FROM numbered WHERE wallet IS NOT NULL GROUP BY wallet) per_channel
-    ORDER BY first, k;
+    HAVING count(*) > 0;
     IF FOUND THEN
         PERFORM pg_notify('fm_stream', '');
     END IF;
@@ -700,10 +712,8 @@ CREATE TABLE public.settlements (
 
 CREATE TABLE public.stream_events (
     id bigint NOT NULL,
-    channel text NOT NULL,
-    kind text NOT NULL,
-    ref jsonb NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    events jsonb NOT NULL
 );
 
 CREATE SEQUENCE public.stream_events_id_seq
@@ -766,6 +776,16 @@ CREATE TABLE public.trades (
     CONSTRAINT trades_shares_check CHECK ((shares > 0)),
     CONSTRAINT trades_side_check CHECK ((side = ANY (ARRAY['yes'::text, 'no'::text])))
 );
+
+CREATE VIEW public.unpublished_events AS
+ SELECT e.id,
+    x.n,
+    (x.event ->> 'channel'::text) AS channel,
+    (x.event ->> 'kind'::text) AS kind,
+    (x.event -> 'ref'::text) AS ref,
+    e.created_at
+   FROM public.stream_events e,
+    LATERAL jsonb_array_elements(e.events) WITH ORDINALITY x(event, n);
 
 CREATE TABLE public.users (
     id uuid NOT NULL,

@@ -699,13 +699,16 @@ async fn every_way_of_applying_trades_streams_the_same_events(db: PgPool) {
             names.push((format!("account:{wallet}"), format!("account:{w}")));
         }
         let channels: Vec<String> = names.iter().filter(|(from, _)| from.contains(':')).map(|(from, _)| from.clone()).collect();
-        let events: Vec<(String, String, serde_json::Value, bool)> =
-            sqlx::query_as("SELECT channel, kind, ref, cmin::TEXT = '0' FROM stream_events WHERE channel = ANY($1) AND id > $2 ORDER BY channel, id")
-                .bind(&channels)
-                .bind(before)
-                .fetch_all(db)
-                .await
-                .unwrap();
+        let events: Vec<(String, String, serde_json::Value, bool)> = sqlx::query_as(
+            "SELECT x.event->>'channel', x.event->>'kind', x.event->'ref', e.cmin::TEXT = '0'
+                 FROM stream_events e, jsonb_array_elements(e.events) WITH ORDINALITY AS x(event, n)
+                 WHERE x.event->>'channel' = ANY($1) AND e.id > $2 ORDER BY 1, e.id, x.n",
+        )
+        .bind(&channels)
+        .bind(before)
+        .fetch_all(db)
+        .await
+        .unwrap();
         let amounts: Vec<(uuid::Uuid, i64)> = sqlx::query_as("SELECT id, amount FROM trades").fetch_all(db).await.unwrap();
         let name = |text: &str| names.iter().find(|(from, _)| from == text).map(|(_, to)| to.clone()).unwrap_or_else(|| text.to_string());
         let mut by_statement = (0, 0);

@@ -1,6 +1,7 @@
 //! The WebSocket's event stream, publisher side: events the projection's triggers appended
-//! (`stream_events`) are given a sequence number and published to Redis in that order, so every
-//! replica receives each once and forwards it to its subscribers (`http::ws`).
+//! (`stream_events`, a row per statement) are given a sequence number and published to Redis in
+//! that order, so every replica receives each once and forwards it to its subscribers
+//! (`http::ws`).
 //!
 //! Numbers are assigned, the events published and their rows deleted inside one database
 //! transaction that commits after Redis took them: a crash before the commit publishes them
@@ -13,13 +14,15 @@ use serde_json::Value;
 use sqlx::{Connection, PgConnection};
 
 use super::{ServiceError, Services};
-use crate::store::stream::{self as store, StreamEvent};
+use crate::store::stream::{self as store, StreamEvent, StreamRow};
 
-/// Events published per transaction.
+/// Rows published per transaction.
 const BATCH: i64 = 500;
-/// Updates published per transaction (an event of a statement's trades stands for one per
-/// trade), unless one event alone holds more: a batch republished after a crash must fit in
-/// what replicas remember to drop (`http::routes::ws::hub`, four times this).
+/// Updates published per transaction (a row stands for one per event, and a `trade` event for
+/// one per trade), unless one row alone holds more: a batch republished after a crash must fit
+/// in what replicas remember to drop (`http::routes::ws::hub`, four times this). A statement's
+/// trades are one row of at most two updates a trade (its market's and its trader's): a
+/// catch-up batch of 10,000 trades is one row of 20,000, within what replicas remember.
 pub const MAX_UPDATES: usize = 10_000;
 
 /// An event as it travels between replicas (JSON on the Redis channel).
@@ -27,8 +30,8 @@ pub const MAX_UPDATES: usize = 10_000;
 pub struct Published {
     /// The event's row id.
     pub id: i64,
-    /// Which of the row's updates this is (from 0; a row of a statement's trades holds one per
-    /// trade). With `id`, what replicas deduplicate on.
+    /// Which of the row's updates this is (from 0: a row holds one per event, a `trade` event
+    /// one per trade). With `id`, what replicas deduplicate on.
     #[serde(default)]
     pub part: u32,
     /// Its sequence number: increasing in publication order, across all channels.
@@ -47,9 +50,9 @@ pub fn redis_channel(s: &Services) -> String {
 /// What one `publish` did.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Batch {
-    /// Event rows published.
+    /// Rows published.
     pub rows: usize,
-    /// Whether unpublished events were left that the batch saw (over its row or update bound):
+    /// Whether unpublished rows were left that the batch saw (over its row or update bound):
     /// the next batch is due at once. Otherwise events appended later announce themselves
     /// (`NOTIFY fm_stream` at their commit), and a batch to find that nothing is left — four
     /// round trips — is not needed.
@@ -66,27 +69,26 @@ pub async fn publish(s: &Services) -> Result<Batch, ServiceError> {
 /// pool checks it), and a batch follows nearly every projection while trading.
 pub async fn publish_on(s: &Services, db: &mut PgConnection) -> Result<Batch, ServiceError> {
     let mut tx = db.begin().await?;
-    let events = store::claim(&mut tx, BATCH).await?;
-    if events.is_empty() {
+    let claimed = store::claim(&mut tx, BATCH).await?;
+    if claimed.is_empty() {
         // Ended now: a kept connection must not wait for the next batch inside a transaction.
         tx.rollback().await?;
         return Ok(Batch { rows: 0, more: false });
     }
     // The rest of the claimed rows are left for the next batch.
-    let updates = leading_updates(&events);
+    let updates = leading_updates(&claimed);
     let rows = updates.len();
-    let more = rows < events.len() || events.len() as i64 == BATCH;
-    let events = &events[..rows];
-    let ids: Vec<i64> = events.iter().map(|e| e.id).collect();
+    let more = rows < claimed.len() || claimed.len() as i64 == BATCH;
+    let ids: Vec<i64> = claimed[..rows].iter().map(|row| row.id).collect();
     let counts: Vec<i64> = updates.iter().map(|u| u.len() as i64).collect();
     let mut seqs = store::sequence(&mut tx, &counts).await?.into_iter();
     store::delete_published(&mut tx, &ids).await?;
     let channel = redis_channel(s);
     let mut pipe = redis::pipe();
-    for (event, references) in events.iter().zip(updates) {
-        for (part, reference) in references.into_iter().enumerate() {
+    for (id, row) in ids.into_iter().zip(updates) {
+        for (part, (event, reference)) in row.into_iter().enumerate() {
             let seq = seqs.next().expect("a sequence number per update");
-            let message = Published { id: event.id, part: part as u32, seq, channel: event.channel.clone(), kind: event.kind.clone(), reference };
+            let message = Published { id, part: part as u32, seq, channel: event.channel.clone(), kind: event.kind.clone(), reference };
             pipe.cmd("PUBLISH").arg(&channel).arg(serde_json::to_string(&message).expect("an event serializes")).ignore();
         }
     }
@@ -96,12 +98,13 @@ pub async fn publish_on(s: &Services, db: &mut PgConnection) -> Result<Batch, Se
     Ok(Batch { rows, more })
 }
 
-/// The updates of as many leading events as hold at most MAX_UPDATES together (at least one
-/// event, however many it holds).
-fn leading_updates(events: &[StreamEvent]) -> Vec<Vec<Value>> {
-    let mut leading: Vec<Vec<Value>> = Vec::new();
+/// The updates of as many leading rows as hold at most MAX_UPDATES together (at least one row,
+/// however many it holds), each with the event it is of.
+fn leading_updates(rows: &[StreamRow]) -> Vec<Vec<(&StreamEvent, Value)>> {
+    let mut leading: Vec<Vec<(&StreamEvent, Value)>> = Vec::new();
     let mut total = 0;
-    for updates in events.iter().map(updates_of) {
+    for row in rows {
+        let updates: Vec<(&StreamEvent, Value)> = row.events.iter().flat_map(|event| updates_of(event).into_iter().map(move |u| (event, u))).collect();
         total += updates.len();
         if !leading.is_empty() && total > MAX_UPDATES {
             break;

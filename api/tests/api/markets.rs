@@ -1157,7 +1157,8 @@ async fn a_statement_streams_one_positions_event_per_account(db: PgPool) {
         insert_market(&db, "binance-btcusdt", 1, settlement, "open", 500_000).await,
     ];
     let events = |db: PgPool| async move {
-        let rows: Vec<(String,)> = sqlx::query_as("SELECT channel FROM stream_events WHERE kind = 'positions' ORDER BY channel").fetch_all(&db).await.unwrap();
+        let rows: Vec<(String,)> =
+            sqlx::query_as("SELECT channel FROM unpublished_events WHERE kind = 'positions' ORDER BY channel").fetch_all(&db).await.unwrap();
         let rows: Vec<String> = rows.into_iter().map(|(c,)| c).collect();
         sqlx::query("DELETE FROM stream_events").execute(&db).await.unwrap();
         rows

@@ -268,9 +268,9 @@ async fn within(inbox: &mut tokio::sync::mpsc::Receiver<Arc<api::http::routes::w
     tokio::time::timeout(Duration::from_secs(5), inbox.recv()).await.expect("delivered at once").unwrap()
 }
 
-/// A statement's trades are one stream event per channel (the `stream_trades` trigger), published as one
-/// update per trade: in the statement's order, each with its own sequence number, and a
-/// republished update dropped by its (event, part).
+/// A statement's trades are one stream row holding an event per channel (the `stream_trades`
+/// trigger), published as one update per trade: in the statement's order, each with its own
+/// sequence number, and a republished update dropped by its (row, part).
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn a_statements_trades_are_one_event_a_channel_and_one_update_a_trade(db: PgPool) {
     use api::http::routes::ws::hub::{Hub, Subscriber};
@@ -294,8 +294,12 @@ async fn a_statements_trades_are_one_event_a_channel_and_one_update_a_trade(db: 
     .await
     .unwrap();
 
-    // One row per channel, channels in the order of their first trade, a market before its trader.
-    let rows: Vec<(String, Value)> = sqlx::query_as("SELECT channel, ref FROM stream_events WHERE kind = 'trade' ORDER BY id").fetch_all(&db).await.unwrap();
+    // One row for the statement, holding an event per channel, channels in the order of their
+    // first trade, a market before its trader.
+    let trade_rows: i64 = sqlx::query_scalar("SELECT count(DISTINCT id) FROM unpublished_events WHERE kind = 'trade'").fetch_one(&db).await.unwrap();
+    assert_eq!(trade_rows, 1, "one row for the statement's trades");
+    let rows: Vec<(String, Value)> =
+        sqlx::query_as("SELECT channel, ref FROM unpublished_events WHERE kind = 'trade' ORDER BY id, n").fetch_all(&db).await.unwrap();
     let ids = |t: &[usize]| json!({"trade_ids": t.iter().map(|&i| trades[i].to_string()).collect::<Vec<_>>()});
     assert_eq!(
         rows,
@@ -328,10 +332,10 @@ async fn a_statements_trades_are_one_event_a_channel_and_one_update_a_trade(db: 
         vec![
             update(format!("market:{m1}"), 0, 0),
             update(format!("market:{m1}"), 1, 2),
-            update("account:w1".into(), 0, 0),
-            update("account:w1".into(), 1, 2),
-            update(format!("market:{m2}"), 0, 1),
-            update("account:w2".into(), 0, 1),
+            update("account:w1".into(), 2, 0),
+            update("account:w1".into(), 3, 2),
+            update(format!("market:{m2}"), 4, 1),
+            update("account:w2".into(), 5, 1),
         ]
     );
     let seqs: Vec<i64> = published.iter().map(|p| p.seq).collect();
@@ -360,7 +364,7 @@ async fn a_statements_trades_are_one_event_a_channel_and_one_update_a_trade(db: 
 async fn balances_stream_an_event_per_change(db: PgPool) {
     let events = || {
         let db = db.clone();
-        async move { sqlx::query_scalar::<_, String>("SELECT channel FROM stream_events WHERE kind = 'balance' ORDER BY id").fetch_all(&db).await.unwrap() }
+        async move { sqlx::query_scalar::<_, String>("SELECT channel FROM unpublished_events WHERE kind = 'balance' ORDER BY id, n").fetch_all(&db).await.unwrap() }
     };
     let write = |wallets: &[&str], balances: &[i64], slot: i64| {
         sqlx::query(
@@ -407,7 +411,7 @@ async fn a_publish_batch_holds_at_most_max_updates_unless_one_event_holds_more(d
     trades(MAX_UPDATES + 1).execute(&db).await.unwrap();
     let unpublished = || {
         let db = db.clone();
-        async move { sqlx::query_scalar::<_, i64>("SELECT count(*) FROM stream_events WHERE kind = 'trade'").fetch_one(&db).await.unwrap() }
+        async move { sqlx::query_scalar::<_, i64>("SELECT count(*) FROM unpublished_events WHERE kind = 'trade'").fetch_one(&db).await.unwrap() }
     };
     // The markets' events and the first statement's (together under the bound), not the second.
     assert_eq!(stream::publish(&services).await.unwrap(), stream::Batch { rows: before as usize + 1, more: true }, "the second is left");

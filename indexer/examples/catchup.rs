@@ -36,7 +36,7 @@ const GROUPS: usize = 300;
 /// The tables the projection appends a row to for each trade, whose COPY is the reference.
 const APPENDED: &[&str] = &["chain_events", "trades"];
 /// The other tables it writes: a row per key (position, wallet, trader's day) or per second and
-/// market (price points), and the stream's events (a batch's, one per channel).
+/// market (price points), and the stream's rows (one per trigger firing).
 const PROJECTED: &[&str] = &["market_prices", "positions", "vault_balances", "trader_stats", "trader_totals", "stream_events"];
 
 struct Ledger(Vec<ConfirmedTransaction>);

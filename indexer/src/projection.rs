@@ -150,6 +150,10 @@ impl RecordedEvents {
         self.signature.is_empty()
     }
 
+    fn len(&self) -> usize {
+        self.signature.len()
+    }
+
     /// A statement's arguments, the six columns first (more may be bound after them).
     fn arguments(&self) -> Result<PgArguments, sqlx::Error> {
         let mut arguments = PgArguments::default();
@@ -393,7 +397,7 @@ impl Projector {
             for events::Located { ix_index, event_index, event, data } in events::located(tx, &self.program_id) {
                 let at = At { signature: &tx.signature, ix_index, slot: tx.slot as i64, tx_index: tx.transaction_index.unwrap_or(0) as i32 };
                 match (&event, &mut open) {
-                    (ProgramEvent::TradeExecuted(e), Some(Step::Trades(run))) => run.push(e, &at, event_index, data),
+                    (ProgramEvent::TradeExecuted(e), Some(Step::Trades(run))) if !run.is_full() => run.push(e, &at, event_index, data),
                     (ProgramEvent::PositionSettled(e), Some(Step::Payouts(run))) => run.push(e, &at, event_index, data),
                     (ProgramEvent::TradeExecuted(e), _) => {
                         let mut run = TradeRun::default();

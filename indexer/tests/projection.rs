@@ -806,3 +806,34 @@ async fn a_market_deleted_under_a_group_applied_ahead_is_not_referenced(db: PgPo
     .unwrap();
     assert_eq!((events, referencing), (1, 0), "the trade kept as an event, nothing left referencing the deleted market");
 }
+
+/// A run of trades longer than one statement records (10,000) is applied as several: each
+/// statement's stream row stays within what the WebSocket replicas remember to drop, and the
+/// tables are what one statement would leave.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_long_run_of_trades_is_several_statements(db: PgPool) {
+    let (market_id, market) = seed_linked_market(&db).await;
+    let wallet = Pubkey::new_unique();
+    let projector = Projector::new(db.clone(), &funding_market::ID);
+    let count = 10_001;
+    let txs: Vec<_> = (1..=count).map(|n| tx(&format!("t{n}"), n + 10, vec![event_data(&trade(market, wallet, n, n, n, 1_000_000 - n))])).collect();
+    assert_eq!(projector.apply_batch(&txs).await.unwrap(), count as usize);
+    let rows: Vec<i64> = sqlx::query_scalar(
+        "SELECT sum(jsonb_array_length(x.event->'ref'->'trade_ids'))::BIGINT
+         FROM stream_events e, jsonb_array_elements(e.events) AS x(event) WHERE x.event->>'kind' = 'trade' GROUP BY e.id ORDER BY e.id",
+    )
+    .fetch_all(&db)
+    .await
+    .unwrap();
+    assert_eq!(rows, [20_000, 2], "two rows: the market's and the trader's updates of 10,000 trades, then of one");
+    let (trades, trade_count, yes_shares, balance): (i64, i32, i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM trades), m.trade_count, p.yes_shares, b.balance
+         FROM markets m, positions p, vault_balances b WHERE m.id = $1 AND p.market_id = m.id AND b.wallet = p.wallet",
+    )
+    .bind(market_id)
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    let position_after_last = trade(market, wallet, count, count, count, 1_000_000 - count).position_yes as i64;
+    assert_eq!((trades, trade_count, yes_shares, balance), (count as i64, count as i32, position_after_last, (1_000_000 - count) as i64));
+}

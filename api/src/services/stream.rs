@@ -1,11 +1,11 @@
 //! The WebSocket's event stream, publisher side: events the projection's triggers appended
-//! (`stream_events`, a row per statement) are given a sequence number and published to Redis in
-//! that order, so every replica receives each once and forwards it to its subscribers
-//! (`http::ws`).
+//! (`stream_events`, a row per trigger firing) are published to Redis as updates, each with a
+//! sequence number in publication order, so every replica receives each once and forwards it to
+//! its subscribers (`http::ws`).
 //!
 //! Numbers are assigned, the events published and their rows deleted inside one database
 //! transaction that commits after Redis took them: a crash before the commit publishes them
-//! again with new numbers, and replicas drop an event id they have already forwarded. Nothing
+//! again with new numbers, and replicas drop an update (row id, part) they have already forwarded. Nothing
 //! reads a published event (a replica renders an update from the state it names), so none is
 //! kept.
 
@@ -20,9 +20,9 @@ use crate::store::stream::{self as store, StreamEvent, StreamRow};
 const BATCH: i64 = 500;
 /// Updates published per transaction (a row stands for one per event, and a `trade` event for
 /// one per trade), unless one row alone holds more: a batch republished after a crash must fit
-/// in what replicas remember to drop (`http::routes::ws::hub`, four times this). A statement's
-/// trades are one row of at most two updates a trade (its market's and its trader's): a
-/// catch-up batch of 10,000 trades is one row of 20,000, within what replicas remember.
+/// in what replicas remember to drop (`http::routes::ws::hub`, four times this). The largest
+/// row is a statement's trades, two updates a trade (its market's and its trader's), and the
+/// indexer records at most 10,000 trades a statement: 20,000 updates.
 pub const MAX_UPDATES: usize = 10_000;
 
 /// An event as it travels between replicas (JSON on the Redis channel).

@@ -1,18 +1,18 @@
-//! The WebSocket's event stream (`stream_events`, a row per statement appended by triggers on
-//! the projection's tables, holding that statement's events in order): the publisher's claim of
+//! The WebSocket's event stream (`stream_events`: a row per firing of the triggers on the
+//! projection's tables, holding the events it made in order): the publisher's claim of
 //! unpublished rows, their updates' sequence numbers, and their deletion once published.
 
 use serde::Deserialize;
 use serde_json::Value;
 use sqlx::types::Json;
-use sqlx::{FromRow, PgConnection, PgPool};
+use sqlx::{PgConnection, PgPool};
 
-/// A row as the publisher takes it: the events one statement (or one row, for the row
-/// triggers) appended, in order.
-#[derive(Clone, Debug, FromRow)]
+/// A row as the publisher takes it: the events one trigger firing appended (a statement
+/// trigger's for its statement, a row trigger's for its row), in order.
+#[derive(Clone, Debug)]
 pub struct StreamRow {
     pub id: i64,
-    pub events: Json<Vec<StreamEvent>>,
+    pub events: Vec<StreamEvent>,
 }
 
 /// One event of a row: its channel, its kind and what changed.
@@ -31,9 +31,28 @@ pub struct StreamEvent {
 /// worker's advisory lock), and a lock would change each row once more (a WAL record each).
 /// Were two to publish at once (one that lost its lock finishes its batch, up to a heartbeat
 /// later, while the next starts), both would publish the same events under new numbers, and
-/// replicas drop the ids they have already forwarded.
+/// replicas drop the updates they have already forwarded.
 pub async fn claim(tx: &mut PgConnection, limit: i64) -> Result<Vec<StreamRow>, sqlx::Error> {
-    sqlx::query_as("SELECT id, events FROM stream_events ORDER BY id LIMIT $1").bind(limit).fetch_all(tx).await
+    let rows: Vec<(i64, Json<Value>)> = sqlx::query_as("SELECT id, events FROM stream_events ORDER BY id LIMIT $1").bind(limit).fetch_all(tx).await?;
+    Ok(rows.into_iter().map(|(id, Json(events))| StreamRow { id, events: events_of(id, events) }).collect())
+}
+
+/// A row's events. The column takes any JSON; an event that is not an object with a string
+/// `channel` and `kind` (which no trigger writes) cannot be routed, and is logged and left out
+/// rather than stopping every row after it.
+fn events_of(id: i64, events: Value) -> Vec<StreamEvent> {
+    let Value::Array(events) = events else {
+        tracing::error!(id, "a stream row whose events are not an array: nothing of it is published");
+        return Vec::new();
+    };
+    events
+        .into_iter()
+        .filter_map(|event| {
+            serde_json::from_value(event.clone())
+                .inspect_err(|error| tracing::error!(id, %event, %error, "a stream event without a channel or kind: left out"))
+                .ok()
+        })
+        .collect()
 }
 
 /// The next sequence numbers, `counts[i]` of them for row `i` (one per update it stands for),
@@ -60,4 +79,25 @@ pub async fn delete_published(tx: &mut PgConnection, ids: &[i64]) -> Result<(), 
 /// event up to it.
 pub async fn last_seq(db: &PgPool) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM stream_seq").fetch_one(db).await
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::events_of;
+
+    #[test]
+    fn a_row_keeps_its_routable_events_in_order() {
+        let events = json!([
+            {"channel": "market:m", "kind": "market", "ref": {"market_id": "m"}},
+            {"channel": null, "kind": "balance", "ref": {}},
+            {"kind": "balance", "ref": {}},
+            "positions",
+            {"channel": "account:w", "kind": "positions", "ref": {}},
+        ]);
+        let kept: Vec<(String, String)> = events_of(1, events).into_iter().map(|e| (e.channel, e.kind)).collect();
+        assert_eq!(kept, [("market:m".to_owned(), "market".to_owned()), ("account:w".to_owned(), "positions".to_owned())]);
+        assert!(events_of(2, json!({"channel": "markets"})).is_empty(), "a row that is not an array publishes nothing");
+    }
 }

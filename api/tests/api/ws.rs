@@ -358,6 +358,47 @@ async fn a_statements_trades_are_one_event_a_channel_and_one_update_a_trade(db: 
     assert!(inbox.try_recv().is_err(), "a republished update is dropped");
 }
 
+/// A market's row trigger appends a row per change it streams, holding its events in order: a
+/// new round or a status change on its own channel, its series' and the listing's; a price,
+/// volume or count change on its own channel only; anything else nothing.
+#[sqlx::test(migrator = "api::store::MIGRATOR")]
+async fn a_markets_change_is_one_row_of_its_events_in_order(db: PgPool) {
+    api::store::series::ensure(&db, &api::app::config::default_series()).await.unwrap();
+    let rows = || {
+        let db = db.clone();
+        async move {
+            let events: Vec<(i64, String, String)> =
+                sqlx::query_as("SELECT id, channel, kind FROM unpublished_events ORDER BY id, n").fetch_all(&db).await.unwrap();
+            sqlx::query("DELETE FROM stream_events").execute(&db).await.unwrap();
+            let mut rows: Vec<Vec<String>> = Vec::new();
+            let mut last = None;
+            for (id, channel, kind) in events {
+                if last != Some(id) {
+                    rows.push(Vec::new());
+                    last = Some(id);
+                }
+                rows.last_mut().unwrap().push(format!("{channel} {kind}"));
+            }
+            rows
+        }
+    };
+    rows().await;
+    let market = open_market(&db, "open").await;
+    let own = format!("market:{market} market");
+    let round_and_listing = |own: &str| vec![own.to_owned(), "series:binance-btcusdt round".to_owned(), "markets market".to_owned()];
+    assert_eq!(rows().await, [round_and_listing(&own)], "a new round");
+    let update = |set: &str| {
+        let (db, sql) = (db.clone(), format!("UPDATE markets SET {set} WHERE id = $1"));
+        async move { sqlx::query(&sql).bind(market).execute(&db).await.unwrap() }
+    };
+    update("yes_price_ppm = 510000, trade_count = 1").await;
+    assert_eq!(rows().await, [vec![own.clone()]], "a trade's change");
+    update("ou_confidence_ppm = 1").await;
+    assert!(rows().await.is_empty(), "nothing the stream shows");
+    update("status = 'closed'").await;
+    assert_eq!(rows().await, [round_and_listing(&own)], "a status change");
+}
+
 /// Balance events, a statement's at a time: one per balance inserted, one per balance updated
 /// to a different amount, none for a balance written unchanged.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
@@ -389,33 +430,36 @@ async fn balances_stream_an_event_per_change(db: PgPool) {
 }
 
 /// A publisher's batch holds at most `MAX_UPDATES` updates, so a batch republished after a crash
-/// fits what replicas remember; an event holding more is published on its own.
+/// fits what replicas remember; a row holding more is published on its own.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
-async fn a_publish_batch_holds_at_most_max_updates_unless_one_event_holds_more(db: PgPool) {
+async fn a_publish_batch_holds_at_most_max_updates_unless_one_row_holds_more(db: PgPool) {
     use api::services::stream::{self, MAX_UPDATES};
 
     let services = services(&db);
     api::store::series::ensure(&db, &api::app::config::default_series()).await.unwrap();
     let market = open_market(&db, "open").await;
     let before: i64 = sqlx::query_scalar("SELECT count(*) FROM stream_events").fetch_one(&db).await.unwrap();
-    // Two statements of trades without a wallet: one event each, on the market's channel.
-    let trades = |n: usize| {
+    // Two statements of trades, a row each: the first's without a wallet, one event on the
+    // market's channel; the second's by one trader, an event on the market's channel and one on
+    // the trader's, each under the bound and together over it.
+    let trades = |n: usize, wallet: Option<&'static str>| {
         sqlx::query(
-            "INSERT INTO trades (id, market_id, side, is_buy, shares, amount, fee, yes_price_ppm)
-             SELECT gen_random_uuid(), $1, 'yes', true, 1, 1, 0, 500000 FROM generate_series(1, $2)",
+            "INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm)
+             SELECT gen_random_uuid(), $1, $3, 'yes', true, 1, 1, 0, 500000 FROM generate_series(1, $2)",
         )
         .bind(market)
         .bind(n as i32)
+        .bind(wallet)
     };
-    trades(MAX_UPDATES * 3 / 5).execute(&db).await.unwrap();
-    trades(MAX_UPDATES + 1).execute(&db).await.unwrap();
+    trades(MAX_UPDATES * 3 / 5, None).execute(&db).await.unwrap();
+    trades(MAX_UPDATES / 2 + 1, Some("w1")).execute(&db).await.unwrap();
     let unpublished = || {
         let db = db.clone();
         async move { sqlx::query_scalar::<_, i64>("SELECT count(*) FROM unpublished_events WHERE kind = 'trade'").fetch_one(&db).await.unwrap() }
     };
     // The markets' events and the first statement's (together under the bound), not the second.
     assert_eq!(stream::publish(&services).await.unwrap(), stream::Batch { rows: before as usize + 1, more: true }, "the second is left");
-    assert_eq!(unpublished().await, 1, "the first statement's event is deleted as published");
+    assert_eq!(unpublished().await, 2, "the first statement's row is deleted as published");
     // The second alone, over the bound.
     assert_eq!(stream::publish(&services).await.unwrap(), stream::Batch { rows: 1, more: false });
     assert_eq!(unpublished().await, 0);

@@ -60,6 +60,17 @@ pub(super) struct TradeRun {
 }
 
 impl TradeRun {
+    /// The most trades one statement records. Its stream row holds two updates a trade (its
+    /// market's and its trader's), and a row published again after a crash must fit in what the
+    /// WebSocket replicas remember to drop (40,000 updates, `api::http::routes::ws::hub`); a
+    /// longer run is applied as several statements, which give the same tables.
+    const MOST: usize = 10_000;
+
+    /// Whether the run holds `MOST` trades: the next one starts another.
+    pub(super) fn is_full(&self) -> bool {
+        self.events.len() >= Self::MOST
+    }
+
     pub(super) fn push(&mut self, e: &TradeExecuted, at: &At<'_>, event_index: i32, data: &[u8]) {
         if !self.events.push(at, event_index, data) {
             return;

@@ -19,7 +19,8 @@ use crate::services::Services;
 use crate::services::stream::{self, Published};
 
 /// Updates remembered to drop a republished one: a publisher's batch is at most
-/// `stream::MAX_UPDATES` (a batch republished after a crash comes before anything newer).
+/// `stream::MAX_UPDATES`, or one row of at most twice that (a batch republished after a crash
+/// comes before anything newer).
 const REMEMBERED: usize = 4 * stream::MAX_UPDATES;
 
 /// A message for one connection: its channel and sequence number, and the text to send.

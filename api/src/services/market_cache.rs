@@ -31,7 +31,9 @@
 //! kept pages standing, where the one counter would have each trade anywhere read them all
 //! again. A series' settled rounds are versioned the same way by the notices naming the series
 //! (`series:<id>`, sent for a row that is or was a settled or voided round: migration 62), so
-//! trading leaves them kept (`rounds_version`).
+//! trading leaves them kept (`rounds_version`). Every series' notices together version the
+//! settled and voided markets as a whole (`finished_version`): a listing of those statuses
+//! changes only with such a notice, so trading leaves it kept too.
 
 use sqlx::PgPool;
 use std::collections::HashMap;
@@ -72,6 +74,9 @@ struct Held {
     changed: HashMap<Uuid, Changed>,
     /// Each series' latest change to its settled rounds heard since `all_changed`.
     rounds_changed: HashMap<Uuid, u64>,
+    /// The generation of the latest change to any series' settled rounds (`rounds_changed`'s
+    /// largest, kept when the map starts over).
+    finished_changed: u64,
     /// The generation of the latest change to every market at once (a `*` notice, the listener
     /// connecting or losing its connection, a map of changes starting over): no version is
     /// below it.
@@ -183,6 +188,15 @@ impl MarketCache {
         self.live.load(Ordering::Acquire).then(|| self.held.read().unwrap().rounds_version_of(series))
     }
 
+    /// The version of the settled and voided markets as a whole: moves with every notice naming
+    /// a series (sent for any row that is or was settled or voided) and with every change to all
+    /// markets, not with trades or changes to unfinished markets. A listing of those statuses read
+    /// after taking it shows every change to them up to it. `None` while not listening.
+    pub fn finished_version(self: &Arc<Self>, db: &PgPool) -> Option<MarketVersion> {
+        self.start_listening(db);
+        self.live.load(Ordering::Acquire).then(|| self.held.read().unwrap().finished_version())
+    }
+
     /// How many markets are held (tests, metrics).
     pub fn len(&self) -> usize {
         self.held.read().unwrap().rows.len()
@@ -214,6 +228,7 @@ impl MarketCache {
                     held.everything_changed_at(generation);
                 }
                 held.rounds_changed.insert(series, generation);
+                held.finished_changed = generation;
             }
             Change::All => {
                 held.rows.clear();
@@ -295,6 +310,10 @@ impl Held {
         let changed = self.rounds_changed.get(&series).copied().unwrap_or_default();
         MarketVersion { version: changed.max(self.all_changed), own_change: self.all_changed }
     }
+
+    fn finished_version(&self) -> MarketVersion {
+        MarketVersion { version: self.finished_changed.max(self.all_changed), own_change: self.all_changed }
+    }
 }
 
 #[cfg(test)]
@@ -344,6 +363,32 @@ mod tests {
         assert!(version(&cache, market).version < settled, "and the markets theirs");
         let all = cache.record(Change::All);
         assert_eq!(rounds(series), MarketVersion { version: all, own_change: all }, "`*` moves every series");
+    }
+
+    #[test]
+    fn the_finished_markets_version_moves_with_any_series_notice_only() {
+        let cache = MarketCache::new();
+        let (series, other, market) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let start = cache.record(Change::All);
+        let finished = || cache.held.read().unwrap().finished_version();
+        cache.record(Change::Market { id: market, own: false });
+        cache.forget(market);
+        assert_eq!(finished(), MarketVersion { version: start, own_change: start }, "markets' changes and trades leave it");
+        let settled = cache.record(Change::Rounds(series));
+        assert_eq!(finished().version, settled, "a series' notice moves it");
+        let voided = cache.record(Change::Rounds(other));
+        assert_eq!(finished().version, voided, "and another series' after it");
+        cache.record(Change::Market { id: market, own: false });
+        assert_eq!(finished().version, voided);
+        let all = cache.record(Change::All);
+        assert_eq!(finished(), MarketVersion { version: all, own_change: all }, "`*` moves it");
+        // The series' map starting over keeps it moving forward.
+        for _ in 0..=CAPACITY {
+            cache.record(Change::Rounds(Uuid::new_v4()));
+        }
+        let last = cache.generation.load(Ordering::Acquire);
+        assert_eq!(finished(), MarketVersion { version: last, own_change: last });
+        assert_eq!(cache.held.read().unwrap().rounds_changed.len(), 1);
     }
 
     #[test]

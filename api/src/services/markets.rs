@@ -36,11 +36,17 @@ const COUNT_ROWS_BEFORE_COMPACTION: i64 = 64;
 /// One compaction at a time in this process.
 static COMPACTING: AtomicBool = AtomicBool::new(false);
 
-/// The version of every market row as this replica has been told of them (see
-/// `MarketCache::version`): a listing page read after taking it may be kept until it moves. Its
-/// floor is the version after the latest trade this process sent
-/// (`MarketCache::own_change_version`).
-pub fn listing_version(s: &Services) -> Current {
+/// The version a listing of `status` follows, as this replica has been told of the changes: a
+/// page read after taking it may be kept until it moves. Settled and voided markets change only
+/// with a notice naming their series, so their listings follow those alone
+/// (`MarketCache::finished_version`) and trading leaves them kept. Any other listing follows
+/// every market row (`MarketCache::version`), its floor the version after the latest trade this
+/// process sent (`MarketCache::own_change_version`).
+pub fn listing_version(s: &Services, status: Option<MarketStatus>) -> Current {
+    if status.is_some_and(MarketStatus::is_final) {
+        let as_of = Instant::now();
+        return current(s.market_cache.finished_version(&s.db), as_of);
+    }
     Current::take(|| s.market_cache.version(&s.db)).at_least(s.market_cache.own_change_version())
 }
 

@@ -60,9 +60,6 @@ pub async fn market(db: &PgPool, id: Uuid) -> Result<Option<MarketRow>, sqlx::Er
     sqlx::query_as(&format!("{MARKET_SELECT} WHERE m.id = $1")).bind(id).fetch_optional(db).await
 }
 
-/// The statuses whose markets list latest first (the others soonest first).
-const FINISHED: [MarketStatus; 2] = [MarketStatus::Settled, MarketStatus::Voided];
-
 /// A page of markets (`list_markets`), how many there are, and how many rows their count was
 /// summed from (the caller compacts them when there are many).
 pub struct MarketPage {
@@ -86,7 +83,7 @@ pub async fn list_markets(db: &PgPool, status: Option<MarketStatus>, limit: i64,
             .await?;
     let total: i64 = counts.iter().map(|(_, n, _)| n).sum();
     let count_rows: i64 = counts.iter().map(|(_, _, rows)| rows).sum();
-    let unfinished: i64 = counts.iter().filter(|(s, _, _)| !FINISHED.contains(s)).map(|(_, n, _)| n).sum();
+    let unfinished: i64 = counts.iter().filter(|(s, _, _)| !s.is_final()).map(|(_, n, _)| n).sum();
     let mut rows = Vec::new();
     if offset < unfinished {
         rows = listing_part(db, status, false, limit, offset).await?;

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use api::app::config::default_series;
+use api::domain::market::MarketStatus;
 use api::exchanges::{Exchange, ExchangeClient, FundingRate};
 use api::services::scheduler::Scheduler;
 use api::services::settlement::{self, Verdict};
@@ -1069,20 +1070,24 @@ async fn requests_missing_a_market_together_read_it_once(db: PgPool) {
     let after = services.market_cache.version(&db).unwrap();
     assert!(after > before);
     assert_eq!(services.market_cache.own_change_version(), after);
-    assert_eq!(api::services::markets::listing_version(&services).floor, after, "the market routes' pages are floored at the change");
+    for status in [None, Some(MarketStatus::Open)] {
+        assert_eq!(api::services::markets::listing_version(&services, status).floor, after, "the market routes' pages are floored at the change");
+    }
+    let settled = api::services::markets::listing_version(&services, Some(MarketStatus::Settled));
+    assert!(settled.version.is_some_and(|v| v < after) && settled.floor < after, "the settled listing keeps its version and floor");
     let market_version = api::services::markets::market_version(&services, id);
     assert_eq!((market_version.version, market_version.floor), (Some(after), after), "and the market's own pages");
     let other = api::services::markets::market_version(&services, Uuid::new_v4());
     assert!(other.version.is_some_and(|v| v < after) && other.floor < after, "another market's pages keep their version and floor");
 }
 
-/// The market listing (`GET /v1/markets`) is kept rendered by the market rows' version: every
-/// page served equals Postgres's; a change to a listed row, to a status (and with it the
-/// totals), to a series a row shows, a new market and a removed one are served within a second
-/// (the test prints the slowest); a page already served is served again with `markets` locked.
+/// The market listing (`GET /v1/markets`) is kept rendered by the market rows' version (settled
+/// and voided pages by every series' notices): every page served equals Postgres's; a change to
+/// a listed row, to a status (and with it the totals), to a series a row shows, a new market and
+/// a removed one are served within a second (the test prints the slowest); a page already served
+/// is served again with `markets` locked.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn market_listing_follows_changes_from_memory(db: PgPool) {
-    use api::domain::market::MarketStatus;
     series::ensure(&db, &default_series()).await.unwrap();
     let state = state(db.clone(), &redis_url());
     let services = state.services.clone();
@@ -1095,12 +1100,14 @@ async fn market_listing_follows_changes_from_memory(db: PgPool) {
         ids.push(insert_market(&db, slug, 2, now + chrono::Duration::hours(3 + i), "open", 400_000 + 50_000 * i as u32).await);
         ids.push(insert_market(&db, slug, 1, now - chrono::Duration::hours(5 + i), "settled", 500_000).await);
     }
-    let pages: [(Option<MarketStatus>, i64, i64); 6] = [
+    let pages: [(Option<MarketStatus>, i64, i64); 8] = [
         (None, 100, 0),
         (None, 3, 2),
         (None, 2, 7),
         (Some(MarketStatus::Open), 2, 1),
         (Some(MarketStatus::Settled), 100, 0),
+        (Some(MarketStatus::Settled), 2, 1),
+        (Some(MarketStatus::Voided), 10, 0),
         (Some(MarketStatus::Closed), 10, 0),
     ];
     let base = app.base.clone();
@@ -1132,6 +1139,8 @@ async fn market_listing_follows_changes_from_memory(db: PgPool) {
         "UPDATE markets SET yes_price_ppm = 612345, total_volume = total_volume + 5000000, trade_count = trade_count + 1 WHERE id = $1",
         "UPDATE markets SET status = 'closed' WHERE id = $1",
         "UPDATE markets SET status = 'settled', outcome = 'yes', actual_rate = 1234, settled_at = now() WHERE id = $1",
+        "UPDATE markets SET total_volume = total_volume + 1 WHERE id = $1",
+        "UPDATE markets SET status = 'voided', outcome = NULL, actual_rate = NULL WHERE id = $1",
         "UPDATE series SET symbol = symbol || 'X' WHERE id = (SELECT series_id FROM markets WHERE id = $1)",
         "DELETE FROM markets WHERE id = $1",
     ];
@@ -1264,16 +1273,16 @@ async fn market_references_are_enforced(db: PgPool) {
     assert_eq!(inserting.await.unwrap(), "23503");
 }
 
-/// A market's trades and prices and a series' rounds are kept rendered by their market's and
-/// series' versions: every page served equals Postgres's; a trade projected with its market's
-/// row, one projected behind its market's count (the row unchanged), a price point alone, a
-/// removed trade, a settlement and a new settled round are each served within a second (the test
-/// prints the slowest); a page already served is served again with the tables locked, and after
-/// a trade on another market.
+/// A market's trades and prices, a series' rounds and the settled markets' listing are kept
+/// rendered by their market's, series' and every series' versions: every page served equals
+/// Postgres's; a trade projected with its market's row, one projected behind its market's count
+/// (the row unchanged), a price point alone, a removed trade, a settlement and a new settled
+/// round are each served within a second (the test prints the slowest); a page already served is
+/// served again with the tables locked, and after a trade on another market.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn market_history_follows_changes_from_memory(db: PgPool) {
-    use api::http::routes::markets::{SettledRound, TradeItem};
-    use api::store::markets::{TradesOf, price_history, settled_rounds, trades};
+    use api::http::routes::markets::{Market, SettledRound, TradeItem};
+    use api::store::markets::{TradesOf, list_markets, price_history, settled_rounds, trades};
     series::ensure(&db, &default_series()).await.unwrap();
     let state = state(db.clone(), &redis_url());
     let services = state.services.clone();
@@ -1315,6 +1324,12 @@ async fn market_history_follows_changes_from_memory(db: PgPool) {
                 if page["data"] != serde_json::to_value(rendered).unwrap() || page["meta"]["total"] != total {
                     return false;
                 }
+                let listed = list_markets(&db, Some(MarketStatus::Settled), limit, offset).await.unwrap();
+                let rendered: Vec<Market> = listed.rows.into_iter().map(Into::into).collect();
+                let page = served(format!("/v1/markets?status=settled&limit={limit}&offset={offset}")).await;
+                if page["data"] != serde_json::to_value(rendered).unwrap() || page["meta"]["total"] != listed.total {
+                    return false;
+                }
             }
             let points: Vec<Value> = price_history(&db, market, 10_000)
                 .await
@@ -1337,6 +1352,7 @@ async fn market_history_follows_changes_from_memory(db: PgPool) {
             format!("/v1/markets/{market}/trades?limit=2&offset=1"),
             format!("/v1/markets/{market}/prices"),
             format!("/v1/series/{slug}/rounds?limit=100&offset=0"),
+            "/v1/markets?status=settled&limit=2&offset=1".to_owned(),
         ] {
             let kept = tokio::time::timeout(Duration::from_secs(2), reqwest::get(format!("{base}{path}"))).await;
             assert!(kept.is_ok_and(|r| r.is_ok_and(|r| r.status() == 200)), "{path} read again {after}");
@@ -1345,7 +1361,7 @@ async fn market_history_follows_changes_from_memory(db: PgPool) {
     };
     served_without_a_query("with nothing changed").await;
     // A trade on another market (an unsettled round of the series), once heard, leaves this
-    // market's pages and the series' rounds kept.
+    // market's pages, the series' rounds and the settled listing kept.
     let heard_before = services.market_cache.version(&db).unwrap();
     sqlx::query(
         "INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)

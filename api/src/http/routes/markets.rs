@@ -149,7 +149,7 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<ListQuery
     let page = q.page.resolve(MAX_LIMIT)?;
     let status = q.status.as_deref().map(|s| one_of("status", s, &MarketStatus::ALL, MarketStatus::as_str)).transpose()?;
     // Taken before the read: a change the read misses moves it, so the page is never served.
-    let current = markets::listing_version(&state.services);
+    let current = markets::listing_version(&state.services, status);
     let body = state
         .market_pages
         .get_or_render((status, page.limit, page.offset), current, async {

@@ -19,10 +19,11 @@
 //! and take the row it kept, instead of each reading the same row (when that read keeps none,
 //! they read on their own).
 //!
-//! The same counter versions the market listing (`GET /v1/markets`): the trigger also names
-//! every new market (`notify_market_terms_insert`), so any change to what a listing shows — a row, a status
-//! and with it the counts, a new round — bumps it, and a page rendered at one version is the
-//! same page while it holds (`version`).
+//! The same counter versions the market listing (`GET /v1/markets`, all but the settled and
+//! voided listings: below): the trigger also names every new market
+//! (`notify_market_terms_insert`), so any change to what a listing shows — a row, a status and
+//! with it the counts, a new round — bumps it, and a page rendered at one version is the same
+//! page while it holds (`version`).
 //!
 //! One market's pages (the market, its quotes, trades and price history) are versioned by that
 //! market alone (`market_version`): the generation of the latest notice naming it (or of
@@ -32,8 +33,9 @@
 //! again. A series' settled rounds are versioned the same way by the notices naming the series
 //! (`series:<id>`, sent for a row that is or was a settled or voided round: migration 62), so
 //! trading leaves them kept (`rounds_version`). Every series' notices together version the
-//! settled and voided markets as a whole (`finished_version`): a listing of those statuses
-//! changes only with such a notice, so trading leaves it kept too.
+//! settled and voided markets as a whole (`finished_version`, also moved by every change to all
+//! markets): a listing of those statuses changes only with one of those, so trading leaves it
+//! kept too.
 
 use sqlx::PgPool;
 use std::collections::HashMap;

@@ -19,8 +19,8 @@
 //! and take the row it kept, instead of each reading the same row (when that read keeps none,
 //! they read on their own).
 //!
-//! The same counter versions the market listing (`GET /v1/markets`, all but the settled and
-//! voided listings: below): the trigger also names every new market
+//! The same counter versions the market listing (`GET /v1/markets`, unfiltered or of open
+//! markets; the other statuses: below): the trigger also names every new market
 //! (`notify_market_terms_insert`), so any change to what a listing shows — a row, a status and
 //! with it the counts, a new round — bumps it, and a page rendered at one version is the same
 //! page while it holds (`version`).
@@ -35,7 +35,9 @@
 //! trading leaves them kept (`rounds_version`). Every series' notices together version the
 //! settled and voided markets as a whole (`finished_version`, also moved by every change to all
 //! markets): a listing of those statuses changes only with one of those, so trading leaves it
-//! kept too.
+//! kept too. Likewise a row that is or was pending, closed or resolving names its status
+//! (`status:<status>`, migration 64), and a listing of that status follows those notices
+//! (`status_version`): trades change open markets only.
 
 use sqlx::PgPool;
 use std::collections::HashMap;
@@ -46,6 +48,7 @@ use uuid::Uuid;
 use super::key_gates::KeyGates;
 use super::notices::{self, Listening};
 
+use crate::domain::market::MarketStatus;
 use crate::store::markets::{self, MarketRow};
 
 /// The channel the trigger notifies.
@@ -79,6 +82,8 @@ struct Held {
     /// The generation of the latest change to any series' settled rounds (`rounds_changed`'s
     /// largest, kept when the map starts over).
     finished_changed: u64,
+    /// The generation of the latest notice naming each status (pending, closed, resolving).
+    status_changed: HashMap<MarketStatus, u64>,
     /// The generation of the latest change to every market at once (a `*` notice, the listener
     /// connecting or losing its connection, a map of changes starting over): no version is
     /// below it.
@@ -199,6 +204,15 @@ impl MarketCache {
         self.live.load(Ordering::Acquire).then(|| self.held.read().unwrap().finished_version())
     }
 
+    /// The version of the markets in `status` as a whole (pending, closed or resolving: the
+    /// notices name those): moves with every notice naming the status (sent for any row that is or
+    /// was in it) and with every change to all markets. A listing of that status read after
+    /// taking it shows every change to it up to it. `None` while not listening.
+    pub fn status_version(self: &Arc<Self>, db: &PgPool, status: MarketStatus) -> Option<MarketVersion> {
+        self.start_listening(db);
+        self.live.load(Ordering::Acquire).then(|| self.held.read().unwrap().status_version(status))
+    }
+
     /// How many markets are held (tests, metrics).
     pub fn len(&self) -> usize {
         self.held.read().unwrap().rows.len()
@@ -231,6 +245,9 @@ impl MarketCache {
                 }
                 held.rounds_changed.insert(series, generation);
                 held.finished_changed = generation;
+            }
+            Change::Status(status) => {
+                held.status_changed.insert(status, generation);
             }
             Change::All => {
                 held.rows.clear();
@@ -277,15 +294,20 @@ enum Change {
     Market { id: Uuid, own: bool },
     /// Series `id`'s settled or voided rounds.
     Rounds(Uuid),
+    /// The markets in a status that trades leave alone (pending, closed, resolving).
+    Status(MarketStatus),
     /// Whatever any market shows: `*` (a series' symbol, exchange or tier, or trades or price
     /// points truncated), the listener connecting or losing its connection.
     All,
 }
 
 impl Change {
-    /// What a notice's payload names: a market's id, `series:<id>`, or `*`. Anything unreadable
-    /// is taken as `*`.
+    /// What a notice's payload names: a market's id, `series:<id>`, `status:<status>`, or `*`.
+    /// Anything unreadable is taken as `*`.
     fn of_notice(notice: &str) -> Change {
+        if let Some(status) = notice.strip_prefix("status:") {
+            return MarketStatus::parse(status).map_or(Change::All, Change::Status);
+        }
         let named = match notice.strip_prefix("series:") {
             Some(series) => Uuid::parse_str(series).map(Change::Rounds),
             None => Uuid::parse_str(notice).map(|id| Change::Market { id, own: false }),
@@ -299,6 +321,7 @@ impl Held {
     fn everything_changed_at(&mut self, generation: u64) {
         self.changed.clear();
         self.rounds_changed.clear();
+        self.status_changed.clear();
         self.all_changed = generation;
     }
 
@@ -315,6 +338,11 @@ impl Held {
 
     fn finished_version(&self) -> MarketVersion {
         MarketVersion { version: self.finished_changed.max(self.all_changed), own_change: self.all_changed }
+    }
+
+    fn status_version(&self, status: MarketStatus) -> MarketVersion {
+        let changed = self.status_changed.get(&status).copied().unwrap_or_default();
+        MarketVersion { version: changed.max(self.all_changed), own_change: self.all_changed }
     }
 }
 
@@ -394,11 +422,32 @@ mod tests {
     }
 
     #[test]
+    fn a_status_version_moves_with_its_notices_only() {
+        let cache = MarketCache::new();
+        let (series, market) = (Uuid::new_v4(), Uuid::new_v4());
+        let start = cache.record(Change::All);
+        let of = |status| cache.held.read().unwrap().status_version(status);
+        cache.record(Change::Market { id: market, own: false });
+        cache.forget(market);
+        cache.record(Change::Rounds(series));
+        assert_eq!(of(MarketStatus::Closed), MarketVersion { version: start, own_change: start }, "trades and settlements leave it");
+        let closed = cache.record(Change::Status(MarketStatus::Closed));
+        assert_eq!(of(MarketStatus::Closed).version, closed);
+        assert_eq!(of(MarketStatus::Resolving).version, start, "another status keeps its version");
+        assert!(cache.held.read().unwrap().finished_version().version < closed, "and the finished markets theirs");
+        let all = cache.record(Change::All);
+        for status in [MarketStatus::Pending, MarketStatus::Closed, MarketStatus::Resolving] {
+            assert_eq!(of(status), MarketVersion { version: all, own_change: all }, "`*` moves every status");
+        }
+    }
+
+    #[test]
     fn notices_name_a_market_a_series_or_everything() {
         let id = Uuid::new_v4();
         assert_eq!(Change::of_notice(&id.to_string()), Change::Market { id, own: false });
         assert_eq!(Change::of_notice(&format!("series:{id}")), Change::Rounds(id));
-        for unreadable in ["*", "series:*", "series:", "", "not-a-uuid", &format!("market:{id}")] {
+        assert_eq!(Change::of_notice("status:closed"), Change::Status(MarketStatus::Closed));
+        for unreadable in ["*", "series:*", "series:", "status:", "status:done", "", "not-a-uuid", &format!("market:{id}")] {
             assert_eq!(Change::of_notice(unreadable), Change::All, "{unreadable:?}");
         }
     }

@@ -39,15 +39,17 @@ static COMPACTING: AtomicBool = AtomicBool::new(false);
 /// The version a listing of `status` follows, as this replica has been told of the changes: a
 /// page read after taking it may be kept until it moves. Settled and voided markets change only
 /// with a notice naming their series, so their listings follow those alone
-/// (`MarketCache::finished_version`) and trading leaves them kept. Any other listing follows
-/// every market row (`MarketCache::version`), its floor the version after the latest trade this
-/// process sent (`MarketCache::own_change_version`).
+/// (`MarketCache::finished_version`); pending, closed and resolving markets only with a notice
+/// naming their status (`MarketCache::status_version`): trading leaves these kept. The
+/// unfiltered and open listings follow every market row (`MarketCache::version`), their floor
+/// the version after the latest trade this process sent (`MarketCache::own_change_version`).
 pub fn listing_version(s: &Services, status: Option<MarketStatus>) -> Current {
-    if status.is_some_and(MarketStatus::is_final) {
-        let as_of = Instant::now();
-        return current(s.market_cache.finished_version(&s.db), as_of);
+    let as_of = Instant::now();
+    match status {
+        Some(status) if status.is_final() => current(s.market_cache.finished_version(&s.db), as_of),
+        Some(status) if status != MarketStatus::Open => current(s.market_cache.status_version(&s.db, status), as_of),
+        _ => Current::new(s.market_cache.version(&s.db), as_of).at_least(s.market_cache.own_change_version()),
     }
-    Current::take(|| s.market_cache.version(&s.db)).at_least(s.market_cache.own_change_version())
 }
 
 /// Market `id`'s version as this replica has been told of its changes (see

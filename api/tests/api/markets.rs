@@ -1073,8 +1073,10 @@ async fn requests_missing_a_market_together_read_it_once(db: PgPool) {
     for status in [None, Some(MarketStatus::Open)] {
         assert_eq!(api::services::markets::listing_version(&services, status).floor, after, "the market routes' pages are floored at the change");
     }
-    let settled = api::services::markets::listing_version(&services, Some(MarketStatus::Settled));
-    assert!(settled.version.is_some_and(|v| v < after) && settled.floor < after, "the settled listing keeps its version and floor");
+    for status in [MarketStatus::Settled, MarketStatus::Closed] {
+        let listing = api::services::markets::listing_version(&services, Some(status));
+        assert!(listing.version.is_some_and(|v| v < after) && listing.floor < after, "the {status:?} listing keeps its version and floor");
+    }
     let market_version = api::services::markets::market_version(&services, id);
     assert_eq!((market_version.version, market_version.floor), (Some(after), after), "and the market's own pages");
     let other = api::services::markets::market_version(&services, Uuid::new_v4());
@@ -1082,10 +1084,11 @@ async fn requests_missing_a_market_together_read_it_once(db: PgPool) {
 }
 
 /// The market listing (`GET /v1/markets`) is kept rendered by the market rows' version (settled
-/// and voided pages by every series' notices): every page served equals Postgres's; a change to
-/// a listed row, to a status (and with it the totals), to a series a row shows, a new market and
-/// a removed one are served within a second (the test prints the slowest); a page already served
-/// is served again with `markets` locked.
+/// and voided pages by every series' notices, pending, closed and resolving pages by their
+/// status'): every page served equals Postgres's; a change to a listed row, to a status (and
+/// with it the totals), to a series a row shows, a new market and a removed one are served
+/// within a second (the test prints the slowest); a page already served is served again with
+/// `markets` locked.
 #[sqlx::test(migrator = "api::store::MIGRATOR")]
 async fn market_listing_follows_changes_from_memory(db: PgPool) {
     series::ensure(&db, &default_series()).await.unwrap();
@@ -1100,7 +1103,7 @@ async fn market_listing_follows_changes_from_memory(db: PgPool) {
         ids.push(insert_market(&db, slug, 2, now + chrono::Duration::hours(3 + i), "open", 400_000 + 50_000 * i as u32).await);
         ids.push(insert_market(&db, slug, 1, now - chrono::Duration::hours(5 + i), "settled", 500_000).await);
     }
-    let pages: [(Option<MarketStatus>, i64, i64); 8] = [
+    let pages: [(Option<MarketStatus>, i64, i64); 10] = [
         (None, 100, 0),
         (None, 3, 2),
         (None, 2, 7),
@@ -1109,6 +1112,8 @@ async fn market_listing_follows_changes_from_memory(db: PgPool) {
         (Some(MarketStatus::Settled), 2, 1),
         (Some(MarketStatus::Voided), 10, 0),
         (Some(MarketStatus::Closed), 10, 0),
+        (Some(MarketStatus::Resolving), 10, 0),
+        (Some(MarketStatus::Pending), 10, 0),
     ];
     let base = app.base.clone();
     let same_as_postgres = || {
@@ -1137,7 +1142,10 @@ async fn market_listing_follows_changes_from_memory(db: PgPool) {
 
     let changes = [
         "UPDATE markets SET yes_price_ppm = 612345, total_volume = total_volume + 5000000, trade_count = trade_count + 1 WHERE id = $1",
+        "UPDATE markets SET status = 'pending' WHERE id = $1",
         "UPDATE markets SET status = 'closed' WHERE id = $1",
+        "UPDATE markets SET yes_price_ppm = 612000 WHERE id = $1",
+        "UPDATE markets SET status = 'resolving' WHERE id = $1",
         "UPDATE markets SET status = 'settled', outcome = 'yes', actual_rate = 1234, settled_at = now() WHERE id = $1",
         "UPDATE markets SET total_volume = total_volume + 1 WHERE id = $1",
         "UPDATE markets SET status = 'voided', outcome = NULL, actual_rate = NULL WHERE id = $1",
@@ -1273,9 +1281,9 @@ async fn market_references_are_enforced(db: PgPool) {
     assert_eq!(inserting.await.unwrap(), "23503");
 }
 
-/// A market's trades and prices, a series' rounds and the settled markets' listing are kept
-/// rendered by their market's, series' and every series' versions: every page served equals
-/// Postgres's; a trade projected with its market's row, one projected behind its market's count
+/// A market's trades and prices, a series' rounds and the settled and closed markets' listings
+/// are kept rendered by their market's, series', every series' and their status' versions:
+/// every page served equals Postgres's; a trade projected with its market's row, one projected behind its market's count
 /// (the row unchanged), a price point alone, a removed trade, a settlement and a new settled
 /// round are each served within a second (the test prints the slowest); a page already served is
 /// served again with the tables locked, and after a trade on another market.
@@ -1324,11 +1332,13 @@ async fn market_history_follows_changes_from_memory(db: PgPool) {
                 if page["data"] != serde_json::to_value(rendered).unwrap() || page["meta"]["total"] != total {
                     return false;
                 }
-                let listed = list_markets(&db, Some(MarketStatus::Settled), limit, offset).await.unwrap();
-                let rendered: Vec<Market> = listed.rows.into_iter().map(Into::into).collect();
-                let page = served(format!("/v1/markets?status=settled&limit={limit}&offset={offset}")).await;
-                if page["data"] != serde_json::to_value(rendered).unwrap() || page["meta"]["total"] != listed.total {
-                    return false;
+                for status in [MarketStatus::Settled, MarketStatus::Closed] {
+                    let listed = list_markets(&db, Some(status), limit, offset).await.unwrap();
+                    let rendered: Vec<Market> = listed.rows.into_iter().map(Into::into).collect();
+                    let page = served(format!("/v1/markets?status={}&limit={limit}&offset={offset}", status.as_str())).await;
+                    if page["data"] != serde_json::to_value(rendered).unwrap() || page["meta"]["total"] != listed.total {
+                        return false;
+                    }
                 }
             }
             let points: Vec<Value> = price_history(&db, market, 10_000)
@@ -1353,6 +1363,7 @@ async fn market_history_follows_changes_from_memory(db: PgPool) {
             format!("/v1/markets/{market}/prices"),
             format!("/v1/series/{slug}/rounds?limit=100&offset=0"),
             "/v1/markets?status=settled&limit=2&offset=1".to_owned(),
+            "/v1/markets?status=closed&limit=100&offset=0".to_owned(),
         ] {
             let kept = tokio::time::timeout(Duration::from_secs(2), reqwest::get(format!("{base}{path}"))).await;
             assert!(kept.is_ok_and(|r| r.is_ok_and(|r| r.status() == 200)), "{path} read again {after}");
@@ -1361,7 +1372,7 @@ async fn market_history_follows_changes_from_memory(db: PgPool) {
     };
     served_without_a_query("with nothing changed").await;
     // A trade on another market (an unsettled round of the series), once heard, leaves this
-    // market's pages, the series' rounds and the settled listing kept.
+    // market's pages, the series' rounds and the settled and closed listings kept.
     let heard_before = services.market_cache.version(&db).unwrap();
     sqlx::query(
         "INSERT INTO trades (id, market_id, wallet, side, is_buy, shares, amount, fee, yes_price_ppm, created_at)

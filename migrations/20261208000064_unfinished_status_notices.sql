@@ -1,7 +1,7 @@
 -- A market row that is or was pending, closed or resolving also names its status on the market
 -- rows' channel (`status:<status>`), so the API keeps a listing of one of those statuses
--- (`GET /v1/markets?status=…`) by that status' notices alone: trades, which change only open
--- markets, leave it kept (api/src/services/market_cache.rs). Settled and voided rows name their
+-- (`GET /v1/markets?status=…`) by that status' notices alone: trades on open markets leave it
+-- kept (api/src/services/market_cache.rs). Settled and voided rows name their
 -- series (migration 62), which their listings follow. A change that brings a row into one of
 -- these statuses names it through NEW, one that takes it out or deletes the row through OLD.
 CREATE OR REPLACE FUNCTION notify_market_terms() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -37,7 +37,7 @@
 //! markets): a listing of those statuses changes only with one of those, so trading leaves it
 //! kept too. Likewise a row that is or was pending, closed or resolving names its status
 //! (`status:<status>`, migration 64), and a listing of that status follows those notices
-//! (`status_version`): trades change open markets only.
+//! (`status_version`), so trades on open markets leave it kept too.
 
 use sqlx::PgPool;
 use std::collections::HashMap;

@@ -97,10 +97,10 @@ BEGIN
     IF NEW.status IN ('settled', 'voided') THEN
         PERFORM pg_notify('fm_market_terms', 'series:' || NEW.series_id);
     END IF;
-    IF OLD.status IN ('pending', 'closed', 'resolving') THEN
+    IF OLD.status <> 'open' THEN
         PERFORM pg_notify('fm_market_terms', 'status:' || OLD.status);
     END IF;
-    IF NEW.status IN ('pending', 'closed', 'resolving') THEN
+    IF NEW.status <> 'open' THEN
         PERFORM pg_notify('fm_market_terms', 'status:' || NEW.status);
     END IF;
     RETURN NULL;

@@ -20,7 +20,7 @@
 //! they read on their own).
 //!
 //! The same counter versions the market listing (`GET /v1/markets`, unfiltered or of open
-//! markets; the other statuses: below): the trigger also names every new market
+//! markets; the other statuses' listings: below): the trigger also names every new market
 //! (`notify_market_terms_insert`), so any change to what a listing shows — a row, a status and
 //! with it the counts, a new round — bumps it, and a page rendered at one version is the same
 //! page while it holds (`version`).
@@ -32,12 +32,9 @@
 //! kept pages standing, where the one counter would have each trade anywhere read them all
 //! again. A series' settled rounds are versioned the same way by the notices naming the series
 //! (`series:<id>`, sent for a row that is or was a settled or voided round: migration 62), so
-//! trading leaves them kept (`rounds_version`). Every series' notices together version the
-//! settled and voided markets as a whole (`finished_version`, also moved by every change to all
-//! markets): a listing of those statuses changes only with one of those, so trading leaves it
-//! kept too. Likewise a row that is or was pending, closed or resolving names its status
-//! (`status:<status>`, migration 64), and a listing of that status follows those notices
-//! (`status_version`), so trades on open markets leave it kept too.
+//! trading leaves them kept (`rounds_version`). Likewise a row that is or was in any status but
+//! open names that status (`status:<status>`, migration 64), and a listing of one status follows
+//! its notices (`status_version`), so trades on open markets leave it kept too.
 
 use sqlx::PgPool;
 use std::collections::HashMap;
@@ -79,10 +76,8 @@ struct Held {
     changed: HashMap<Uuid, Changed>,
     /// Each series' latest change to its settled rounds heard since `all_changed`.
     rounds_changed: HashMap<Uuid, u64>,
-    /// The generation of the latest change to any series' settled rounds (`rounds_changed`'s
-    /// largest, kept when the map starts over).
-    finished_changed: u64,
-    /// The generation of the latest notice naming each status (pending, closed, resolving).
+    /// The generation of the latest notice naming each status (every status but open) since
+    /// `all_changed`.
     status_changed: HashMap<MarketStatus, u64>,
     /// The generation of the latest change to every market at once (a `*` notice, the listener
     /// connecting or losing its connection, a map of changes starting over): no version is
@@ -195,19 +190,11 @@ impl MarketCache {
         self.live.load(Ordering::Acquire).then(|| self.held.read().unwrap().rounds_version_of(series))
     }
 
-    /// The version of the settled and voided markets as a whole: moves with every notice naming
-    /// a series (sent for any row that is or was settled or voided) and with every change to all
-    /// markets, not with trades or changes to unfinished markets. A listing of those statuses read
-    /// after taking it shows every change to them up to it. `None` while not listening.
-    pub fn finished_version(self: &Arc<Self>, db: &PgPool) -> Option<MarketVersion> {
-        self.start_listening(db);
-        self.live.load(Ordering::Acquire).then(|| self.held.read().unwrap().finished_version())
-    }
-
-    /// The version of the markets in `status` as a whole (pending, closed or resolving: the
-    /// notices name those): moves with every notice naming the status (sent for any row that is or
-    /// was in it) and with every change to all markets. A listing of that status read after
-    /// taking it shows every change to it up to it. `None` while not listening.
+    /// The version of the markets in `status` as a whole (any status but open: the notices name
+    /// those): moves with every notice naming the status (sent for any row that is or was in it)
+    /// and with every change to all markets, not with trades on open markets. A listing of that
+    /// status read after taking it shows every change to it up to it. `None` while not
+    /// listening.
     pub fn status_version(self: &Arc<Self>, db: &PgPool, status: MarketStatus) -> Option<MarketVersion> {
         self.start_listening(db);
         self.live.load(Ordering::Acquire).then(|| self.held.read().unwrap().status_version(status))
@@ -244,7 +231,6 @@ impl MarketCache {
                     held.everything_changed_at(generation);
                 }
                 held.rounds_changed.insert(series, generation);
-                held.finished_changed = generation;
             }
             Change::Status(status) => {
                 held.status_changed.insert(status, generation);
@@ -294,7 +280,7 @@ enum Change {
     Market { id: Uuid, own: bool },
     /// Series `id`'s settled or voided rounds.
     Rounds(Uuid),
-    /// The markets in a status that trades leave alone (pending, closed, resolving).
+    /// The markets in a status, any but open (which trades change).
     Status(MarketStatus),
     /// Whatever any market shows: `*` (a series' symbol, exchange or tier, or trades or price
     /// points truncated), the listener connecting or losing its connection.
@@ -334,10 +320,6 @@ impl Held {
     fn rounds_version_of(&self, series: Uuid) -> MarketVersion {
         let changed = self.rounds_changed.get(&series).copied().unwrap_or_default();
         MarketVersion { version: changed.max(self.all_changed), own_change: self.all_changed }
-    }
-
-    fn finished_version(&self) -> MarketVersion {
-        MarketVersion { version: self.finished_changed.max(self.all_changed), own_change: self.all_changed }
     }
 
     fn status_version(&self, status: MarketStatus) -> MarketVersion {
@@ -396,32 +378,6 @@ mod tests {
     }
 
     #[test]
-    fn the_finished_markets_version_moves_with_any_series_notice_only() {
-        let cache = MarketCache::new();
-        let (series, other, market) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
-        let start = cache.record(Change::All);
-        let finished = || cache.held.read().unwrap().finished_version();
-        cache.record(Change::Market { id: market, own: false });
-        cache.forget(market);
-        assert_eq!(finished(), MarketVersion { version: start, own_change: start }, "markets' changes and trades leave it");
-        let settled = cache.record(Change::Rounds(series));
-        assert_eq!(finished().version, settled, "a series' notice moves it");
-        let voided = cache.record(Change::Rounds(other));
-        assert_eq!(finished().version, voided, "and another series' after it");
-        cache.record(Change::Market { id: market, own: false });
-        assert_eq!(finished().version, voided);
-        let all = cache.record(Change::All);
-        assert_eq!(finished(), MarketVersion { version: all, own_change: all }, "`*` moves it");
-        // The series' map starting over keeps it moving forward.
-        for _ in 0..=CAPACITY {
-            cache.record(Change::Rounds(Uuid::new_v4()));
-        }
-        let last = cache.generation.load(Ordering::Acquire);
-        assert_eq!(finished(), MarketVersion { version: last, own_change: last });
-        assert_eq!(cache.held.read().unwrap().rounds_changed.len(), 1);
-    }
-
-    #[test]
     fn a_status_version_moves_with_its_notices_only() {
         let cache = MarketCache::new();
         let (series, market) = (Uuid::new_v4(), Uuid::new_v4());
@@ -430,13 +386,14 @@ mod tests {
         cache.record(Change::Market { id: market, own: false });
         cache.forget(market);
         cache.record(Change::Rounds(series));
-        assert_eq!(of(MarketStatus::Closed), MarketVersion { version: start, own_change: start }, "trades and settlements leave it");
+        assert_eq!(of(MarketStatus::Settled), MarketVersion { version: start, own_change: start }, "markets', trades' and series' notices leave it");
+        let settled = cache.record(Change::Status(MarketStatus::Settled));
+        assert_eq!(of(MarketStatus::Settled).version, settled);
         let closed = cache.record(Change::Status(MarketStatus::Closed));
-        assert_eq!(of(MarketStatus::Closed).version, closed);
-        assert_eq!(of(MarketStatus::Resolving).version, start, "another status keeps its version");
-        assert!(cache.held.read().unwrap().finished_version().version < closed, "and the finished markets theirs");
+        assert_eq!((of(MarketStatus::Closed).version, of(MarketStatus::Settled).version), (closed, settled), "each status keeps its own");
+        assert_eq!(of(MarketStatus::Voided).version, start);
         let all = cache.record(Change::All);
-        for status in [MarketStatus::Pending, MarketStatus::Closed, MarketStatus::Resolving] {
+        for status in MarketStatus::ALL {
             assert_eq!(of(status), MarketVersion { version: all, own_change: all }, "`*` moves every status");
         }
     }

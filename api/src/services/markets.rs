@@ -37,16 +37,14 @@ const COUNT_ROWS_BEFORE_COMPACTION: i64 = 64;
 static COMPACTING: AtomicBool = AtomicBool::new(false);
 
 /// The version a listing of `status` follows, as this replica has been told of the changes: a
-/// page read after taking it may be kept until it moves. Settled and voided markets change only
-/// with a notice naming their series, so their listings follow those alone
-/// (`MarketCache::finished_version`); pending, closed and resolving markets only with a notice
-/// naming their status (`MarketCache::status_version`): trading leaves these kept. The
-/// unfiltered and open listings follow every market row (`MarketCache::version`), their floor
-/// the version after the latest trade this process sent (`MarketCache::own_change_version`).
+/// page read after taking it may be kept until it moves. The markets of any status but open
+/// change only with a notice naming the status, so its listing follows those alone
+/// (`MarketCache::status_version`) and trading leaves it kept. The unfiltered and open listings
+/// follow every market row (`MarketCache::version`), their floor the version after the latest
+/// trade this process sent (`MarketCache::own_change_version`).
 pub fn listing_version(s: &Services, status: Option<MarketStatus>) -> Current {
     let as_of = Instant::now();
     match status {
-        Some(status) if status.is_final() => current(s.market_cache.finished_version(&s.db), as_of),
         Some(status) if status != MarketStatus::Open => current(s.market_cache.status_version(&s.db, status), as_of),
         _ => Current::new(s.market_cache.version(&s.db), as_of).at_least(s.market_cache.own_change_version()),
     }

@@ -1083,9 +1083,8 @@ async fn requests_missing_a_market_together_read_it_once(db: PgPool) {
     assert!(other.version.is_some_and(|v| v < after) && other.floor < after, "another market's pages keep their version and floor");
 }
 
-/// The market listing (`GET /v1/markets`) is kept rendered by the market rows' version (settled
-/// and voided pages by every series' notices, pending, closed and resolving pages by their
-/// status'): every page served equals Postgres's; a change to a listed row, to a status (and
+/// The market listing (`GET /v1/markets`) is kept rendered by the market rows' version (a page of
+/// one status but open by that status' notices): every page served equals Postgres's; a change to a listed row, to a status (and
 /// with it the totals), to a series a row shows, a new market and a removed one are served
 /// within a second (the test prints the slowest); a page already served is served again with
 /// `markets` locked.
@@ -1282,8 +1281,8 @@ async fn market_references_are_enforced(db: PgPool) {
 }
 
 /// A market's trades and prices, a series' rounds and the settled and closed markets' listings
-/// are kept rendered by their market's, series', every series' and their status' versions:
-/// every page served equals Postgres's; a trade projected with its market's row, one projected behind its market's count
+/// are kept rendered by their market's, series' and status' versions: every page served equals
+/// Postgres's; a trade projected with its market's row, one projected behind its market's count
 /// (the row unchanged), a price point alone, a removed trade, a settlement and a new settled
 /// round are each served within a second (the test prints the slowest); a page already served is
 /// served again with the tables locked, and after a trade on another market.
